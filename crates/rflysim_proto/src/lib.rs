@@ -1,0 +1,6 @@
+//! RflySim's wire formats, free of any ROS dependency, so that they build,
+//! test and fuzz in seconds. The spec is `docs/rflysim-wire-protocol.md` of
+//! the project's shared documents; section numbers below refer to it.
+
+pub mod config;
+pub mod sensor;

@@ -1,0 +1,6 @@
+//! The rflysim_bridge ROS 2 side: how RflySim data becomes ROS 2 messages and
+//! how the nodes are put together. Wire formats live in `rflysim_proto`; this
+//! crate only maps them onto ROS types, topics, QoS, time and parameters.
+
+pub mod params;
+pub mod qos;

@@ -1,0 +1,27 @@
+//! Quality-of-service choices shared by every publisher of the bridge.
+
+use r2r::QosProfile;
+
+/// Default history depth for sensor topics (a ROS parameter, `qos_depth`, overrides it).
+pub const DEFAULT_SENSOR_DEPTH: usize = 5;
+
+/// QoS for sensor data publishers.
+///
+/// Reliable and volatile: a reliable publisher is matched by reliable
+/// subscribers (rviz2's default) *and* by best-effort ones, whereas the
+/// `sensor_data` profile (best effort) is invisible to reliable subscribers.
+/// A short history keeps a slow subscriber from holding many frames.
+pub fn sensor_publisher(depth: usize) -> QosProfile {
+    QosProfile::default()
+        .keep_last(depth.max(1))
+        .reliable()
+        .volatile()
+}
+
+/// QoS for data that a late subscriber still needs (static transforms).
+pub fn latched() -> QosProfile {
+    QosProfile::default()
+        .keep_last(1)
+        .reliable()
+        .transient_local()
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds everything and runs every test: formatting, lints, Rust unit and
+# integration tests, the rclpy-side tests over real DDS, and the colcon build.
+# On a fresh machine it first runs scripts/setup.sh (idempotent).
+#   scripts/test.sh            everything (what .ci/run does)
+#   scripts/test.sh --quick    skip the slow colcon-build test
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "set-up"
+bash scripts/setup.sh
+# colcon's setup files and ours are not written for `set -u`.
+set +u
+# shellcheck disable=SC1091
+source .cache/env.sh
+set -u
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((100 + $$ % 100))}
+export CARGO_TARGET_DIR="$ROOT/target"
+export CARGO_TERM_COLOR=never
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+bash scripts/refresh-r2r-bindings.sh "$CARGO_TARGET_DIR" release
+
+step "cargo clippy"
+cargo clippy --release --locked --workspace --all-targets -- -D warnings
+
+step "cargo build"
+cargo build --release --locked --workspace --bins
+
+step "cargo test"
+cargo test --release --locked --workspace
+
+step "rclpy tests over DDS"
+markers=()
+[ $quick = 1 ] && markers=(-m "not slow")
+"$RFLYSIM_PYTHON" -m pytest tests -v -p no:cacheprovider "${markers[@]}"

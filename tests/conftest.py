@@ -1,0 +1,145 @@
+"""Shared fixtures for the rclpy-side tests.
+
+The tests run real processes: the package's r2r executables (built by
+`scripts/test.sh` into `target/release`) and rclpy subscribers in this
+process, over real Fast DDS, on a ROS domain of their own.
+"""
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_DIR = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+PROFILE = os.environ.get("RFLYSIM_TEST_PROFILE", "release")
+
+
+def executable(name: str) -> Path:
+    path = TARGET_DIR / PROFILE / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build it with `cargo build --release` (scripts/test.sh does)")
+    return path
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes minutes (a colcon build); CI runs it")
+    # A domain of our own keeps parallel runs and stray nodes out of the tests.
+    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+
+
+@pytest.fixture(scope="session")
+def rclpy_context():
+    import rclpy
+
+    rclpy.init()
+    yield rclpy
+    rclpy.shutdown()
+
+
+class Collector:
+    """Subscribes to topics in a background executor and keeps what arrives."""
+
+    def __init__(self, rclpy, name="test_collector"):
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.rclpy = rclpy
+        self.node = rclpy.create_node(name)
+        self.received = {}
+        self.lock = threading.Lock()
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.running = True
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _spin(self):
+        while self.running:
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def subscribe(self, msg_type, topic, qos=None, key=None):
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+        qos = qos or QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+        key = key or topic
+        with self.lock:
+            self.received.setdefault(key, [])
+
+        def on_msg(msg, key=key):
+            with self.lock:
+                self.received[key].append(msg)
+
+        self.node.create_subscription(msg_type, topic, on_msg, qos)
+        return key
+
+    def messages(self, key):
+        with self.lock:
+            return list(self.received.get(key, []))
+
+    def wait_for(self, key, count=1, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.messages(key)) >= count:
+                return self.messages(key)
+            time.sleep(0.02)
+        raise AssertionError(f"only {len(self.messages(key))} of {count} messages on {key} within {timeout} s")
+
+    def close(self):
+        self.running = False
+        self.thread.join(timeout=2)
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def collector(rclpy_context):
+    c = Collector(rclpy_context)
+    yield c
+    c.close()
+
+
+class Processes:
+    """Starts executables and makes sure none outlives the test."""
+
+    def __init__(self, tmp_path):
+        self.tmp_path = tmp_path
+        self.procs = []
+
+    def start(self, args, name=None, env=None):
+        name = name or Path(str(args[0])).name
+        log = open(self.tmp_path / f"{name}-{len(self.procs)}.log", "wb")
+        proc = subprocess.Popen(
+            [str(a) for a in args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+        )
+        proc.log_path = Path(log.name)
+        self.procs.append(proc)
+        return proc
+
+    def output(self, proc):
+        return proc.log_path.read_text(errors="replace")
+
+    def stop_all(self):
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture
+def processes(tmp_path):
+    p = Processes(tmp_path)
+    yield p
+    p.stop_all()
