@@ -3,4 +3,12 @@
 //! the project's shared documents; section numbers below refer to it.
 
 pub mod config;
+pub mod error;
+pub mod header;
+pub mod image;
+pub mod lidar;
+pub mod reassembly;
+pub mod request;
 pub mod sensor;
+pub mod telemetry;
+mod wire;
