@@ -4,11 +4,14 @@
 
 pub mod config;
 pub mod error;
+pub mod frames;
+pub mod gimbal;
 pub mod header;
 pub mod image;
 pub mod lidar;
 pub mod reassembly;
 pub mod request;
 pub mod sensor;
+pub mod shm;
 pub mod telemetry;
 mod wire;

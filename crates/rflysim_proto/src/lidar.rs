@@ -30,6 +30,9 @@ pub enum CloudLayout {
     SdkInt16,
     /// Depth cloud: `<6f` `<i` N × `<3h`: 28 + 6 N bytes.
     SdkInt16Xyz,
+    /// `<6f` `<i` N × `<4f`: 28 + 16 N bytes, the layout the shared-memory
+    /// region's size (payload + 28) is made for.
+    SdkFloat,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -103,6 +106,19 @@ pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, Decode
         p.len(),
         "36 + 16·N (seed float) or 28 + 8·N (SDK int16) with N its point count",
     ))
+}
+
+/// The length of the cloud at the start of a shared-memory payload area,
+/// which is larger than the frame it holds: from the point count of the
+/// layout that fits (the 28-byte header first, which the region is sized for).
+pub fn cloud_len_in_region(area: &[u8]) -> Option<usize> {
+    let fits = |n: Option<usize>, header: usize, stride: usize| {
+        n.and_then(|n| n.checked_mul(stride)?.checked_add(header))
+            .filter(|&l| l <= area.len())
+    };
+    fits(sdk_count(area), 28, 16)
+        .or_else(|| fits(seed_count(area), 36, 16))
+        .or_else(|| fits(sdk_count(area), 28, 8))
 }
 
 /// Decodes a depth cloud (TypeID 7): the seed's float layout (36 + 16 N, x,
@@ -181,6 +197,16 @@ pub mod encode {
             .f32s(&position)
             .f32s(&euler)
             .i32(points.len() as i32);
+        points.iter().for_each(|p| {
+            w.f32s(p);
+        });
+        w.finish()
+    }
+
+    /// SDK float layout (shared memory).
+    pub fn sdk_float(position: [f32; 3], euler: [f32; 3], points: &[[f32; 4]]) -> Vec<u8> {
+        let mut w = Writer::with_capacity(28 + 16 * points.len());
+        w.f32s(&position).f32s(&euler).i32(points.len() as i32);
         points.iter().for_each(|p| {
             w.f32s(p);
         });

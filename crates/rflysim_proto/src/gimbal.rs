@@ -1,0 +1,222 @@
+//! Gimbal control bits and the gimbal's status echo (spec §2 "Gimbal control
+//! bitmask", §7). The bit numbering differs between seed 000 and the SDK's
+//! `CameraCtrlApi.py`; both tables are here, and only here.
+
+use crate::error::DecodeError;
+use crate::request::{RequestForm, VisionSensorReq};
+
+/// One thing a gimbal request can change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GimbalControl {
+    FocalLength,
+    Centre,
+    Rates,
+    OpticalZoom,
+    ZoomBase,
+    TrackTarget,
+    Ranging,
+    LightSource,
+    AiBoxSelect,
+    Fov,
+    Angle,
+    Quaternion,
+    SensorType,
+}
+
+/// Which bit stands for which control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GimbalBitTable {
+    pub name: &'static str,
+    bits: &'static [(GimbalControl, u8)],
+}
+
+/// Seed 000 §2.1 (what RflySim3D documents).
+pub const SEED_000_BITS: GimbalBitTable = GimbalBitTable {
+    name: "seed000",
+    bits: &[
+        (GimbalControl::FocalLength, 4),
+        (GimbalControl::Centre, 5),
+        (GimbalControl::Rates, 6),
+        (GimbalControl::OpticalZoom, 7),
+        (GimbalControl::TrackTarget, 8),
+        (GimbalControl::Ranging, 9),
+        (GimbalControl::LightSource, 10),
+        (GimbalControl::AiBoxSelect, 11),
+        (GimbalControl::ZoomBase, 13),
+    ],
+};
+
+/// RflySim SDK `CameraCtrlApi.py` numbering.
+pub const SDK_BITS: GimbalBitTable = GimbalBitTable {
+    name: "sdk",
+    bits: &[
+        (GimbalControl::Fov, 6),
+        (GimbalControl::Angle, 7),
+        (GimbalControl::Quaternion, 8),
+        (GimbalControl::FocalLength, 9),
+        (GimbalControl::Centre, 10),
+        (GimbalControl::Rates, 11),
+        (GimbalControl::OpticalZoom, 12),
+        (GimbalControl::ZoomBase, 13),
+        (GimbalControl::TrackTarget, 14),
+        (GimbalControl::Ranging, 15),
+        (GimbalControl::SensorType, 16),
+    ],
+};
+
+impl GimbalBitTable {
+    pub fn by_name(name: &str) -> Option<GimbalBitTable> {
+        [SEED_000_BITS, SDK_BITS]
+            .into_iter()
+            .find(|t| t.name == name)
+    }
+
+    /// The mask bit of `control`, or `None` when this numbering has none
+    /// (the control is then carried by the request's own fields).
+    pub fn bit(&self, control: GimbalControl) -> Option<u32> {
+        self.bits
+            .iter()
+            .find(|(c, _)| *c == control)
+            .map(|(_, b)| 1u32 << b)
+    }
+
+    pub fn controls_in(&self, mask: u32) -> Vec<GimbalControl> {
+        self.bits
+            .iter()
+            .filter(|(_, b)| mask & (1 << b) != 0)
+            .map(|(c, _)| *c)
+            .collect()
+    }
+
+    /// Bits of `mask` this table doesn't know.
+    pub fn unknown_bits(&self, mask: u32) -> u32 {
+        mask & !self.bits.iter().fold(0u32, |m, (_, b)| m | (1 << b))
+    }
+}
+
+/// The `otherParams` slots of the control values (seed 000 §2.1).
+pub mod slot {
+    pub const FOCAL_LENGTH: usize = 0;
+    pub const CENTRE: usize = 1;
+    pub const PITCH_RATE: usize = 2;
+    pub const YAW_RATE: usize = 3;
+    pub const OPTICAL_ZOOM: usize = 4;
+    /// Zoom base and the target to track share slot 5.
+    pub const ZOOM_BASE: usize = 5;
+    pub const TRACK_TARGET: usize = 5;
+    pub const RANGING: usize = 6;
+    pub const LIGHT_SOURCE: usize = 7;
+    pub const AI_MODE: usize = 8;
+    pub const AI_PIXEL_X: usize = 9;
+    pub const AI_PIXEL_Y: usize = 10;
+}
+
+/// RflySim3D's 148-byte gimbal echo, read as seed 000 §2.2.2 describes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GimbalEcho {
+    pub seq_id: u16,
+    pub type_id: u16,
+    pub width: u16,
+    pub height: u16,
+    pub camera_fov_deg: f32,
+    pub eular_or_quat: f32,
+    pub euler: [f32; 3],
+    pub quat: [f32; 4],
+    pub focal_length: f32,
+    /// Pitch and yaw rates.
+    pub rates: [f32; 2],
+    /// fx, fy in pixels.
+    pub focal_px: [f32; 2],
+    /// Pixel width and height.
+    pub pixel_size: [f32; 2],
+    pub laser_range: f32,
+    pub request: VisionSensorReq,
+}
+
+impl GimbalEcho {
+    pub fn decode(p: &[u8]) -> Result<Self, DecodeError> {
+        let (r, form, _) = VisionSensorReq::decode(p)?;
+        if form != RequestForm::Gimbal148 {
+            return Err(DecodeError::length("gimbal echo", p.len(), "148"));
+        }
+        let o = r.other_params;
+        Ok(Self {
+            seq_id: r.seq_id,
+            type_id: r.type_id,
+            width: r.data_width,
+            height: r.data_height,
+            camera_fov_deg: r.camera_fov,
+            eular_or_quat: r.eular_or_quat,
+            euler: r.sensor_ang_eular,
+            quat: r.sensor_ang_quat,
+            focal_length: o[0],
+            rates: [o[1], o[2]],
+            focal_px: [o[3], o[4]],
+            pixel_size: [o[5], o[6]],
+            laser_range: o[7],
+            request: r,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::GIMBAL_ECHO_CHECKSUM;
+
+    #[test]
+    fn both_tables() {
+        assert_eq!(SEED_000_BITS.bit(GimbalControl::ZoomBase), Some(1 << 13));
+        assert_eq!(SEED_000_BITS.bit(GimbalControl::Rates), Some(1 << 6));
+        assert_eq!(SEED_000_BITS.bit(GimbalControl::Fov), None);
+        assert_eq!(SDK_BITS.bit(GimbalControl::Rates), Some(1 << 11));
+        assert_eq!(SDK_BITS.bit(GimbalControl::AiBoxSelect), None);
+        assert_eq!(
+            SEED_000_BITS.controls_in(1 << 5 | 1 << 9),
+            vec![GimbalControl::Centre, GimbalControl::Ranging]
+        );
+        assert_eq!(
+            SEED_000_BITS.unknown_bits(1 << 5 | 1 << 20 | 1),
+            1 << 20 | 1
+        );
+        assert_eq!(GimbalBitTable::by_name("sdk"), Some(SDK_BITS));
+        assert_eq!(GimbalBitTable::by_name("x"), None);
+    }
+
+    #[test]
+    fn echo_fields() {
+        let mut o = [0f32; 16];
+        o[..8].copy_from_slice(&[35.0, 0.1, -0.2, 1100.0, 1101.0, 1280.0, 720.0, 87.5]);
+        let r = VisionSensorReq {
+            seq_id: 2,
+            bitmask: 0,
+            type_id: 9,
+            target_copter: 1,
+            target_mount_type: 0,
+            data_width: 1280,
+            data_height: 720,
+            data_check_freq: 30,
+            send_protocol: [0; 8],
+            camera_fov: 60.0,
+            sensor_pos_xyz: [0.0; 3],
+            eular_or_quat: 0.0,
+            sensor_ang_eular: [0.0, -0.3, 0.2],
+            sensor_ang_quat: [1.0, 0.0, 0.0, 0.0],
+            other_params: o,
+        };
+        let e =
+            GimbalEcho::decode(&r.encode(RequestForm::Gimbal148, GIMBAL_ECHO_CHECKSUM)).unwrap();
+        assert_eq!(
+            (
+                e.focal_length,
+                e.rates,
+                e.focal_px,
+                e.pixel_size,
+                e.laser_range
+            ),
+            (35.0, [0.1, -0.2], [1100.0, 1101.0], [1280.0, 720.0], 87.5)
+        );
+        assert_eq!((e.camera_fov_deg, e.euler), (60.0, [0.0, -0.3, 0.2]));
+        assert!(GimbalEcho::decode(&r.encode(RequestForm::Current144, 12345)).is_err());
+    }
+}
