@@ -114,6 +114,9 @@ struct Partial {
     declared_len: Option<i32>,
     first_arrival: Duration,
     last_arrival: Duration,
+    /// Order of creation: the oldest frame goes first when room is needed,
+    /// even when a coarse clock gave several frames the same arrival time.
+    started: u64,
 }
 
 impl Partial {
@@ -151,6 +154,7 @@ pub struct Reassembler {
     partials: Vec<Partial>,
     finished: VecDeque<FrameKey>,
     newest_stamp: Option<f64>,
+    started: u64,
     stats: ReassemblyStats,
 }
 
@@ -161,6 +165,7 @@ impl Reassembler {
             partials: Vec::new(),
             finished: VecDeque::new(),
             newest_stamp: None,
+            started: 0,
             stats: Default::default(),
         }
     }
@@ -288,13 +293,14 @@ impl Reassembler {
     fn start_partial(&mut self, key: FrameKey, header: &DatagramHeader, now: Duration) -> usize {
         if self.partials.len() >= self.config.max_partial_frames.max(1) {
             let oldest = (0..self.partials.len())
-                .min_by_key(|&i| self.partials[i].first_arrival)
+                .min_by_key(|&i| self.partials[i].started)
                 .expect("at least one partial frame");
             let p = self.partials.swap_remove(oldest);
             self.stats.incomplete += 1;
             self.remember(p.key);
         }
         let pkg_num = header.pkg_num as u32;
+        self.started += 1;
         self.partials.push(Partial {
             key,
             time_stamp: header.time_stamp,
@@ -309,6 +315,7 @@ impl Reassembler {
             declared_len: None,
             first_arrival: now,
             last_arrival: now,
+            started: self.started,
         });
         self.partials.len() - 1
     }

@@ -1,0 +1,311 @@
+//! A bounded, deterministic in-process fuzz run of every decoder and of the
+//! reassembler (CI runs it with the other tests; `RFLYSIM_FUZZ_ITERS` makes
+//! it longer). Inputs are valid encodings mutated by bit flips, truncation,
+//! extension, splicing and overwriting with extreme values.
+//!
+//! Checked: no panic, and no single allocation above a bound a hostile
+//! input could otherwise push up (a counting global allocator).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use rflysim_proto::config::{parse_config, AngleUnit};
+use rflysim_proto::gimbal::GimbalEcho;
+use rflysim_proto::header::{split_frame, HeaderKind};
+use rflysim_proto::image::{decode_png, encode, raw_image, JpegDecoder};
+use rflysim_proto::lidar::{self, cloud_len_in_region, decode_depth_cloud, decode_lidar};
+use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
+use rflysim_proto::request::{
+    console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq,
+};
+use rflysim_proto::sensor::Encoding;
+use rflysim_proto::shm::{write_frame, ShmReader};
+use rflysim_proto::telemetry::{
+    decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState,
+};
+
+struct CountingAlloc;
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+/// xorshift64*: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn iterations() -> usize {
+    std::env::var("RFLYSIM_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000)
+}
+
+const EXTREMES: [[u8; 4]; 6] = [
+    [0, 0, 0, 0],
+    [0xFF, 0xFF, 0xFF, 0x7F],
+    [0, 0, 0, 0x80],
+    [0xFF, 0xFF, 0xFF, 0xFF],
+    [0, 0, 0xC0, 0x7F], // NaN
+    [0xD5, 0x02, 0x96, 0x49],
+];
+
+fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
+    let mut d = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        match rng.below(7) {
+            0 if !d.is_empty() => {
+                let i = rng.below(d.len());
+                d[i] ^= 1 << rng.below(8);
+            }
+            1 => d.truncate(rng.below(d.len() + 1)),
+            2 => {
+                let n = rng.below(64);
+                d.extend((0..n).map(|_| rng.next() as u8));
+            }
+            3 if d.len() >= 4 => {
+                let i = rng.below(d.len() - 3);
+                d[i..i + 4].copy_from_slice(&EXTREMES[rng.below(EXTREMES.len())]);
+            }
+            4 if !others.is_empty() => {
+                let o = &others[rng.below(others.len())];
+                let cut = rng.below(d.len() + 1);
+                d.truncate(cut);
+                d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
+            }
+            5 => d = (0..rng.below(200)).map(|_| rng.next() as u8).collect(),
+            _ => {}
+        }
+    }
+    d
+}
+
+/// Runs `target` on mutations of `seeds`, and checks the allocation bound.
+fn fuzz(name: &str, seeds: Vec<Vec<u8>>, max_alloc: usize, mut target: impl FnMut(&[u8])) {
+    // One target at a time: the allocation high-water mark is process-wide.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+    for s in &seeds {
+        target(s);
+    }
+    LARGEST.store(0, Ordering::Relaxed);
+    for _ in 0..iterations() {
+        let seed = &seeds[rng.below(seeds.len())];
+        let input = mutate(&mut rng, seed, &seeds);
+        target(&input);
+    }
+    let largest = LARGEST.load(Ordering::Relaxed);
+    assert!(
+        largest <= max_alloc,
+        "{name}: an allocation of {largest} bytes (bound {max_alloc})"
+    );
+}
+
+fn pts(n: usize) -> Vec<[f32; 4]> {
+    (0..n).map(|i| [i as f32, -(i as f32), 0.5, 1.0]).collect()
+}
+
+#[test]
+fn lidar_and_depth_cloud_decoders() {
+    let seeds = vec![
+        lidar::encode::seed_float(1, 0, [1.0; 3], [0.1; 3], &pts(20)),
+        lidar::encode::sdk_int16([0.0; 3], [0.0; 3], &pts(20), 50.0),
+        lidar::encode::sdk_float([0.0; 3], [0.0; 3], &pts(20)),
+        lidar::encode::sdk_int16_xyz([0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0]; 20], 10.0),
+    ];
+    fuzz("lidar", seeds, 1 << 16, |d| {
+        let b = Bytes::copy_from_slice(d);
+        if let Ok(c) = decode_lidar(b.clone(), 50.0) {
+            assert_eq!(c.data.len(), c.points * 16);
+        }
+        if let Ok(c) = decode_depth_cloud(b, 10.0) {
+            assert_eq!(c.data.len(), c.points * 16);
+        }
+        if let Some(n) = cloud_len_in_region(d) {
+            assert!(n <= d.len());
+        }
+    });
+}
+
+#[test]
+fn fixed_structs_and_requests() {
+    let req = VisionSensorReq::decode(&[0u8; 144]).err();
+    assert!(req.is_some());
+    let sample_req = {
+        let mut b = vec![0u8; 144];
+        b[..2].copy_from_slice(&12345u16.to_le_bytes());
+        VisionSensorReq::decode(&b).unwrap().0
+    };
+    let seeds = vec![
+        ImuSample {
+            seq: 1,
+            time_stamp: 1.0,
+            acc: [0.0, 0.0, -9.81],
+            gyro: [0.0; 3],
+        }
+        .encode(),
+        CameraData {
+            seq_id: 1,
+            type_id: 9,
+            data_height: 1,
+            data_width: 1,
+            camera_fov: 90.0,
+            pos_ue: [0.0; 3],
+            ang_euler: [0.0; 3],
+            ang_quat: Some([1.0, 0.0, 0.0, 0.0]),
+            time_stamp: 0.0,
+        }
+        .encode(),
+        Heartbeat {
+            copter_id: 1,
+            start_time_us: 1,
+            sim_time_us: 2,
+            reserved: 0,
+        }
+        .encode(),
+        LaserDistance {
+            distance: 1.0,
+            copter_id: 1,
+            ray_start: [0.0; 3],
+            ang_euler: [0.0; 3],
+            impact_point: [0.0; 3],
+            box_origin: [0.0; 3],
+        }
+        .encode(),
+        sample_req.encode(RequestForm::Gimbal148, 12346),
+        sample_req.encode(RequestForm::Legacy92, 12345),
+        sample_req.encode(RequestForm::Current144, 12345),
+        console_command("RflyReqObjData 0 2 0").unwrap(),
+        ImuRequest::for_copter(1, std::net::Ipv4Addr::LOCALHOST, 200).encode(),
+        vec![
+            2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0,
+        ],
+    ];
+    let mut true_state = vec![0u8; 168];
+    true_state[..4].copy_from_slice(&123_456_789i32.to_le_bytes());
+    let mut seeds = seeds;
+    seeds.push(true_state);
+    fuzz("structs", seeds, 4096, |d| {
+        let _ = ImuSample::decode(d);
+        let _ = CameraData::decode(d);
+        let _ = Heartbeat::decode(d);
+        let _ = LaserDistance::decode(d);
+        let _ = TrueState::decode(d);
+        let _ = VisionSensorReq::decode(d);
+        let _ = GimbalEcho::decode(d);
+        let _ = decode_console_command(d);
+        let _ = ImuRequest::decode(d);
+        if let Ok(dets) = decode_detections(d) {
+            assert!(dets.len() * 16 <= d.len());
+        }
+    });
+}
+
+#[test]
+fn images() {
+    let px: Vec<u8> = (0..32 * 24 * 3).map(|i| (i % 251) as u8).collect();
+    let gray: Vec<u8> = (0..32 * 24 * 2).map(|i| (i % 253) as u8).collect();
+    let seeds = vec![
+        encode::jpeg(&px, 32, 24, Encoding::Bgr8, 80).unwrap(),
+        encode::png(&px, 32, 24, Encoding::Bgr8).unwrap(),
+        encode::png(&gray, 32, 24, Encoding::Mono16).unwrap(),
+        px.clone(),
+    ];
+    let mut jpeg = JpegDecoder::new(4096 * 4096).unwrap();
+    // The JPEG decoder may allocate up to its pixel bound × 3 for a lying header.
+    fuzz("images", seeds, 4096 * 4096 * 3 + 4096, |d| {
+        let _ = jpeg.decode(d, Encoding::Bgr8);
+        let _ = jpeg.decode(d, Encoding::Mono8);
+        let _ = decode_png(d, Encoding::Bgr8, 1 << 22);
+        let _ = decode_png(d, Encoding::Mono16, 1 << 22);
+        let _ = raw_image(Bytes::copy_from_slice(d), 32, 24, Encoding::Bgr8);
+    });
+}
+
+#[test]
+fn config_reader() {
+    let seeds = vec![
+        br#"{"VisionSensors":[{"SeqID":1,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0],"otherParams":[0,0,0,0,0,0,0,0]}]} // c"#.to_vec(),
+        b"{\"VisionSensors\":[{\"TypeID\":20,\"SensorAngEular\":[0,90,0]},{\"SeqID\":0,\"TypeID\":2}]} /* x */ # y".to_vec(),
+    ];
+    fuzz("config", seeds, 1 << 16, |d| {
+        if let Ok(text) = std::str::from_utf8(d) {
+            let _ = parse_config(text, AngleUnit::Auto);
+        }
+    });
+}
+
+#[test]
+fn reassembler_under_hostile_streams() {
+    let cfg = ReassemblerConfig {
+        max_frame_bytes: 1 << 20,
+        ..Default::default()
+    };
+    let max_frame = cfg.max_frame_bytes;
+    let mut r = Reassembler::new(cfg);
+    let mut datagrams = Vec::new();
+    for (i, kind) in [HeaderKind::Image24, HeaderKind::Frame32]
+        .into_iter()
+        .enumerate()
+    {
+        let payload: Vec<u8> = (0..3000).map(|b| (b as u8).wrapping_add(i as u8)).collect();
+        datagrams.extend(split_frame(kind, i as i32, i as f64, &payload, 1000));
+    }
+    let mut t = Duration::ZERO;
+    fuzz("reassembler", datagrams, max_frame + 65_536, |d| {
+        t += Duration::from_micros(300);
+        if let Some(f) = r.push(d, t) {
+            assert!(f.payload.len() <= max_frame);
+        }
+        assert!(r.partial_frames() <= r.config().max_partial_frames);
+        assert!(r.buffered_bytes() <= r.config().max_partial_frames * (max_frame + 65_536));
+    });
+    assert!(r.stats().datagrams > 0);
+}
+
+#[test]
+fn shm_reader_on_garbage_regions() {
+    let mut good = vec![0u8; 9 + 64];
+    write_frame(&mut good[..], 1.0, &[7; 64]);
+    let mut reader = ShmReader::new();
+    let mut out = Vec::new();
+    fuzz("shm", vec![good], 1 << 12, |d| {
+        let mut region = d.to_vec();
+        if reader.poll(&mut region[..], 64, &mut out).is_some() {
+            assert!(out.len() <= 64 && out.len() + 9 <= region.len());
+        }
+    });
+}
