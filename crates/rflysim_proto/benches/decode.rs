@@ -85,11 +85,7 @@ fn synthetic_bgr(w: usize, h: usize) -> Vec<u8> {
         for x in 0..w {
             s = s.wrapping_mul(1_103_515_245).wrapping_add(12345);
             let noise = (s >> 27) as u8;
-            px.extend_from_slice(&[
-                (x / 8) as u8 ^ noise,
-                (y / 4) as u8,
-                ((x + y) / 16) as u8 ^ (noise / 2),
-            ]);
+            px.extend_from_slice(&[(x / 8) as u8 ^ noise, (y / 4) as u8, ((x + y) / 16) as u8 ^ (noise / 2)]);
         }
     }
     px
@@ -109,11 +105,7 @@ fn synthetic_render(w: usize, h: usize) -> Vec<u8> {
             } else if in_box {
                 [30 + n, 60, 200]
             } else {
-                [
-                    (60 + (x / 30) % 40) as u8 + n,
-                    (120 + (y / 20) % 50) as u8,
-                    70,
-                ]
+                [(60 + (x / 30) % 40) as u8 + n, (120 + (y / 20) % 50) as u8, 70]
             };
             px.extend_from_slice(&p);
         }
@@ -215,7 +207,9 @@ fn main() {
         "(JPEG at quality 90: render-like {} bytes, noisy {} bytes; target ≤ 6 ms)\n",
         jpeg_sizes[0], jpeg_sizes[1]
     );
-    println!("| case | time (ms) | GB/s | memcpy warm (ms) | memcpy fresh (ms) | × memcpy warm | × memcpy fresh | target |");
+    println!(
+        "| case | time (ms) | GB/s | memcpy warm (ms) | memcpy fresh (ms) | × memcpy warm | × memcpy fresh | target |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|---|");
     for r in &rows {
         let ratio_w = r.took.as_secs_f64() / r.memcpy_warm.as_secs_f64();

@@ -152,11 +152,7 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-fn err(
-    sensor_index: Option<usize>,
-    field: Option<&str>,
-    message: impl Into<String>,
-) -> ConfigError {
+fn err(sensor_index: Option<usize>, field: Option<&str>, message: impl Into<String>) -> ConfigError {
     ConfigError {
         sensor_index,
         field: field.map(str::to_string),
@@ -221,8 +217,8 @@ fn skip_line(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut Str
 
 /// Reads `Config.json` from a file.
 pub fn load_config(path: &Path, unit: AngleUnit) -> Result<Vec<SensorConfig>, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| err(None, None, format!("cannot read {}: {e}", path.display())))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| err(None, None, format!("cannot read {}: {e}", path.display())))?;
     parse_config(&text, unit).map_err(|mut e| {
         e.message = format!("{} (in {})", e.message, path.display());
         e
@@ -231,8 +227,8 @@ pub fn load_config(path: &Path, unit: AngleUnit) -> Result<Vec<SensorConfig>, Co
 
 /// Parses the text of a `Config.json`.
 pub fn parse_config(text: &str, unit: AngleUnit) -> Result<Vec<SensorConfig>, ConfigError> {
-    let root: Value = serde_json::from_str(&strip_comments(text))
-        .map_err(|e| err(None, None, format!("not valid JSON: {e}")))?;
+    let root: Value =
+        serde_json::from_str(&strip_comments(text)).map_err(|e| err(None, None, format!("not valid JSON: {e}")))?;
     let sensors = root
         .get("VisionSensors")
         .ok_or_else(|| err(None, Some("VisionSensors"), "missing"))?
@@ -253,10 +249,7 @@ pub fn parse_config(text: &str, unit: AngleUnit) -> Result<Vec<SensorConfig>, Co
             return Err(err(
                 Some(i),
                 Some("SeqID"),
-                format!(
-                    "SeqID {} is already used by VisionSensors[{j}]",
-                    sensor.seq_id
-                ),
+                format!("SeqID {} is already used by VisionSensors[{j}]", sensor.seq_id),
             ));
         }
         out.push(sensor);
@@ -272,16 +265,11 @@ struct SensorFields<'a> {
 impl SensorFields<'_> {
     fn number(&self, field: &str, default: Option<f64>) -> Result<f64, ConfigError> {
         match self.obj.get(field) {
-            None | Some(Value::Null) => {
-                default.ok_or_else(|| err(Some(self.index), Some(field), "missing"))
-            }
-            Some(v) => v.as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
-                err(
-                    Some(self.index),
-                    Some(field),
-                    format!("expected a number, found {v}"),
-                )
-            }),
+            None | Some(Value::Null) => default.ok_or_else(|| err(Some(self.index), Some(field), "missing")),
+            Some(v) => v
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| err(Some(self.index), Some(field), format!("expected a number, found {v}"))),
         }
     }
 
@@ -300,19 +288,11 @@ impl SensorFields<'_> {
         let Some(v) = self.obj.get(field) else {
             return Ok(default.to_vec());
         };
-        let arr = v.as_array().ok_or_else(|| {
-            err(
-                Some(self.index),
-                Some(field),
-                format!("expected a list, found {v}"),
-            )
-        })?;
+        let arr = v
+            .as_array()
+            .ok_or_else(|| err(Some(self.index), Some(field), format!("expected a list, found {v}")))?;
         if !lens.contains(&arr.len()) {
-            let want = lens
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(" or ");
+            let want = lens.iter().map(usize::to_string).collect::<Vec<_>>().join(" or ");
             return Err(err(
                 Some(self.index),
                 Some(field),
@@ -406,12 +386,7 @@ fn parse_sensor(index: usize, value: &Value, unit: AngleUnit) -> Result<SensorCo
         sensor_pos_xyz: [pos[0] as f32, pos[1] as f32, pos[2] as f32],
         eular_or_quat: f.number("EularOrQuat", Some(0.0))? as f32,
         sensor_ang_eular: [eul[0] as f32, eul[1] as f32, eul[2] as f32],
-        sensor_ang_quat: [
-            quat[0] as f32,
-            quat[1] as f32,
-            quat[2] as f32,
-            quat[3] as f32,
-        ],
+        sensor_ang_quat: [quat[0] as f32, quat[1] as f32, quat[2] as f32, quat[3] as f32],
         other_params,
         legacy_other_params: other.len() == 8,
         angles_in_degrees,
@@ -518,10 +493,7 @@ mod tests {
 
     #[test]
     fn comments_inside_strings_are_kept() {
-        assert_eq!(
-            strip_comments("{\"a\":\"x//y#z\"} // c"),
-            "{\"a\":\"x//y#z\"} "
-        );
+        assert_eq!(strip_comments("{\"a\":\"x//y#z\"} // c"), "{\"a\":\"x//y#z\"} ");
         assert_eq!(strip_comments("1 /* a\nb */ 2"), "1 \n  2");
         assert_eq!(strip_comments("\"q\\\"#\" # c\n3"), "\"q\\\"#\" \n3");
     }

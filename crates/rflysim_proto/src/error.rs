@@ -51,11 +51,7 @@ impl DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeError::Length {
-                what,
-                got,
-                expected,
-            } => {
+            DecodeError::Length { what, got, expected } => {
                 write!(f, "{what}: {got} bytes, expected {expected}")
             }
             DecodeError::Checksum { what, got } => write!(f, "{what}: unexpected checksum {got}"),

@@ -45,10 +45,7 @@ pub fn quat_normalize(q: Quat) -> Quat {
 
 /// Rotates `v` by `q`.
 pub fn rotate(q: Quat, v: Vec3) -> Vec3 {
-    let p = quat_mul(
-        quat_mul(q, [0.0, v[0], v[1], v[2]]),
-        [q[0], -q[1], -q[2], -q[3]],
-    );
+    let p = quat_mul(quat_mul(q, [0.0, v[0], v[1], v[2]]), [q[0], -q[1], -q[2], -q[3]]);
     [p[1], p[2], p[3]]
 }
 
@@ -130,20 +127,13 @@ mod tests {
         assert!(close(&quat_to_euler(q), &[0.0, 0.0, FRAC_PI_2]));
         // Nose west (NED yaw −90°) is ENU yaw 180°.
         let e = quat_to_euler(ned_frd_to_enu_flu(euler_to_quat(0.0, 0.0, -FRAC_PI_2)));
-        assert!(
-            close(&e[..2], &[0.0, 0.0]) && (e[2].abs() - PI).abs() < 1e-9,
-            "{e:?}"
-        );
+        assert!(close(&e[..2], &[0.0, 0.0]) && (e[2].abs() - PI).abs() < 1e-9, "{e:?}");
     }
 
     #[test]
     fn nose_up_pitch_and_right_roll_keep_their_sense() {
         // FRD pitch +10° (nose up) heading north → FLU pitch −10° (FLU y points left) heading ENU 90°.
-        let e = quat_to_euler(ned_frd_to_enu_flu(euler_to_quat(
-            0.0,
-            10f64.to_radians(),
-            0.0,
-        )));
+        let e = quat_to_euler(ned_frd_to_enu_flu(euler_to_quat(0.0, 10f64.to_radians(), 0.0)));
         assert!(close(&e, &[0.0, -10f64.to_radians(), FRAC_PI_2]), "{e:?}");
         // Check with a vector: the nose (body x) goes up in both worlds.
         let q_ned = euler_to_quat(0.3, 10f64.to_radians(), 0.7);
@@ -163,10 +153,7 @@ mod tests {
             assert!(same_rotation(enu_flu_to_ned_frd(ned_frd_to_enu_flu(q)), q));
         }
         // Hand-computed: yaw 90° about z.
-        assert!(close(
-            &euler_to_quat(0.0, 0.0, FRAC_PI_2),
-            &[H, 0.0, 0.0, H]
-        ));
+        assert!(close(&euler_to_quat(0.0, 0.0, FRAC_PI_2), &[H, 0.0, 0.0, H]));
     }
 
     #[test]

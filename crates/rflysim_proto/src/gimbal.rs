@@ -66,18 +66,13 @@ pub const SDK_BITS: GimbalBitTable = GimbalBitTable {
 
 impl GimbalBitTable {
     pub fn by_name(name: &str) -> Option<GimbalBitTable> {
-        [SEED_000_BITS, SDK_BITS]
-            .into_iter()
-            .find(|t| t.name == name)
+        [SEED_000_BITS, SDK_BITS].into_iter().find(|t| t.name == name)
     }
 
     /// The mask bit of `control`, or `None` when this numbering has none
     /// (the control is then carried by the request's own fields).
     pub fn bit(&self, control: GimbalControl) -> Option<u32> {
-        self.bits
-            .iter()
-            .find(|(c, _)| *c == control)
-            .map(|(_, b)| 1u32 << b)
+        self.bits.iter().find(|(c, _)| *c == control).map(|(_, b)| 1u32 << b)
     }
 
     pub fn controls_in(&self, mask: u32) -> Vec<GimbalControl> {
@@ -175,10 +170,7 @@ mod tests {
             SEED_000_BITS.controls_in(1 << 5 | 1 << 9),
             vec![GimbalControl::Centre, GimbalControl::Ranging]
         );
-        assert_eq!(
-            SEED_000_BITS.unknown_bits(1 << 5 | 1 << 20 | 1),
-            1 << 20 | 1
-        );
+        assert_eq!(SEED_000_BITS.unknown_bits(1 << 5 | 1 << 20 | 1), 1 << 20 | 1);
         assert_eq!(GimbalBitTable::by_name("sdk"), Some(SDK_BITS));
         assert_eq!(GimbalBitTable::by_name("x"), None);
     }
@@ -204,16 +196,9 @@ mod tests {
             sensor_ang_quat: [1.0, 0.0, 0.0, 0.0],
             other_params: o,
         };
-        let e =
-            GimbalEcho::decode(&r.encode(RequestForm::Gimbal148, GIMBAL_ECHO_CHECKSUM)).unwrap();
+        let e = GimbalEcho::decode(&r.encode(RequestForm::Gimbal148, GIMBAL_ECHO_CHECKSUM)).unwrap();
         assert_eq!(
-            (
-                e.focal_length,
-                e.rates,
-                e.focal_px,
-                e.pixel_size,
-                e.laser_range
-            ),
+            (e.focal_length, e.rates, e.focal_px, e.pixel_size, e.laser_range),
             (35.0, [0.1, -0.2], [1100.0, 1101.0], [1280.0, 720.0], 87.5)
         );
         assert_eq!((e.camera_fov_deg, e.euler), (60.0, [0.0, -0.3, 0.2]));

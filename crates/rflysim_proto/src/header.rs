@@ -142,15 +142,12 @@ mod tests {
     fn golden_24_byte_header() {
         // <4i1d: 1234567890, pkg_len 1024, pkg_id 2, pkg_num 3, time 1.5
         let bytes: [u8; 24] = [
-            0xD2, 0x02, 0x96, 0x49, 0x00, 0x04, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00,
-            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF8, 0x3F,
+            0xD2, 0x02, 0x96, 0x49, 0x00, 0x04, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0xF8, 0x3F,
         ];
         let h = DatagramHeader::parse(&bytes).unwrap();
         assert_eq!(h.kind, HeaderKind::Image24);
-        assert_eq!(
-            (h.pkg_len, h.pkg_id, h.pkg_num, h.frame_id),
-            (1024, 2, 3, None)
-        );
+        assert_eq!((h.pkg_len, h.pkg_id, h.pkg_num, h.frame_id), (1024, 2, 3, None));
         assert_eq!(h.time_stamp, 1.5);
         assert_eq!(h.encode(), bytes);
     }
@@ -159,16 +156,12 @@ mod tests {
     fn golden_32_byte_header() {
         // <6i1d: 1234567893, pkg_len 60032, pkg_id 0, pkg_num 2, frame 7, preserve 0, time -2.0
         let bytes: [u8; 32] = [
-            0xD5, 0x02, 0x96, 0x49, 0x80, 0xEA, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
-            0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x00, 0x00, 0x00, 0xC0,
+            0xD5, 0x02, 0x96, 0x49, 0x80, 0xEA, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x07, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xC0,
         ];
         let h = DatagramHeader::parse(&bytes).unwrap();
         assert_eq!(h.kind, HeaderKind::Frame32);
-        assert_eq!(
-            (h.pkg_len, h.pkg_id, h.pkg_num, h.frame_id),
-            (60032, 0, 2, Some(7))
-        );
+        assert_eq!((h.pkg_len, h.pkg_id, h.pkg_num, h.frame_id), (60032, 0, 2, Some(7)));
         assert_eq!(h.time_stamp, -2.0);
         assert_eq!(h.encode(), bytes);
     }
@@ -180,20 +173,14 @@ mod tests {
             DatagramHeader::parse(&IMAGE_HEADER_CHECKSUM.to_le_bytes()),
             Err(HeaderError::TooShort)
         );
-        assert_eq!(
-            DatagramHeader::parse(&[0; 32]),
-            Err(HeaderError::UnknownChecksum(0))
-        );
+        assert_eq!(DatagramHeader::parse(&[0; 32]), Err(HeaderError::UnknownChecksum(0)));
     }
 
     #[test]
     fn split_sizes() {
         let payload = vec![7u8; 130_000];
         let d = split_frame(HeaderKind::Frame32, 3, 0.5, &payload, MAX_PACKET_PAYLOAD);
-        assert_eq!(
-            d.iter().map(Vec::len).collect::<Vec<_>>(),
-            vec![60_032, 60_032, 10_032]
-        );
+        assert_eq!(d.iter().map(Vec::len).collect::<Vec<_>>(), vec![60_032, 60_032, 10_032]);
         let h = DatagramHeader::parse(&d[2]).unwrap();
         assert_eq!((h.pkg_id, h.pkg_num, h.pkg_len), (2, 3, 10_032));
         assert_eq!(split_frame(HeaderKind::Image24, 0, 0.0, &[], 10).len(), 1);

@@ -19,12 +19,7 @@ pub struct Image {
 /// Checks a raw frame against the configured size and wraps it without a copy.
 /// Rows may be padded (`step` > width × bytes per pixel) as long as every row
 /// has the same length.
-pub fn raw_image(
-    payload: Bytes,
-    width: u32,
-    height: u32,
-    encoding: Encoding,
-) -> Result<Image, DecodeError> {
+pub fn raw_image(payload: Bytes, width: u32, height: u32, encoding: Encoding) -> Result<Image, DecodeError> {
     let row = width as usize * encoding.bytes_per_pixel();
     let expected = row * height as usize;
     if width == 0 || height == 0 {
@@ -73,8 +68,7 @@ impl std::fmt::Debug for JpegDecoder {
 impl JpegDecoder {
     /// `max_pixels` bounds what a lying header can make it allocate.
     pub fn new(max_pixels: usize) -> Result<Self, DecodeError> {
-        let inner =
-            turbojpeg::Decompressor::new().map_err(|e| DecodeError::Image(e.to_string()))?;
+        let inner = turbojpeg::Decompressor::new().map_err(|e| DecodeError::Image(e.to_string()))?;
         Ok(Self { inner, max_pixels })
     }
 
@@ -95,16 +89,12 @@ impl JpegDecoder {
             .map_err(|e| DecodeError::Image(format!("JPEG header: {e}")))?;
         let (w, h) = (header.width, header.height);
         if w == 0 || h == 0 || w.saturating_mul(h) > self.max_pixels {
-            return Err(DecodeError::Image(format!(
-                "JPEG of {w}×{h} pixels refused"
-            )));
+            return Err(DecodeError::Image(format!("JPEG of {w}×{h} pixels refused")));
         }
         let format = match encoding {
             Encoding::Bgr8 => turbojpeg::PixelFormat::BGR,
             Encoding::Mono8 => turbojpeg::PixelFormat::GRAY,
-            Encoding::Mono16 => {
-                return Err(DecodeError::Image("a mono16 image cannot be JPEG".into()))
-            }
+            Encoding::Mono16 => return Err(DecodeError::Image("a mono16 image cannot be JPEG".into())),
         };
         let pitch = w * format.size();
         let mut pixels = vec![0u8; pitch * h];
@@ -162,27 +152,22 @@ pub fn decode_png(data: &[u8], encoding: Encoding, max_bytes: usize) -> Result<I
                 .for_each(|p| v.extend_from_slice(&[p[2], p[1], p[0]]));
             v
         }
-        (Encoding::Bgr8, ColorType::Grayscale, BitDepth::Eight) => {
-            buf.iter().flat_map(|&g| [g, g, g]).collect()
-        }
+        (Encoding::Bgr8, ColorType::Grayscale, BitDepth::Eight) => buf.iter().flat_map(|&g| [g, g, g]).collect(),
         (Encoding::Mono8, ColorType::Grayscale, BitDepth::Eight) => buf,
-        (Encoding::Mono8, ColorType::Rgb, BitDepth::Eight) => buf
-            .chunks_exact(3)
-            .map(|p| luma(p[0], p[1], p[2]))
-            .collect(),
-        (Encoding::Mono8, ColorType::Rgba, BitDepth::Eight) => buf
-            .chunks_exact(4)
-            .map(|p| luma(p[0], p[1], p[2]))
-            .collect(),
+        (Encoding::Mono8, ColorType::Rgb, BitDepth::Eight) => {
+            buf.chunks_exact(3).map(|p| luma(p[0], p[1], p[2])).collect()
+        }
+        (Encoding::Mono8, ColorType::Rgba, BitDepth::Eight) => {
+            buf.chunks_exact(4).map(|p| luma(p[0], p[1], p[2])).collect()
+        }
         (Encoding::Mono16, ColorType::Grayscale, BitDepth::Sixteen) => {
             let mut v = buf;
             v.chunks_exact_mut(2).for_each(|p| p.swap(0, 1));
             v
         }
-        (Encoding::Mono16, ColorType::Grayscale, BitDepth::Eight) => buf
-            .iter()
-            .flat_map(|&g| u16::from(g).to_le_bytes())
-            .collect(),
+        (Encoding::Mono16, ColorType::Grayscale, BitDepth::Eight) => {
+            buf.iter().flat_map(|&g| u16::from(g).to_le_bytes()).collect()
+        }
         (enc, ct, bd) => {
             return Err(DecodeError::Image(format!(
                 "PNG {ct:?} {bd:?} cannot become {}",
@@ -227,13 +212,10 @@ pub mod encode {
         let format = match encoding {
             Encoding::Bgr8 => turbojpeg::PixelFormat::BGR,
             Encoding::Mono8 => turbojpeg::PixelFormat::GRAY,
-            Encoding::Mono16 => {
-                return Err(DecodeError::Image("a mono16 image cannot be JPEG".into()))
-            }
+            Encoding::Mono16 => return Err(DecodeError::Image("a mono16 image cannot be JPEG".into())),
         };
         let mut c = turbojpeg::Compressor::new().map_err(|e| DecodeError::Image(e.to_string()))?;
-        c.set_quality(quality)
-            .map_err(|e| DecodeError::Image(e.to_string()))?;
+        c.set_quality(quality).map_err(|e| DecodeError::Image(e.to_string()))?;
         if encoding == Encoding::Mono8 {
             c.set_subsamp(turbojpeg::Subsamp::Gray)
                 .map_err(|e| DecodeError::Image(e.to_string()))?;
@@ -245,18 +227,12 @@ pub mod encode {
             height: height as usize,
             format,
         };
-        c.compress_to_vec(image)
-            .map_err(|e| DecodeError::Image(e.to_string()))
+        c.compress_to_vec(image).map_err(|e| DecodeError::Image(e.to_string()))
     }
 
     /// PNG-encodes an image given in its ROS encoding (bgr8 → RGB, mono16
     /// little-endian → 16-bit big-endian PNG).
-    pub fn png(
-        pixels: &[u8],
-        width: u32,
-        height: u32,
-        encoding: Encoding,
-    ) -> Result<Vec<u8>, DecodeError> {
+    pub fn png(pixels: &[u8], width: u32, height: u32, encoding: Encoding) -> Result<Vec<u8>, DecodeError> {
         let mut out = Vec::new();
         {
             let mut e = png::Encoder::new(&mut out, width, height);
@@ -264,10 +240,7 @@ pub mod encode {
                 Encoding::Bgr8 => {
                     e.set_color(png::ColorType::Rgb);
                     e.set_depth(png::BitDepth::Eight);
-                    pixels
-                        .chunks_exact(3)
-                        .flat_map(|p| [p[2], p[1], p[0]])
-                        .collect()
+                    pixels.chunks_exact(3).flat_map(|p| [p[2], p[1], p[0]]).collect()
                 }
                 Encoding::Mono8 => {
                     e.set_color(png::ColorType::Grayscale);
@@ -281,9 +254,7 @@ pub mod encode {
                 }
             };
             e.set_compression(png::Compression::Fast);
-            let mut w = e
-                .write_header()
-                .map_err(|e| DecodeError::Image(e.to_string()))?;
+            let mut w = e.write_header().map_err(|e| DecodeError::Image(e.to_string()))?;
             w.write_image_data(&data)
                 .map_err(|e| DecodeError::Image(e.to_string()))?;
         }
@@ -296,9 +267,7 @@ mod tests {
     use super::*;
 
     fn gradient(w: u32, h: u32, ch: usize) -> Vec<u8> {
-        (0..(w * h) as usize * ch)
-            .map(|i| (i * 7 % 251) as u8)
-            .collect()
+        (0..(w * h) as usize * ch).map(|i| (i * 7 % 251) as u8).collect()
     }
 
     #[test]
@@ -308,21 +277,14 @@ mod tests {
         let padded = raw_image(Bytes::from(vec![0u8; 16 * 3]), 4, 3, Encoding::Bgr8).unwrap();
         assert_eq!(padded.step, 16);
         let err = raw_image(Bytes::from(vec![0u8; 35]), 4, 3, Encoding::Bgr8).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "raw image: 35 bytes, expected 36 (4×3 bgr8)"
-        );
+        assert_eq!(err.to_string(), "raw image: 35 bytes, expected 36 (4×3 bgr8)");
         assert!(raw_image(Bytes::from(vec![0u8; 8]), 2, 2, Encoding::Mono16).is_ok());
         assert!(raw_image(Bytes::new(), 0, 0, Encoding::Mono8).is_err());
     }
 
     #[test]
     fn png_round_trips_in_every_encoding() {
-        for (enc, ch) in [
-            (Encoding::Bgr8, 3),
-            (Encoding::Mono8, 1),
-            (Encoding::Mono16, 2),
-        ] {
+        for (enc, ch) in [(Encoding::Bgr8, 3), (Encoding::Mono8, 1), (Encoding::Mono16, 2)] {
             let px = gradient(7, 5, ch);
             let png = encode::png(&px, 7, 5, enc).unwrap();
             let img = decode_png(&png, enc, 1 << 20).unwrap();
@@ -371,10 +333,7 @@ mod tests {
         assert!(err < 4.0, "mean abs error {err}");
         let gray = d.decode(&jpeg, Encoding::Mono8).unwrap();
         assert_eq!(gray.data.len(), (w * h) as usize);
-        assert!(JpegDecoder::new(100)
-            .unwrap()
-            .decode(&jpeg, Encoding::Bgr8)
-            .is_err());
+        assert!(JpegDecoder::new(100).unwrap().decode(&jpeg, Encoding::Bgr8).is_err());
         // A truncated JPEG may decode to a partial picture or fail; it must not panic.
         let _ = d.decode(&jpeg[..jpeg.len() / 3], Encoding::Bgr8);
     }

@@ -78,9 +78,7 @@ fn sdk_pose(f: Fields<'_>) -> LidarPose {
 /// field. The seed's float points are passed on without a copy.
 pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
-    if let Some(n) =
-        seed_count(p).filter(|n| n.checked_mul(16).and_then(|b| b.checked_add(36)) == Some(p.len()))
-    {
+    if let Some(n) = seed_count(p).filter(|n| n.checked_mul(16).and_then(|b| b.checked_add(36)) == Some(p.len())) {
         let pose = seed_pose(Fields(p));
         return Ok(PointCloud {
             layout: CloudLayout::SeedFloat,
@@ -89,9 +87,7 @@ pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, Decode
             data: payload.slice(36..),
         });
     }
-    if let Some(n) =
-        sdk_count(p).filter(|n| n.checked_mul(8).and_then(|b| b.checked_add(28)) == Some(p.len()))
-    {
+    if let Some(n) = sdk_count(p).filter(|n| n.checked_mul(8).and_then(|b| b.checked_add(28)) == Some(p.len())) {
         let pose = sdk_pose(Fields(p));
         let data = int16_points(&p[28..], 4, max_range);
         return Ok(PointCloud {
@@ -125,9 +121,7 @@ pub fn cloud_len_in_region(area: &[u8]) -> Option<usize> {
 /// y, z and padding) or the SDK's int16 x, y, z (28 + 6 N) scaled by `max_range`.
 pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
-    if let Some(n) =
-        seed_count(p).filter(|n| n.checked_mul(16).and_then(|b| b.checked_add(36)) == Some(p.len()))
-    {
+    if let Some(n) = seed_count(p).filter(|n| n.checked_mul(16).and_then(|b| b.checked_add(36)) == Some(p.len())) {
         let pose = seed_pose(Fields(p));
         // The fourth float is padding here, not a segment label: make it 0.
         let mut data = p[36..].to_vec();
@@ -139,9 +133,7 @@ pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, 
             data: data.into(),
         });
     }
-    if let Some(n) =
-        sdk_count(p).filter(|n| n.checked_mul(6).and_then(|b| b.checked_add(28)) == Some(p.len()))
-    {
+    if let Some(n) = sdk_count(p).filter(|n| n.checked_mul(6).and_then(|b| b.checked_add(28)) == Some(p.len())) {
         let pose = sdk_pose(Fields(p));
         let data = int16_points(&p[28..], 3, max_range);
         return Ok(PointCloud {
@@ -164,10 +156,7 @@ fn int16_points(src: &[u8], per_point: usize, max_range: f32) -> Vec<u8> {
     let scale = max_range / 32767.0;
     let n = src.len() / (2 * per_point);
     let mut out = vec![0u8; n * POINT_STEP];
-    for (dst, s) in out
-        .chunks_exact_mut(POINT_STEP)
-        .zip(src.chunks_exact(2 * per_point))
-    {
+    for (dst, s) in out.chunks_exact_mut(POINT_STEP).zip(src.chunks_exact(2 * per_point)) {
         let v = |i: usize| f32::from(i16::from_le_bytes([s[2 * i], s[2 * i + 1]]));
         dst[0..4].copy_from_slice(&(v(0) * scale).to_le_bytes());
         dst[4..8].copy_from_slice(&(v(1) * scale).to_le_bytes());
@@ -214,12 +203,7 @@ pub mod encode {
     }
 
     /// SDK layout: points (x, y, z, seg) quantised to int16 against `max_range`.
-    pub fn sdk_int16(
-        position: [f32; 3],
-        euler: [f32; 3],
-        points: &[[f32; 4]],
-        max_range: f32,
-    ) -> Vec<u8> {
+    pub fn sdk_int16(position: [f32; 3], euler: [f32; 3], points: &[[f32; 4]], max_range: f32) -> Vec<u8> {
         let mut w = Writer::with_capacity(28 + 8 * points.len());
         w.f32s(&position).f32s(&euler).i32(points.len() as i32);
         for p in points {
@@ -232,12 +216,7 @@ pub mod encode {
     }
 
     /// SDK depth-cloud layout: x, y, z quantised to int16 against `max_range`.
-    pub fn sdk_int16_xyz(
-        position: [f32; 3],
-        euler: [f32; 3],
-        points: &[[f32; 3]],
-        max_range: f32,
-    ) -> Vec<u8> {
+    pub fn sdk_int16_xyz(position: [f32; 3], euler: [f32; 3], points: &[[f32; 3]], max_range: f32) -> Vec<u8> {
         let mut w = Writer::with_capacity(28 + 6 * points.len());
         w.f32s(&position).f32s(&euler).i32(points.len() as i32);
         for p in points {
@@ -275,8 +254,7 @@ mod tests {
         }
         b.extend_from_slice(&[1, 0, 0, 0]);
         b.extend_from_slice(&[
-            0x00, 0x00, 0xC0, 0x3F, 0x00, 0x00, 0x00, 0xC0, 0x00, 0x00, 0x80, 0x3E, 0x00, 0x00,
-            0xE0, 0x40,
+            0x00, 0x00, 0xC0, 0x3F, 0x00, 0x00, 0x00, 0xC0, 0x00, 0x00, 0x80, 0x3E, 0x00, 0x00, 0xE0, 0x40,
         ]);
         assert_eq!(b.len(), 52);
         let c = decode_lidar(Bytes::from(b), 100.0).unwrap();
@@ -301,10 +279,7 @@ mod tests {
         b.extend_from_slice(&[0xFF, 0x7F, 0x01, 0x80, 0x00, 0x40, 0x03, 0x00]);
         b.extend_from_slice(&[0x00, 0x00, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x00]);
         let c = decode_lidar(Bytes::from(b), 50.0).unwrap();
-        assert_eq!(
-            (c.layout, c.points, c.pose.copter_id),
-            (CloudLayout::SdkInt16, 2, None)
-        );
+        assert_eq!((c.layout, c.points, c.pose.copter_id), (CloudLayout::SdkInt16, 2, None));
         let v = f32s(&c.data);
         assert_eq!(v.len(), 8);
         assert_eq!((v[0], v[1], v[3]), (50.0, -50.0, 3.0));
@@ -325,12 +300,7 @@ mod tests {
             decode_lidar(sdk.clone().into(), 20.0).unwrap().layout,
             CloudLayout::SdkInt16
         );
-        for bad in [
-            &seed[..seed.len() - 1],
-            &sdk[..sdk.len() - 8],
-            &[0u8; 10][..],
-            &[],
-        ] {
+        for bad in [&seed[..seed.len() - 1], &sdk[..sdk.len() - 8], &[0u8; 10][..], &[]] {
             assert!(decode_lidar(Bytes::copy_from_slice(bad), 20.0).is_err());
         }
         let mut negative = seed.clone();
@@ -347,10 +317,7 @@ mod tests {
         let v = f32s(&c.data);
         for (got, want) in v.chunks(4).zip(&xyz) {
             for k in 0..3 {
-                assert!(
-                    (got[k] - want[k]).abs() < 10.0 / 32767.0,
-                    "{got:?} {want:?}"
-                );
+                assert!((got[k] - want[k]).abs() < 10.0 / 32767.0, "{got:?} {want:?}");
             }
             assert_eq!(got[3], 0.0);
         }

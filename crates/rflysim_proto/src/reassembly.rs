@@ -79,6 +79,9 @@ pub struct ReassemblyStats {
     /// Frames dropped with packets missing because no packet came for `stale_after`.
     pub timed_out: u64,
     pub restarts: u64,
+    /// Frames never seen at all: gaps in the 32-byte header's frame ids
+    /// (a frame whose every datagram was lost leaves no other trace).
+    pub frames_missing: u64,
 }
 
 impl ReassemblyStats {
@@ -154,6 +157,8 @@ pub struct Reassembler {
     partials: Vec<Partial>,
     finished: VecDeque<FrameKey>,
     newest_stamp: Option<f64>,
+    /// Highest frame id started (32-byte headers), for `frames_missing`.
+    newest_frame_id: Option<i32>,
     started: u64,
     stats: ReassemblyStats,
 }
@@ -165,6 +170,7 @@ impl Reassembler {
             partials: Vec::new(),
             finished: VecDeque::new(),
             newest_stamp: None,
+            newest_frame_id: None,
             started: 0,
             stats: Default::default(),
         }
@@ -216,8 +222,7 @@ impl Reassembler {
         let pkg_num = header.pkg_num as u32;
         if pkg_num > self.config.max_packets_per_frame
             || (pkg_num as usize - 1).saturating_mul(body.len()) > self.config.max_frame_bytes
-            || (header.pkg_len as usize).saturating_sub(header.kind.header_len())
-                > self.config.max_frame_bytes
+            || (header.pkg_len as usize).saturating_sub(header.kind.header_len()) > self.config.max_frame_bytes
         {
             self.stats.oversize += 1;
             return None;
@@ -231,11 +236,12 @@ impl Reassembler {
             self.stats.late += 1;
             return None;
         }
-        self.note_stamp(header.time_stamp);
+        self.note_stamp(header.time_stamp, header.frame_id);
 
         let idx = match self.partials.iter().position(|p| p.key == key) {
             Some(i) => i,
             None => {
+                self.note_new_frame(header.frame_id);
                 if pkg_num == 1 {
                     return self.single_packet_frame(key, &header, body, datagram.len(), now);
                 }
@@ -268,18 +274,45 @@ impl Reassembler {
         }
     }
 
-    fn note_stamp(&mut self, stamp: f64) {
+    /// A restart: time going back by more than `restart_time_jump`, or (32-byte
+    /// header) time going back at all while the frame id falls back to 0 or 1
+    /// from well above — a late packet of an old frame does neither.
+    fn note_stamp(&mut self, stamp: f64, frame_id: Option<i32>) {
+        let ids_restarted =
+            matches!((frame_id, self.newest_frame_id), (Some(id), Some(newest)) if id <= 1 && newest > 8);
         match self.newest_stamp {
-            Some(newest) if stamp < newest - self.config.restart_time_jump => {
+            Some(newest) if stamp < newest - self.config.restart_time_jump || (stamp < newest && ids_restarted) => {
                 self.stats.restarts += 1;
                 // Frames of the previous run will not be completed any more.
                 self.stats.incomplete += self.partials.len() as u64;
                 self.partials.clear();
                 self.finished.clear();
+                self.newest_frame_id = None;
                 self.newest_stamp = Some(stamp);
             }
             Some(newest) if stamp <= newest => {}
             _ => self.newest_stamp = Some(stamp),
+        }
+    }
+
+    /// Counts frame ids skipped over, and takes back a count when a
+    /// reordered frame shows up after all.
+    fn note_new_frame(&mut self, frame_id: Option<i32>) {
+        let Some(id) = frame_id else { return };
+        match self.newest_frame_id {
+            Some(newest) if id > newest => {
+                let gap = i64::from(id) - i64::from(newest) - 1;
+                // A huge jump is a restart or garbage, not that many lost frames.
+                if gap < 1000 {
+                    self.stats.frames_missing += gap as u64;
+                }
+                self.newest_frame_id = Some(id);
+            }
+            Some(newest) if id < newest && i64::from(newest) - i64::from(id) < 1000 => {
+                self.stats.frames_missing = self.stats.frames_missing.saturating_sub(1);
+            }
+            Some(_) => {}
+            None => self.newest_frame_id = Some(id),
         }
     }
 
@@ -577,13 +610,7 @@ mod tests {
         };
         let mut r = Reassembler::new(cfg);
         for i in 0..3 {
-            let p = packets(
-                HeaderKind::Frame32,
-                i,
-                f64::from(i),
-                &frame_bytes(0, 300),
-                100,
-            );
+            let p = packets(HeaderKind::Frame32, i, f64::from(i), &frame_bytes(0, 300), 100);
             assert!(r.push(&p[0], MS * i as u32).is_none());
         }
         assert_eq!(r.partial_frames(), 2);
@@ -623,6 +650,19 @@ mod tests {
     }
 
     #[test]
+    fn frames_lost_whole_are_counted_from_frame_id_gaps() {
+        let mut r = Reassembler::new(Default::default());
+        let f = frame_bytes(1, 50);
+        for id in [0, 1, 4, 3, 5] {
+            assert!(r
+                .push(&packets(HeaderKind::Frame32, id, f64::from(id), &f, 100)[0], MS)
+                .is_some());
+        }
+        // 2 never came; 3 came late (after 4) and is not missing.
+        assert_eq!(r.stats().frames_missing, 1);
+    }
+
+    #[test]
     fn garbage_is_counted() {
         let mut r = Reassembler::new(Default::default());
         for d in [&b""[..], b"abc", &[0xFF; 100]] {
@@ -637,25 +677,42 @@ mod tests {
         let f = frame_bytes(9, 300);
         for i in 0..5 {
             assert_eq!(
-                push_all(
-                    &mut r,
-                    &packets(HeaderKind::Frame32, i, 10.0 + f64::from(i), &f, 100)
-                )
-                .len(),
+                push_all(&mut r, &packets(HeaderKind::Frame32, i, 10.0 + f64::from(i), &f, 100)).len(),
                 1
             );
         }
         // Half a frame of the old run, then the restart: ids and time from zero.
         r.push(&packets(HeaderKind::Frame32, 5, 15.0, &f, 100)[0], MS);
         for i in 0..5 {
-            let out = push_all(
-                &mut r,
-                &packets(HeaderKind::Frame32, i, f64::from(i) * 0.01, &f, 100),
-            );
+            let out = push_all(&mut r, &packets(HeaderKind::Frame32, i, f64::from(i) * 0.01, &f, 100));
             assert_eq!(out.len(), 1, "frame {i} after the restart");
         }
         assert_eq!(r.stats().restarts, 1);
         assert_eq!(r.stats().incomplete, 1);
+    }
+
+    #[test]
+    fn an_early_restart_is_seen_from_the_frame_ids() {
+        let mut r = Reassembler::new(Default::default());
+        let f = frame_bytes(2, 300);
+        for i in 0..20 {
+            push_all(
+                &mut r,
+                &packets(HeaderKind::Frame32, i, 0.3 + f64::from(i) * 0.03, &f, 100),
+            );
+        }
+        // Sim time back from 0.87 s to 0: less than the time threshold, but ids start over.
+        for i in 0..3 {
+            assert_eq!(
+                push_all(&mut r, &packets(HeaderKind::Frame32, i, f64::from(i) * 0.03, &f, 100)).len(),
+                1
+            );
+        }
+        assert_eq!(r.stats().restarts, 1);
+        // A late straggler (frame 5 of the new run) is no restart.
+        push_all(&mut r, &packets(HeaderKind::Frame32, 7, 0.21, &f, 100));
+        push_all(&mut r, &packets(HeaderKind::Frame32, 5, 0.15, &f, 100));
+        assert_eq!(r.stats().restarts, 1);
     }
 
     #[test]
@@ -665,13 +722,7 @@ mod tests {
         let b = packets(HeaderKind::Image24, 0, 2.0, &frame_bytes(2, 300), 100);
         let out = push_all(
             &mut r,
-            &[
-                a[0].clone(),
-                a[1].clone(),
-                b[0].clone(),
-                b[1].clone(),
-                b[2].clone(),
-            ],
+            &[a[0].clone(), a[1].clone(), b[0].clone(), b[1].clone(), b[2].clone()],
         );
         assert!(out.is_empty());
         assert_eq!(r.stats().inconsistent, 1);

@@ -88,12 +88,8 @@ impl VisionSensorReq {
         if form == RequestForm::Gimbal148 {
             w.u32(self.bitmask);
         }
-        w.u16(self.type_id)
-            .u16(self.target_copter)
-            .u16(self.target_mount_type);
-        w.u16(self.data_width)
-            .u16(self.data_height)
-            .u16(self.data_check_freq);
+        w.u16(self.type_id).u16(self.target_copter).u16(self.target_mount_type);
+        w.u16(self.data_width).u16(self.data_height).u16(self.data_check_freq);
         w.u16s(&self.send_protocol);
         w.f32(self.camera_fov).f32s(&self.sensor_pos_xyz);
         if form == RequestForm::Legacy92 {
@@ -119,8 +115,7 @@ impl VisionSensorReq {
         };
         let f = Fields(p);
         let checksum = f.u16(0);
-        let ok = checksum == REQUEST_CHECKSUM
-            || (form == RequestForm::Gimbal148 && checksum == GIMBAL_ECHO_CHECKSUM);
+        let ok = checksum == REQUEST_CHECKSUM || (form == RequestForm::Gimbal148 && checksum == GIMBAL_ECHO_CHECKSUM);
         if !ok {
             return Err(DecodeError::Checksum {
                 what: WHAT,
@@ -137,13 +132,7 @@ impl VisionSensorReq {
         let (eular_or_quat, eul_at, sensor_ang_quat, other_at, n_other) = if legacy {
             (0.0, floats + 16, [1.0, 0.0, 0.0, 0.0], floats + 28, 8)
         } else {
-            (
-                f.f32(floats + 16),
-                floats + 20,
-                f.f32s(floats + 32),
-                floats + 48,
-                16,
-            )
+            (f.f32(floats + 16), floats + 20, f.f32s(floats + 32), floats + 48, 16)
         };
         let mut other_params = [0f32; 16];
         for (k, v) in other_params.iter_mut().take(n_other).enumerate() {
@@ -274,10 +263,7 @@ mod tests {
 
     fn sample() -> VisionSensorReq {
         let mut other = [0f32; 16];
-        other
-            .iter_mut()
-            .enumerate()
-            .for_each(|(i, v)| *v = i as f32 + 0.5);
+        other.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32 + 0.5);
         VisionSensorReq {
             seq_id: 3,
             bitmask: 1 << 4 | 1 << 13,
@@ -303,20 +289,10 @@ mod tests {
         assert_eq!(b.len(), 144);
         let f = Fields(&b);
         assert_eq!(
-            (
-                f.u16(0),
-                f.u16(2),
-                f.u16(4),
-                f.u16(10),
-                f.u16(12),
-                f.u16(14)
-            ),
+            (f.u16(0), f.u16(2), f.u16(4), f.u16(10), f.u16(12), f.u16(14)),
             (12345, 3, 9, 1280, 720, 30)
         );
-        assert_eq!(
-            (f.u16(16), f.u16(18), f.u16(24), f.u16(26)),
-            (2, 127, 1, 10002)
-        );
+        assert_eq!((f.u16(16), f.u16(18), f.u16(24), f.u16(26)), (2, 127, 1, 10002));
         assert_eq!(
             (f.f32(32), f.f32(36), f.f32(48), f.f32(56), f.f32(64)),
             (90.0, 0.1, 0.0, -0.5, 1.0)
@@ -392,10 +368,7 @@ mod tests {
         let r = ImuRequest::for_copter(2, Ipv4Addr::new(192, 168, 1, 5), 200);
         let b = r.encode();
         assert_eq!(b.len(), 36);
-        assert_eq!(
-            &b[..12],
-            &[0x39, 0x30, 0, 0, 200, 0, 0x19, 0x79, 192, 168, 1, 5]
-        );
+        assert_eq!(&b[..12], &[0x39, 0x30, 0, 0, 200, 0, 0x19, 0x79, 192, 168, 1, 5]);
         assert_eq!(ImuRequest::decode(&b).unwrap(), r);
         assert_eq!(
             (imu_request_port(1), imu_request_port(3), imu_data_port(3)),

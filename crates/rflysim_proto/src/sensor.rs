@@ -55,12 +55,7 @@ const fn camera(type_id: u16, enc: Encoding, topic: &'static str, d: &'static st
     }
 }
 
-const fn other(
-    type_id: u16,
-    class: SensorClass,
-    topic: &'static str,
-    d: &'static str,
-) -> SensorKind {
+const fn other(type_id: u16, class: SensorClass, topic: &'static str, d: &'static str) -> SensorKind {
     SensorKind {
         type_id,
         class,
@@ -76,21 +71,11 @@ pub const SENSOR_KINDS: &[SensorKind] = &[
     camera(2, Encoding::Mono16, "img_depth", "depth camera"),
     camera(3, Encoding::Mono8, "img_gray", "gray camera"),
     camera(4, Encoding::Bgr8, "img_Segmentation", "segmentation camera"),
-    other(
-        5,
-        SensorClass::LaserDistance,
-        "distance",
-        "laser range finder",
-    ),
+    other(5, SensorClass::LaserDistance, "distance", "laser range finder"),
     other(7, SensorClass::DepthCloud, "Depth_Cloud", "depth-to-cloud"),
     camera(8, Encoding::Bgr8, "fisheye", "fisheye camera"),
     camera(9, Encoding::Bgr8, "img_cine", "gimbal camera"),
-    other(
-        20,
-        SensorClass::Lidar,
-        "vehicle_lidar",
-        "vehicle-frame LiDAR",
-    ),
+    other(20, SensorClass::Lidar, "vehicle_lidar", "vehicle-frame LiDAR"),
     other(21, SensorClass::Lidar, "global_lidar", "world-frame LiDAR"),
     other(22, SensorClass::Lidar, "livox_lidar", "Livox LiDAR"),
     other(23, SensorClass::Lidar, "mid360_lidar", "Mid360 LiDAR"),
@@ -101,12 +86,7 @@ pub const SENSOR_KINDS: &[SensorKind] = &[
         "detections",
         "detection boxes (short form)",
     ),
-    camera(
-        40,
-        Encoding::Mono8,
-        "img_Infrared_Gray",
-        "infrared gray camera",
-    ),
+    camera(40, Encoding::Mono8, "img_Infrared_Gray", "infrared gray camera"),
     camera(41, Encoding::Bgr8, "img_Infrared", "infrared color camera"),
 ];
 

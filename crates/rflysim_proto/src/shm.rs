@@ -169,8 +169,7 @@ impl ShmReader {
         out.clear();
         out.resize(n, 0);
         region.copy_out(HEADER_LEN, out);
-        let unchanged =
-            region.load_flag() == FLAG_READING && region.load_time_stamp().to_bits() == t.to_bits();
+        let unchanged = region.load_flag() == FLAG_READING && region.load_time_stamp().to_bits() == t.to_bits();
         if !unchanged {
             // The writer wrote during the copy; its frame is flagged new again
             // (or about to be) and is read on the next poll.
@@ -190,11 +189,7 @@ impl ShmReader {
 
 /// The writer's side (the emulator): skips the frame while a reader holds the
 /// slot; else writes payload, then time stamp, then the flag.
-pub fn write_frame<R: SharedRegion + ?Sized>(
-    region: &mut R,
-    time_stamp: f64,
-    payload: &[u8],
-) -> bool {
+pub fn write_frame<R: SharedRegion + ?Sized>(region: &mut R, time_stamp: f64, payload: &[u8]) -> bool {
     if region.len() < HEADER_LEN + payload.len() || region.load_flag() == FLAG_READING {
         return false;
     }

@@ -88,11 +88,7 @@ pub fn decode_detections(p: &[u8]) -> Result<Vec<Detection>, DecodeError> {
     } else if n.checked_mul(16) == Some(body) {
         16
     } else {
-        return Err(DecodeError::length(
-            WHAT,
-            p.len(),
-            format!("4 + 24·{n} or 4 + 16·{n}"),
-        ));
+        return Err(DecodeError::length(WHAT, p.len(), format!("4 + 24·{n} or 4 + 16·{n}")));
     };
     Ok((0..n)
         .map(|i| {
@@ -173,9 +169,7 @@ impl CameraData {
             .i32(self.type_id)
             .i32(self.data_height)
             .i32(self.data_width);
-        w.f32(self.camera_fov)
-            .f32s(&self.pos_ue)
-            .f32s(&self.ang_euler);
+        w.f32(self.camera_fov).f32s(&self.pos_ue).f32s(&self.ang_euler);
         if let Some(q) = self.ang_quat {
             w.f32s(&q);
         }
@@ -346,10 +340,7 @@ mod tests {
         assert_eq!(s.encode(), b);
         let mut wrong = b.clone();
         wrong[0] = 0;
-        assert!(matches!(
-            ImuSample::decode(&wrong),
-            Err(DecodeError::Checksum { .. })
-        ));
+        assert!(matches!(ImuSample::decode(&wrong), Err(DecodeError::Checksum { .. })));
         assert!(ImuSample::decode(&b[..39]).is_err());
     }
 
@@ -386,10 +377,7 @@ mod tests {
         assert_eq!(&b[0..4], &[0xD3, 0x02, 0x96, 0x49]);
         assert_eq!(f64::from_le_bytes(b[64..72].try_into().unwrap()), 12.25);
         assert_eq!(CameraData::decode(&b).unwrap(), c);
-        let legacy = CameraData {
-            ang_quat: None,
-            ..c
-        };
+        let legacy = CameraData { ang_quat: None, ..c };
         let lb = legacy.encode();
         assert_eq!(lb.len(), 56);
         assert_eq!(CameraData::decode(&lb).unwrap(), legacy);

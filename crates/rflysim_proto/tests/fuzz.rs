@@ -17,14 +17,10 @@ use rflysim_proto::header::{split_frame, HeaderKind};
 use rflysim_proto::image::{decode_png, encode, raw_image, JpegDecoder};
 use rflysim_proto::lidar::{self, cloud_len_in_region, decode_depth_cloud, decode_lidar};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use rflysim_proto::request::{
-    console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq,
-};
+use rflysim_proto::request::{console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::sensor::Encoding;
 use rflysim_proto::shm::{write_frame, ShmReader};
-use rflysim_proto::telemetry::{
-    decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState,
-};
+use rflysim_proto::telemetry::{decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState};
 
 struct CountingAlloc;
 
@@ -210,8 +206,7 @@ fn fixed_structs_and_requests() {
         console_command("RflyReqObjData 0 2 0").unwrap(),
         ImuRequest::for_copter(1, std::net::Ipv4Addr::LOCALHOST, 200).encode(),
         vec![
-            2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0,
+            2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x3F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
         ],
     ];
     let mut true_state = vec![0u8; 168];
@@ -277,10 +272,7 @@ fn reassembler_under_hostile_streams() {
     let max_frame = cfg.max_frame_bytes;
     let mut r = Reassembler::new(cfg);
     let mut datagrams = Vec::new();
-    for (i, kind) in [HeaderKind::Image24, HeaderKind::Frame32]
-        .into_iter()
-        .enumerate()
-    {
+    for (i, kind) in [HeaderKind::Image24, HeaderKind::Frame32].into_iter().enumerate() {
         let payload: Vec<u8> = (0..3000).map(|b| (b as u8).wrapping_add(i as u8)).collect();
         datagrams.extend(split_frame(kind, i as i32, i as f64, &payload, 1000));
     }

@@ -12,16 +12,10 @@ pub const DEFAULT_SENSOR_DEPTH: usize = 5;
 /// `sensor_data` profile (best effort) is invisible to reliable subscribers.
 /// A short history keeps a slow subscriber from holding many frames.
 pub fn sensor_publisher(depth: usize) -> QosProfile {
-    QosProfile::default()
-        .keep_last(depth.max(1))
-        .reliable()
-        .volatile()
+    QosProfile::default().keep_last(depth.max(1)).reliable().volatile()
 }
 
 /// QoS for data that a late subscriber still needs (static transforms).
 pub fn latched() -> QosProfile {
-    QosProfile::default()
-        .keep_last(1)
-        .reliable()
-        .transient_local()
+    QosProfile::default().keep_last(1).reliable().transient_local()
 }

@@ -50,8 +50,7 @@ fn camera_status(seq: u32) -> CameraStatus {
             p1: 0.001,
             p2: -0.002,
             k3: 0.5,
-            att_type_valid_mask: CameraParams::PLANE_TO_CAM_VALID as u8
-                | CameraParams::LEVEL_PLANE_TO_CAM_VALID as u8,
+            att_type_valid_mask: CameraParams::PLANE_TO_CAM_VALID as u8 | CameraParams::LEVEL_PLANE_TO_CAM_VALID as u8,
             p2c_roll_deg: 1.0,
             p2c_pitch_deg: -30.0,
             p2c_yaw_deg: 45.0,
@@ -89,12 +88,7 @@ fn point_cloud(seq: u32) -> PointCloud2 {
         header: header(seq),
         height: 1,
         width: POINTS,
-        fields: vec![
-            field("x", 0),
-            field("y", 4),
-            field("z", 8),
-            field("seg", 12),
-        ],
+        fields: vec![field("x", 0), field("y", 4), field("z", 8), field("seg", 12)],
         is_bigendian: false,
         point_step: 16,
         row_step: 16 * POINTS,
