@@ -2,5 +2,14 @@
 //! how the nodes are put together. Wire formats live in `rflysim_proto`; this
 //! crate only maps them onto ROS types, topics, QoS, time and parameters.
 
+pub mod app;
+pub mod coptersim;
+pub mod msgs;
+pub mod names;
+pub mod net;
 pub mod params;
 pub mod qos;
+pub mod requests;
+pub mod sensor;
+pub mod stats;
+pub mod time;

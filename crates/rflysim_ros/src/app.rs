@@ -1,0 +1,299 @@
+//! The executables' common body: read parameters, build one r2r node per
+//! sensor (and per vehicle), run every stream on one tokio runtime, spin the
+//! nodes, stop cleanly on SIGINT / SIGTERM.
+
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use r2r::{Context, Node};
+use tokio::sync::watch;
+
+use rflysim_proto::config::{load_config, AngleUnit, SensorConfig};
+use rflysim_proto::sensor::SensorClass;
+
+use crate::coptersim::{run_heartbeat, CopterBridge, CopterSettings};
+use crate::msgs::Covariances;
+use crate::params;
+use crate::sensor::{SensorPipeline, SensorSettings};
+use crate::stats::SensorStats;
+use crate::time::{ClockPublisher, TimeBase};
+
+/// Which part of RflySim an executable bridges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Every sensor of the config, the IMUs and true state of `copter_ids`.
+    Bridge,
+    /// One LiDAR / depth-cloud sensor (`seq_id`, or the config's first).
+    Lidar,
+    /// One camera (`seq_id`, or the config's first).
+    Camera,
+    /// The IMUs and true state of `copter_ids`.
+    Imu,
+}
+
+impl Role {
+    fn node_name(self) -> &'static str {
+        match self {
+            Role::Bridge => "rflysim_bridge",
+            Role::Lidar => "rflysim_lidar",
+            Role::Camera => "rflysim_camera",
+            Role::Imu => "rflysim_imu",
+        }
+    }
+    fn wants(self, cfg: &SensorConfig) -> bool {
+        let class = cfg.kind().map(|k| k.class);
+        match self {
+            Role::Bridge => true,
+            Role::Lidar => matches!(class, Some(SensorClass::Lidar | SensorClass::DepthCloud)),
+            Role::Camera => matches!(class, Some(SensorClass::Camera(_))),
+            Role::Imu => false,
+        }
+    }
+}
+
+/// Everything the parameters say.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub config_path: Option<PathBuf>,
+    pub seq_id: Option<u16>,
+    pub copter_ids: Vec<u16>,
+    pub sim_ip: Ipv4Addr,
+    pub window_id: u16,
+    pub send_requests: bool,
+    pub use_sim_time: bool,
+    pub imu: bool,
+    pub imu_rate_hz: u16,
+    pub heartbeat_port: u16,
+    pub heartbeat_multicast: bool,
+    pub angle_unit: AngleUnit,
+    pub sensor: SensorSettings,
+}
+
+fn bad(name: &str, msg: impl std::fmt::Display) -> String {
+    format!("parameter {name}: {msg}")
+}
+
+impl Settings {
+    pub fn from_node(node: &Node, role: Role) -> Result<Settings, String> {
+        let e = |err: r2r::Error| err.to_string();
+        let path = params::string(node, "rflysim_config", "").map_err(e)?;
+        let seq = params::int(node, "seq_id", -1).map_err(e)?;
+        let ids = params::int_array(node, "copter_ids", &[1]).map_err(e)?;
+        let copter_ids = ids
+            .iter()
+            .map(|&i| {
+                u16::try_from(i)
+                    .ok()
+                    .filter(|&i| i > 0)
+                    .ok_or_else(|| bad("copter_ids", format!("{i} is not a vehicle id")))
+            })
+            .collect::<Result<Vec<u16>, String>>()?;
+        let ip = params::string(node, "sim_ip", "127.0.0.1").map_err(e)?;
+        let sim_ip: Ipv4Addr = ip
+            .parse()
+            .map_err(|_| bad("sim_ip", format!("{ip:?} is not an IPv4 address")))?;
+        let window = params::int(node, "window_id", 0).map_err(e)?;
+        let window_id = u16::try_from(window)
+            .ok()
+            .filter(|w| *w < 20)
+            .ok_or_else(|| bad("window_id", "expected 0..19"))?;
+        let depth = params::int(node, "qos_depth", crate::qos::DEFAULT_SENSOR_DEPTH as i64).map_err(e)?;
+        let unit = params::string(node, "angle_unit", "auto").map_err(e)?;
+        let angle_unit = match unit.as_str() {
+            "auto" => AngleUnit::Auto,
+            "rad" | "radians" => AngleUnit::Radians,
+            "deg" | "degrees" => AngleUnit::Degrees,
+            other => return Err(bad("angle_unit", format!("{other:?} is not auto, rad or deg"))),
+        };
+        let d = Covariances::default();
+        let covariances = Covariances {
+            imu_gyro: params::float(node, "imu_gyro_variance", d.imu_gyro).map_err(e)?,
+            imu_accel: params::float(node, "imu_accel_variance", d.imu_accel).map_err(e)?,
+            imu_orientation: params::float(node, "imu_orientation_variance", d.imu_orientation).map_err(e)?,
+            pose_position: params::float(node, "pose_position_variance", d.pose_position).map_err(e)?,
+            pose_orientation: params::float(node, "pose_orientation_variance", d.pose_orientation).map_err(e)?,
+            ..d
+        };
+        let _ = role;
+        Ok(Settings {
+            config_path: (!path.is_empty()).then(|| PathBuf::from(path)),
+            seq_id: u16::try_from(seq).ok(),
+            copter_ids,
+            sim_ip,
+            window_id,
+            send_requests: params::boolean(node, "send_requests", true).map_err(e)?,
+            use_sim_time: params::boolean(node, "use_sim_time", false).map_err(e)?,
+            imu: params::boolean(node, "imu", true).map_err(e)?,
+            imu_rate_hz: params::int(node, "imu_rate_hz", 200).map_err(e)?.clamp(1, 1000) as u16,
+            heartbeat_port: params::int(node, "heartbeat_port", 20005).map_err(e)?.clamp(1, 65535) as u16,
+            heartbeat_multicast: params::boolean(node, "heartbeat_multicast", true).map_err(e)?,
+            angle_unit,
+            sensor: SensorSettings {
+                qos: crate::qos::sensor_publisher(depth.clamp(1, 1000) as usize),
+                rcvbuf: params::int(node, "rcvbuf_bytes", 32 << 20)
+                    .map_err(e)?
+                    .clamp(1 << 16, 1 << 30) as usize,
+                max_frame_bytes: params::int(node, "max_frame_bytes", 64 << 20)
+                    .map_err(e)?
+                    .clamp(1 << 10, 1 << 30) as usize,
+                covariances,
+                always_decode: params::boolean(node, "decode_jpeg_always", false).map_err(e)?,
+                ..SensorSettings::default()
+            },
+        })
+    }
+
+    /// The sensors this role serves.
+    pub fn sensors(&self, role: Role) -> Result<Vec<SensorConfig>, String> {
+        if role == Role::Imu {
+            return Ok(Vec::new());
+        }
+        let path = self
+            .config_path
+            .as_ref()
+            .ok_or("parameter rflysim_config: the path of a RflySim Config.json is needed")?;
+        let all = load_config(path, self.angle_unit).map_err(|e| e.to_string())?;
+        let mut chosen: Vec<SensorConfig> = all.into_iter().filter(|c| role.wants(c)).collect();
+        if role != Role::Bridge {
+            chosen = match self.seq_id {
+                Some(id) => chosen.into_iter().filter(|c| c.seq_id == id).collect(),
+                None => chosen.into_iter().take(1).collect(),
+            };
+            if chosen.is_empty() {
+                return Err(format!(
+                    "no {role:?} sensor{} in {}",
+                    self.seq_id.map(|i| format!(" with SeqID {i}")).unwrap_or_default(),
+                    path.display()
+                ));
+            }
+        }
+        Ok(chosen)
+    }
+}
+
+/// Builds the nodes of `role` and runs them until SIGINT / SIGTERM.
+pub fn main(role: Role) -> std::process::ExitCode {
+    match run(role) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("[{}] error: {e}", role.node_name());
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(role: Role) -> Result<(), String> {
+    let ctx = Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
+    let mut main_node = Node::create(ctx.clone(), role.node_name(), "").map_err(|e| e.to_string())?;
+    let logger = main_node.logger().to_string();
+    let settings = Settings::from_node(&main_node, role)?;
+    let sensors = settings.sensors(role)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let (stop_tx, stop_rx) = watch::channel(false);
+
+    let time = Arc::new(TimeBase::new(settings.use_sim_time));
+    let clock = if settings.use_sim_time {
+        Some(Arc::new(
+            ClockPublisher::new(&mut main_node).map_err(|e| e.to_string())?,
+        ))
+    } else {
+        None
+    };
+    let mut nodes = vec![];
+    let mut request_list: Vec<(SensorConfig, Arc<SensorStats>)> = Vec::new();
+    let _guard = runtime.enter();
+
+    for cfg in sensors {
+        let mut node =
+            Node::create(ctx.clone(), &format!("rflysim_sensor{}", cfg.seq_id), "").map_err(|e| e.to_string())?;
+        match SensorPipeline::new(&mut node, cfg.clone(), time.clone(), settings.sensor.clone()) {
+            Ok(p) => {
+                request_list.push((cfg, p.stats.clone()));
+                runtime.spawn(p.with_clock(clock.clone()).run(stop_rx.clone()));
+                nodes.push(node);
+            }
+            Err(e) => r2r::log_warn!(&logger, "{e}"),
+        }
+    }
+    if matches!(role, Role::Bridge | Role::Imu) && settings.imu {
+        let copter_settings = CopterSettings {
+            sim_ip: settings.sim_ip,
+            rate_hz: settings.imu_rate_hz,
+            send_requests: settings.send_requests,
+            several: settings.copter_ids.len() > 1,
+            qos: settings.sensor.qos.clone(),
+            covariances: settings.sensor.covariances,
+        };
+        for &id in &settings.copter_ids {
+            let mut node = Node::create(ctx.clone(), &format!("rflysim_uav{id}"), "").map_err(|e| e.to_string())?;
+            let copter = CopterBridge::new(&mut node, id, time.clone(), &copter_settings).map_err(|e| e.to_string())?;
+            runtime.spawn(copter.with_clock(clock.clone()).run(stop_rx.clone()));
+            nodes.push(node);
+        }
+    }
+    if !settings.use_sim_time {
+        runtime.spawn(run_heartbeat(
+            settings.heartbeat_port,
+            settings.heartbeat_multicast,
+            time.clone(),
+            logger.clone(),
+            stop_rx.clone(),
+        ));
+    }
+    if settings.send_requests && !request_list.is_empty() {
+        runtime.spawn(crate::requests::run_requests(
+            request_list,
+            settings.sim_ip,
+            settings.window_id,
+            logger.clone(),
+            stop_rx.clone(),
+        ));
+    }
+    // Parameter services (`ros2 param`), and use_sim_time's /clock subscription.
+    nodes.insert(0, main_node);
+    for node in &mut nodes {
+        if let Ok((handler, _events)) = node.make_parameter_handler() {
+            runtime.spawn(handler);
+        }
+    }
+    r2r::log_info!(
+        &logger,
+        "running with {} node(s); time base: {}",
+        nodes.len(),
+        if settings.use_sim_time {
+            "sim time (/clock)"
+        } else {
+            "wall clock"
+        }
+    );
+
+    let spinner_stop = stop_rx.clone();
+    let spinner = std::thread::spawn(move || {
+        let slice = Duration::from_millis((20 / nodes.len().max(1) as u64).max(1));
+        while !*spinner_stop.borrow() {
+            for n in &mut nodes {
+                n.spin_once(slice);
+            }
+        }
+        nodes
+    });
+    runtime.block_on(async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+        }
+    });
+    r2r::log_info!(&logger, "shutting down");
+    let _ = stop_tx.send(true);
+    runtime.shutdown_timeout(Duration::from_secs(2));
+    // The nodes (and their publishers) go last, after every task using them.
+    let _nodes = spinner.join();
+    Ok(())
+}

@@ -1,0 +1,282 @@
+//! CopterSim's side: the IMU (requested by the bridge itself), the true-state
+//! stream as odometry, and the heartbeat that anchors the time base.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::Imu;
+use r2r::{Node, Publisher, QosProfile};
+use tokio::sync::watch;
+
+use rflysim_proto::frames::{quat_normalize, Quat};
+use rflysim_proto::request::{imu_data_port, imu_request_port, ImuRequest};
+use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
+
+use crate::msgs::{self, Covariances};
+use crate::names;
+use crate::stats::{RateLimitedLog, SensorStats};
+use crate::time::{ClockPublisher, TimeBase};
+
+/// The address this host has towards `peer` (what CopterSim must send to).
+pub fn local_ip_towards(peer: Ipv4Addr) -> Ipv4Addr {
+    let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).and_then(|s| {
+        s.connect((peer, 9))?;
+        s.local_addr()
+    });
+    match probe {
+        Ok(std::net::SocketAddr::V4(a)) if !a.ip().is_unspecified() => *a.ip(),
+        _ => Ipv4Addr::LOCALHOST,
+    }
+}
+
+/// One vehicle's IMU and true state.
+pub struct CopterBridge {
+    pub copter: u16,
+    imu: Publisher<Imu>,
+    state: Publisher<Odometry>,
+    time: Arc<TimeBase>,
+    clock: Option<Arc<ClockPublisher>>,
+    cov: Covariances,
+    sim_ip: Ipv4Addr,
+    rate_hz: u16,
+    send_requests: bool,
+    logger: String,
+    /// The latest true-state attitude (FRD in NED) and when it came.
+    attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
+    pub imu_stats: Arc<SensorStats>,
+    pub state_stats: Arc<SensorStats>,
+}
+
+impl std::fmt::Debug for CopterBridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CopterBridge").field("copter", &self.copter).finish()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct CopterSettings {
+    pub sim_ip: Ipv4Addr,
+    pub rate_hz: u16,
+    pub send_requests: bool,
+    /// Several vehicles: IMU topics under `/uav<id>/`.
+    pub several: bool,
+    pub qos: QosProfile,
+    pub covariances: Covariances,
+}
+
+impl CopterBridge {
+    pub fn new(node: &mut Node, copter: u16, time: Arc<TimeBase>, s: &CopterSettings) -> r2r::Result<Self> {
+        Ok(Self {
+            copter,
+            imu: node.create_publisher(&names::imu_topic(copter, s.several), s.qos.clone())?,
+            state: node.create_publisher(&names::state_odom_topic(copter), s.qos.clone())?,
+            time,
+            clock: None,
+            cov: s.covariances,
+            sim_ip: s.sim_ip,
+            rate_hz: s.rate_hz,
+            send_requests: s.send_requests,
+            logger: node.logger().to_string(),
+            attitude: Arc::new(Mutex::new(None)),
+            imu_stats: Arc::new(SensorStats::default()),
+            state_stats: Arc::new(SensorStats::default()),
+        })
+    }
+
+    pub fn with_clock(mut self, clock: Option<Arc<ClockPublisher>>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The IMU message of one sample (FLU, REP-145 covariances).
+    pub fn imu_message(&self, sample: &ImuSample) -> Imu {
+        let fresh = self
+            .attitude
+            .lock()
+            .unwrap()
+            .filter(|(_, at)| at.elapsed() < Duration::from_millis(500))
+            .map(|(q, _)| q);
+        let header = msgs::header(self.time.stamp(sample.time_stamp), &names::base_frame(self.copter));
+        msgs::imu(sample, fresh, header, &self.cov)
+    }
+
+    /// Runs the IMU and the true-state streams; `self` is split between the
+    /// two tasks (a publisher is `Send` but not `Sync`).
+    pub async fn run(self, shutdown: watch::Receiver<bool>) {
+        let state_part = StatePart {
+            copter: self.copter,
+            state: self.state.clone(),
+            time: self.time.clone(),
+            cov: self.cov,
+            logger: self.logger.clone(),
+            attitude: self.attitude.clone(),
+            stats: self.state_stats.clone(),
+        };
+        let imu = tokio::spawn(self.run_imu(shutdown.clone()));
+        let state = tokio::spawn(state_part.run(shutdown));
+        let _ = tokio::join!(imu, state);
+    }
+
+    async fn run_imu(self, mut shutdown: watch::Receiver<bool>) {
+        let port = imu_data_port(self.copter);
+        let sock = match crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
+            .and_then(|(s, _)| tokio::net::UdpSocket::from_std(s))
+        {
+            Ok(s) => s,
+            Err(e) => return r2r::log_error!(&self.logger, "uav{}: cannot bind IMU port {port}: {e}", self.copter),
+        };
+        let request_to = SocketAddrV4::new(self.sim_ip, imu_request_port(self.copter));
+        let request = ImuRequest::for_copter(self.copter, local_ip_towards(self.sim_ip), self.rate_hz).encode();
+        r2r::log_info!(
+            &self.logger,
+            "uav{}: IMU on UDP {port} → {}{}",
+            self.copter,
+            names::imu_topic(self.copter, false),
+            if self.send_requests {
+                format!(" (requesting {} Hz from CopterSim at {request_to})", self.rate_hz)
+            } else {
+                String::new()
+            }
+        );
+        let sender = crate::net::udp_sender()
+            .ok()
+            .and_then(|s| tokio::net::UdpSocket::from_std(s).ok());
+        let mut last_sample: Option<Instant> = None;
+        let mut next_request = Instant::now();
+        let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+        let mut buf = [0u8; 1024];
+        loop {
+            if self.send_requests
+                && last_sample.is_none_or(|t| t.elapsed() > Duration::from_secs(2))
+                && Instant::now() >= next_request
+            {
+                if let Some(s) = &sender {
+                    let _ = s.send_to(&request, request_to).await;
+                }
+                next_request = Instant::now() + Duration::from_secs(1);
+            }
+            tokio::select! {
+                r = sock.recv(&mut buf) => {
+                    let Ok(n) = r else { continue };
+                    match ImuSample::decode(&buf[..n]) {
+                        Ok(sample) => {
+                            last_sample = Some(Instant::now());
+                            match self.imu.publish(&self.imu_message(&sample)) {
+                                Ok(()) => self.imu_stats.published(n),
+                                Err(_) => self.imu_stats.drop_frame("publish_failed"),
+                            }
+                            if let Some(c) = &self.clock {
+                                c.advance(sample.time_stamp);
+                            }
+                        }
+                        Err(e) => {
+                            self.imu_stats.drop_frame(e.reason());
+                            if let Some(held) = warn.allow() {
+                                r2r::log_warn!(&self.logger, "uav{}: IMU datagram dropped: {e} ({held} more held back)", self.copter);
+                            }
+                        }
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+                _ = shutdown.changed() => break,
+            }
+        }
+    }
+}
+
+struct StatePart {
+    copter: u16,
+    state: Publisher<Odometry>,
+    time: Arc<TimeBase>,
+    cov: Covariances,
+    logger: String,
+    attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
+    stats: Arc<SensorStats>,
+}
+
+impl StatePart {
+    async fn run(self, mut shutdown: watch::Receiver<bool>) {
+        let port = imu_request_port(self.copter) + 1;
+        let sock = match crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
+            .and_then(|(s, _)| tokio::net::UdpSocket::from_std(s))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                return r2r::log_warn!(
+                    &self.logger,
+                    "uav{}: no true-state odometry, cannot bind {port}: {e}",
+                    self.copter
+                )
+            }
+        };
+        let mut buf = [0u8; 1024];
+        let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+        loop {
+            tokio::select! {
+                r = sock.recv(&mut buf) => {
+                    let Ok(n) = r else { continue };
+                    match TrueState::decode(&buf[..n]) {
+                        Ok(s) if s.copter_id == i32::from(self.copter) => {
+                            *self.attitude.lock().unwrap() = Some((quat_normalize(s.quaternion.map(f64::from)), Instant::now()));
+                            let header = msgs::header(self.time.stamp(s.runned_time), &names::odom_frame(self.copter));
+                            let odom = msgs::odometry_from_true_state(&s, header, &names::base_frame(self.copter), &self.cov);
+                            match self.state.publish(&odom) {
+                                Ok(()) => self.stats.published(n),
+                                Err(_) => self.stats.drop_frame("publish_failed"),
+                            }
+                        }
+                        Ok(_) => self.stats.drop_frame("other_vehicle"),
+                        Err(e) => {
+                            self.stats.drop_frame(e.reason());
+                            if let Some(held) = warn.allow() {
+                                r2r::log_warn!(&self.logger, "uav{}: true-state datagram dropped: {e} ({held} more held back)", self.copter);
+                            }
+                        }
+                    }
+                }
+                _ = shutdown.changed() => break,
+            }
+        }
+    }
+}
+
+/// Listens for CopterSim heartbeats and anchors `time` with them.
+pub async fn run_heartbeat(
+    port: u16,
+    multicast: bool,
+    time: Arc<TimeBase>,
+    logger: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let group = multicast.then_some(Ipv4Addr::new(224, 0, 0, 10));
+    let bound = crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, group)
+        .or_else(|_| crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, None));
+    let sock = match bound.and_then(|(s, _)| tokio::net::UdpSocket::from_std(s)) {
+        Ok(s) => s,
+        Err(e) => {
+            return r2r::log_warn!(
+                &logger,
+                "no CopterSim heartbeat (UDP {port}: {e}); stamps anchor on the first frame"
+            )
+        }
+    };
+    let mut buf = [0u8; 256];
+    let mut announced = false;
+    loop {
+        tokio::select! {
+            r = sock.recv(&mut buf) => {
+                let Ok(n) = r else { continue };
+                if let Ok(h) = Heartbeat::decode(&buf[..n]) {
+                    time.heartbeat(h.start_time_us as f64 * 1e-6);
+                    if !announced {
+                        r2r::log_info!(&logger, "time base: CopterSim heartbeat (sim time 0 = {:.3} s epoch)", h.start_time_us as f64 * 1e-6);
+                        announced = true;
+                    }
+                }
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+}

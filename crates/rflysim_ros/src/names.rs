@@ -1,0 +1,67 @@
+//! Topic names (RflySim's SDK tree, spec §8) and frame ids (REP-103 / REP-105,
+//! with the convention in the name: RflySim's NED world and FRD body are
+//! published as ENU and FLU).
+//!
+//! Topic names are relative (`rflysim/sensor3/img_rgb`): in the root
+//! namespace they are the SDK's `/rflysim/...` names, and
+//! `--ros-args -r __ns:=/drone1` (or a launch file's namespace) moves them,
+//! which the SDK's absolute names could not.
+
+use rflysim_proto::config::SensorConfig;
+
+pub fn sensor_topic(seq_id: u16, suffix: &str) -> String {
+    format!("rflysim/sensor{seq_id}/{suffix}")
+}
+
+pub fn odom_topic(copter: u16, global: bool) -> String {
+    format!("rflysim/uav{copter}/{}/odom", if global { "global" } else { "local" })
+}
+
+/// Odometry from CopterSim's true-state stream.
+pub fn state_odom_topic(copter: u16) -> String {
+    format!("rflysim/uav{copter}/state/odom")
+}
+
+/// `/rflysim/imu` for one vehicle, `/uav<id>/rflysim/imu` for several (spec §8).
+pub fn imu_topic(copter: u16, several: bool) -> String {
+    if several {
+        format!("uav{copter}/rflysim/imu")
+    } else {
+        "rflysim/imu".into()
+    }
+}
+
+/// ENU world frame for RflySim's global (axis type 1) data.
+pub const WORLD_FRAME: &str = "rflysim/map_enu";
+
+pub fn odom_frame(copter: u16) -> String {
+    format!("rflysim/uav{copter}/odom_enu")
+}
+
+pub fn base_frame(copter: u16) -> String {
+    format!("rflysim/uav{copter}/base_link_flu")
+}
+
+/// A sensor's own frame (FLU axes at its mount).
+pub fn sensor_frame(cfg: &SensorConfig) -> String {
+    format!("rflysim/uav{}/sensor{}_flu", cfg.target_copter, cfg.seq_id)
+}
+
+/// A camera's optical frame (z forward, x right, y down).
+pub fn optical_frame(cfg: &SensorConfig) -> String {
+    format!("rflysim/uav{}/sensor{}_optical", cfg.target_copter, cfg.seq_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn topics() {
+        assert_eq!(sensor_topic(3, "img_rgb"), "rflysim/sensor3/img_rgb");
+        assert_eq!(odom_topic(1, false), "rflysim/uav1/local/odom");
+        assert_eq!(odom_topic(2, true), "rflysim/uav2/global/odom");
+        assert_eq!(imu_topic(1, false), "rflysim/imu");
+        assert_eq!(imu_topic(2, true), "uav2/rflysim/imu");
+    }
+}

@@ -1,0 +1,518 @@
+//! One RflySim sensor → its ROS 2 topics: UDP datagrams (or a shared-memory
+//! region) → reassembly → decode → publish, counting every drop.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image, PointCloud2};
+use r2r::std_msgs::msg::Float32;
+use r2r::{Node, Publisher, QosProfile};
+use tokio::sync::watch;
+
+use rflysim_proto::config::SensorConfig;
+use rflysim_proto::error::DecodeError;
+use rflysim_proto::image::{decode_png, raw_image, JpegDecoder};
+use rflysim_proto::lidar::{cloud_len_in_region, decode_depth_cloud, decode_lidar, PointCloud};
+use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
+use rflysim_proto::sensor::{Encoding, ImageFormat, SensorClass, SensorKind, Transport};
+use rflysim_proto::shm::{RawRegion, ShmReader, HEADER_LEN};
+use rflysim_proto::telemetry::LaserDistance;
+
+use crate::msgs::{self, Covariances};
+use crate::names;
+use crate::stats::{RateLimitedLog, SensorStats};
+use crate::time::TimeBase;
+
+/// Settings shared by every sensor of a process.
+#[derive(Debug, Clone)]
+pub struct SensorSettings {
+    pub qos: QosProfile,
+    pub rcvbuf: usize,
+    pub max_frame_bytes: usize,
+    pub covariances: Covariances,
+    /// Always decode JPEG, even while nobody subscribes to the raw topic.
+    pub always_decode: bool,
+    /// Shared-memory poll period.
+    pub shm_poll: Duration,
+}
+
+impl Default for SensorSettings {
+    fn default() -> Self {
+        Self {
+            qos: crate::qos::sensor_publisher(crate::qos::DEFAULT_SENSOR_DEPTH),
+            rcvbuf: 32 << 20,
+            max_frame_bytes: 64 << 20,
+            covariances: Covariances::default(),
+            always_decode: false,
+            shm_poll: Duration::from_millis(1),
+        }
+    }
+}
+
+enum Outputs {
+    Camera {
+        encoding: Encoding,
+        image: Publisher<Image>,
+        info: Publisher<CameraInfo>,
+        compressed: Option<Publisher<CompressedImage>>,
+        jpeg: Option<JpegDecoder>,
+    },
+    Cloud {
+        depth: bool,
+        cloud: Publisher<PointCloud2>,
+        odom_local: Publisher<Odometry>,
+        odom_global: Publisher<Odometry>,
+    },
+    Distance(Publisher<Float32>),
+}
+
+/// A mapping of another process's region, moved between tokio's threads.
+struct MappedRegion(shared_memory::Shmem);
+
+// SAFETY: a Unix shared-memory mapping is a plain address range; nothing in
+// it is tied to the thread that mapped it.
+unsafe impl Send for MappedRegion {}
+
+/// Why a frame was not published.
+#[derive(Debug)]
+enum FrameError {
+    Decode(DecodeError),
+    Publish(r2r::Error),
+}
+
+impl From<DecodeError> for FrameError {
+    fn from(e: DecodeError) -> Self {
+        FrameError::Decode(e)
+    }
+}
+
+impl From<r2r::Error> for FrameError {
+    fn from(e: r2r::Error) -> Self {
+        FrameError::Publish(e)
+    }
+}
+
+impl FrameError {
+    fn reason(&self) -> &'static str {
+        match self {
+            FrameError::Decode(e) => e.reason(),
+            FrameError::Publish(_) => "publish_failed",
+        }
+    }
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Decode(e) => e.fmt(f),
+            FrameError::Publish(e) => write!(f, "publish: {e}"),
+        }
+    }
+}
+
+/// Turns one sensor's frames into messages and publishes them.
+pub struct SensorPipeline {
+    pub cfg: SensorConfig,
+    kind: &'static SensorKind,
+    transport: Transport,
+    outputs: Outputs,
+    time: Arc<TimeBase>,
+    pub stats: Arc<SensorStats>,
+    settings: SensorSettings,
+    logger: String,
+    warn_limit: RateLimitedLog,
+    clock: Option<Arc<crate::time::ClockPublisher>>,
+}
+
+impl std::fmt::Debug for SensorPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SensorPipeline")
+            .field("seq_id", &self.cfg.seq_id)
+            .field("type_id", &self.cfg.type_id)
+            .finish()
+    }
+}
+
+impl SensorPipeline {
+    /// Creates the publishers of `cfg` on `node`; `None` for a sensor kind
+    /// with no ROS topic (detections), with the reason.
+    pub fn new(
+        node: &mut Node,
+        cfg: SensorConfig,
+        time: Arc<TimeBase>,
+        settings: SensorSettings,
+    ) -> Result<Self, String> {
+        let kind = cfg
+            .kind()
+            .ok_or_else(|| format!("sensor {}: unknown TypeID {}", cfg.seq_id, cfg.type_id))?;
+        let transport = cfg
+            .transport()
+            .ok_or_else(|| format!("sensor {}: unknown transport", cfg.seq_id))?;
+        let topic = names::sensor_topic(cfg.seq_id, kind.topic_suffix);
+        let qos = settings.qos.clone();
+        let err = |e: r2r::Error| format!("sensor {}: {e}", cfg.seq_id);
+        let outputs = match kind.class {
+            SensorClass::Camera(encoding) => {
+                let jpeg_stream = ImageFormat::for_transport(transport) == ImageFormat::Jpeg;
+                Outputs::Camera {
+                    encoding,
+                    image: node.create_publisher(&topic, qos.clone()).map_err(err)?,
+                    info: node
+                        .create_publisher(&format!("{topic}/camera_info"), qos.clone())
+                        .map_err(err)?,
+                    compressed: if jpeg_stream {
+                        Some(
+                            node.create_publisher(&format!("{topic}/compressed"), qos.clone())
+                                .map_err(err)?,
+                        )
+                    } else {
+                        None
+                    },
+                    jpeg: if jpeg_stream {
+                        Some(JpegDecoder::new(settings.max_frame_bytes / 3).map_err(|e| e.to_string())?)
+                    } else {
+                        None
+                    },
+                }
+            }
+            SensorClass::Lidar | SensorClass::DepthCloud => Outputs::Cloud {
+                depth: kind.class == SensorClass::DepthCloud,
+                cloud: node.create_publisher(&topic, qos.clone()).map_err(err)?,
+                odom_local: node
+                    .create_publisher(&names::odom_topic(cfg.target_copter, false), qos.clone())
+                    .map_err(err)?,
+                odom_global: node
+                    .create_publisher(&names::odom_topic(cfg.target_copter, true), qos.clone())
+                    .map_err(err)?,
+            },
+            SensorClass::LaserDistance => Outputs::Distance(node.create_publisher(&topic, qos).map_err(err)?),
+            SensorClass::Detections => {
+                return Err(format!(
+                    "sensor {}: detection boxes (TypeID {}) have no standard ROS 2 message here; not bridged",
+                    cfg.seq_id, cfg.type_id
+                ))
+            }
+        };
+        Ok(Self {
+            kind,
+            transport,
+            outputs,
+            time,
+            stats: Arc::new(SensorStats::default()),
+            settings,
+            logger: node.logger().to_string(),
+            warn_limit: RateLimitedLog::new(Duration::from_secs(5)),
+            clock: None,
+            cfg,
+        })
+    }
+
+    /// With `use_sim_time`: each frame's sim time also advances `/clock`.
+    pub fn with_clock(mut self, clock: Option<Arc<crate::time::ClockPublisher>>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn topic(&self) -> String {
+        names::sensor_topic(self.cfg.seq_id, self.kind.topic_suffix)
+    }
+
+    fn warn_drop(&mut self, reason: &'static str, detail: &str) {
+        self.stats.drop_frame(reason);
+        if let Some(held_back) = self.warn_limit.allow() {
+            let more = if held_back > 0 {
+                format!(" ({held_back} more since the last report)")
+            } else {
+                String::new()
+            };
+            r2r::log_warn!(
+                &self.logger,
+                "sensor {}: frame dropped, {reason}: {detail}{more}",
+                self.cfg.seq_id
+            );
+        }
+    }
+
+    /// Decodes and publishes one frame sampled at sim time `sim_time`.
+    pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>) {
+        let len = payload.len();
+        let stamp = self.time.stamp(sim_time);
+        match self.publish(stamp, payload) {
+            Ok(()) => {
+                self.stats.published(len);
+                if let Some(clock) = &self.clock {
+                    clock.advance(sim_time);
+                }
+            }
+            Err(e) => self.warn_drop(e.reason(), &e.to_string()),
+        }
+    }
+
+    fn publish(&mut self, stamp: r2r::builtin_interfaces::msg::Time, payload: Vec<u8>) -> Result<(), FrameError> {
+        let (w, h) = self.cfg.size();
+        match &mut self.outputs {
+            Outputs::Camera {
+                encoding,
+                image,
+                info,
+                compressed,
+                jpeg,
+            } => {
+                let optical = names::optical_frame(&self.cfg);
+                let header = msgs::header(stamp, &optical);
+                let img = match ImageFormat::for_transport(self.transport) {
+                    ImageFormat::Raw => Some(raw_image(Bytes::from(payload), u32::from(w), u32::from(h), *encoding)?),
+                    ImageFormat::Png => Some(decode_png(&payload, *encoding, self.settings.max_frame_bytes)?),
+                    ImageFormat::Jpeg => {
+                        let decoder = jpeg.as_mut().expect("a JPEG stream has a decoder");
+                        let wanted = self.settings.always_decode
+                            || image.get_inter_process_subscription_count().unwrap_or(1) > 0;
+                        let decoded = if wanted {
+                            Some(decoder.decode(&payload, *encoding)?)
+                        } else {
+                            None
+                        };
+                        let (jw, jh) = match &decoded {
+                            Some(d) => (d.width, d.height),
+                            None => decoder.size(&payload)?,
+                        };
+                        if let Some(c) = compressed {
+                            c.publish(&msgs::compressed_image(payload, *encoding, header.clone()))?;
+                        }
+                        if decoded.is_none() {
+                            info.publish(&msgs::camera_info(jw, jh, f64::from(self.cfg.camera_fov_deg), header))?;
+                            return Ok(());
+                        }
+                        decoded
+                    }
+                };
+                let img = img.expect("decoded");
+                info.publish(&msgs::camera_info(
+                    img.width,
+                    img.height,
+                    f64::from(self.cfg.camera_fov_deg),
+                    header.clone(),
+                ))?;
+                image.publish(&msgs::image(img, header))?;
+                Ok(())
+            }
+            Outputs::Cloud {
+                depth,
+                cloud,
+                odom_local,
+                odom_global,
+            } => {
+                let range = self.cfg.lidar_max_range();
+                let decoded: PointCloud = if *depth {
+                    decode_depth_cloud(Bytes::from(payload), range)?
+                } else {
+                    decode_lidar(Bytes::from(payload), range)?
+                };
+                let world = self.cfg.type_id == 21;
+                let frame = if world {
+                    names::WORLD_FRAME.to_string()
+                } else {
+                    names::sensor_frame(&self.cfg)
+                };
+                let mut data = msgs::into_vec(decoded.data);
+                if world {
+                    msgs::ned_points_to_enu(&mut data);
+                }
+                let copter = decoded
+                    .pose
+                    .copter_id
+                    .and_then(|c| u16::try_from(c).ok())
+                    .unwrap_or(self.cfg.target_copter);
+                let global = decoded.pose.axis_type.map_or(world, |a| a == 1);
+                let odom_frame = if global {
+                    names::WORLD_FRAME.to_string()
+                } else {
+                    names::odom_frame(copter)
+                };
+                // The cloud and its pose share one stamp.
+                let odom = msgs::odometry_from_lidar_pose(
+                    &decoded.pose,
+                    msgs::header(stamp.clone(), &odom_frame),
+                    &names::base_frame(copter),
+                    &self.settings.covariances,
+                );
+                cloud.publish(&msgs::point_cloud(data, msgs::header(stamp, &frame)))?;
+                if global { odom_global } else { odom_local }.publish(&odom)?;
+                Ok(())
+            }
+            Outputs::Distance(p) => {
+                let l = LaserDistance::decode(&payload)?;
+                p.publish(&Float32 { data: l.distance })?;
+                Ok(())
+            }
+        }
+    }
+
+    /// Receives UDP datagrams until `shutdown` turns true.
+    pub async fn run_udp(mut self, mut shutdown: watch::Receiver<bool>) {
+        let port = self.cfg.udp_port();
+        let (std_sock, granted) =
+            match crate::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, self.settings.rcvbuf, None) {
+                Ok(s) => s,
+                Err(e) => {
+                    r2r::log_error!(&self.logger, "sensor {}: cannot bind UDP {port}: {e}", self.cfg.seq_id);
+                    return;
+                }
+            };
+        r2r::log_info!(
+            &self.logger,
+            "sensor {} ({}, TypeID {}) on UDP {port} → {} (receive buffer {} KiB granted)",
+            self.cfg.seq_id,
+            self.kind.description,
+            self.cfg.type_id,
+            self.topic(),
+            granted / 1024
+        );
+        let sock = match tokio::net::UdpSocket::from_std(std_sock) {
+            Ok(s) => s,
+            Err(e) => {
+                r2r::log_error!(&self.logger, "sensor {}: {e}", self.cfg.seq_id);
+                return;
+            }
+        };
+        let mut reassembler = Reassembler::new(ReassemblerConfig {
+            max_frame_bytes: self.settings.max_frame_bytes,
+            ..Default::default()
+        });
+        let start = Instant::now();
+        let mut buf = vec![0u8; 65_536];
+        let mut last_counts = *reassembler.stats();
+        loop {
+            tokio::select! {
+                r = sock.recv(&mut buf) => {
+                    let Ok(n) = r else { continue };
+                    self.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if let Some(frame) = reassembler.push(&buf[..n], start.elapsed()) {
+                        self.handle_frame(frame.time_stamp, frame.payload);
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_millis(100)) => reassembler.evict_stale(start.elapsed()),
+                _ = shutdown.changed() => break,
+            }
+            let counts = *reassembler.stats();
+            if counts.frames_lost()
+                + counts.garbage
+                + counts.bad_length
+                + counts.inconsistent
+                + counts.oversize
+                + counts.frames_missing
+                != last_counts.frames_lost()
+                    + last_counts.garbage
+                    + last_counts.bad_length
+                    + last_counts.inconsistent
+                    + last_counts.oversize
+                    + last_counts.frames_missing
+            {
+                if let Some(held_back) = self.warn_limit.allow() {
+                    r2r::log_warn!(
+                        &self.logger,
+                        "sensor {}: dropping input: {} lost, {} missing, {} garbage, {} bad length, {} inconsistent, {} oversize so far ({held_back} similar reports held back)",
+                        self.cfg.seq_id,
+                        counts.frames_lost(),
+                        counts.frames_missing,
+                        counts.garbage,
+                        counts.bad_length,
+                        counts.inconsistent,
+                        counts.oversize
+                    );
+                }
+            }
+            last_counts = counts;
+            self.stats.set_reassembly(&counts);
+        }
+    }
+
+    /// Polls the sensor's shared-memory region until `shutdown` turns true.
+    pub async fn run_shm(mut self, mut shutdown: watch::Receiver<bool>) {
+        let name = self.cfg.shm_name();
+        let (w, h) = self.cfg.size();
+        let area_len = match self.kind.class {
+            SensorClass::Camera(e) => usize::from(w) * usize::from(h) * e.bytes_per_pixel(),
+            _ => usize::MAX,
+        };
+        let mut logged_wait = false;
+        let shmem = loop {
+            // The open result is taken apart before any await: a mapping is not `Send`.
+            let opened = shared_memory::ShmemConf::new()
+                .os_id(&name)
+                .open()
+                .map(MappedRegion)
+                .map_err(|e| e.to_string());
+            match opened {
+                Ok(s) => break s,
+                Err(e) => {
+                    if !logged_wait {
+                        r2r::log_info!(
+                            &self.logger,
+                            "sensor {}: waiting for shared memory /dev/shm/{name} ({e})",
+                            self.cfg.seq_id
+                        );
+                        logged_wait = true;
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+                        _ = shutdown.changed() => return,
+                    }
+                }
+            }
+        };
+        if shmem.0.len() < HEADER_LEN {
+            r2r::log_error!(&self.logger, "sensor {}: /dev/shm/{name} is too small", self.cfg.seq_id);
+            return;
+        }
+        r2r::log_info!(
+            &self.logger,
+            "sensor {} ({}) on shared memory /dev/shm/{name} ({} bytes) → {}",
+            self.cfg.seq_id,
+            self.kind.description,
+            shmem.0.len(),
+            self.topic()
+        );
+        // SAFETY: `shmem` keeps the mapping alive for as long as `region` is used.
+        let mut region = unsafe { RawRegion::new(shmem.0.as_ptr(), shmem.0.len()) };
+        let mut reader = ShmReader::new();
+        let mut buf = Vec::new();
+        let mut tick = tokio::time::interval(self.settings.shm_poll);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = shutdown.changed() => break,
+            }
+            let torn_before = reader.stats().torn;
+            if let Some(t) = reader.poll(&mut region, area_len, &mut buf) {
+                let mut payload = std::mem::take(&mut buf);
+                if !self.kind.is_camera() {
+                    match cloud_len_in_region(&payload) {
+                        Some(n) => payload.truncate(n),
+                        None => {
+                            self.warn_drop("bad_length", "no point count fits the region");
+                            continue;
+                        }
+                    }
+                }
+                self.handle_frame(t, payload);
+            }
+            if reader.stats().torn > torn_before {
+                self.warn_drop("torn", "the frame changed while it was copied");
+            }
+        }
+        drop(shmem);
+    }
+
+    /// Runs the pipeline on the transport its config names.
+    pub async fn run(self, shutdown: watch::Receiver<bool>) {
+        if self.transport == Transport::SharedMemory {
+            self.run_shm(shutdown).await
+        } else {
+            self.run_udp(shutdown).await
+        }
+    }
+}

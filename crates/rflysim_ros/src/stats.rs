@@ -1,0 +1,134 @@
+//! Per-sensor counters (what went through, what was dropped and why) and
+//! log lines limited in rate, so that bad input is visible without flooding.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rflysim_proto::reassembly::ReassemblyStats;
+
+#[derive(Debug, Default)]
+pub struct SensorStats {
+    pub frames_published: AtomicU64,
+    pub bytes_in: AtomicU64,
+    pub datagrams: AtomicU64,
+    /// Wall-clock seconds (epoch) of the last frame published.
+    last_frame: Mutex<Option<f64>>,
+    drops: Mutex<BTreeMap<&'static str, u64>>,
+    reassembly: Mutex<ReassemblyStats>,
+}
+
+impl SensorStats {
+    pub fn drop_frame(&self, reason: &'static str) {
+        *self.drops.lock().unwrap().entry(reason).or_default() += 1;
+    }
+
+    pub fn published(&self, bytes: usize) {
+        self.frames_published.fetch_add(1, Ordering::Relaxed);
+        self.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
+        *self.last_frame.lock().unwrap() = Some(crate::time::wall_now());
+    }
+
+    pub fn set_reassembly(&self, s: &ReassemblyStats) {
+        *self.reassembly.lock().unwrap() = *s;
+    }
+
+    pub fn last_frame(&self) -> Option<f64> {
+        *self.last_frame.lock().unwrap()
+    }
+
+    /// Every drop reason with its count: the decoder's own, and the reassembler's.
+    pub fn drops(&self) -> BTreeMap<&'static str, u64> {
+        let mut d = self.drops.lock().unwrap().clone();
+        let r = *self.reassembly.lock().unwrap();
+        for (k, v) in [
+            ("garbage", r.garbage),
+            ("bad_length", r.bad_length),
+            ("oversize", r.oversize),
+            ("inconsistent", r.inconsistent),
+            ("duplicate", r.duplicates),
+            ("late", r.late),
+            ("incomplete", r.incomplete),
+            ("timed_out", r.timed_out),
+            ("missing", r.frames_missing),
+            ("restart", r.restarts),
+        ] {
+            if v > 0 {
+                *d.entry(k).or_default() += v;
+            }
+        }
+        d
+    }
+
+    pub fn total_dropped(&self) -> u64 {
+        self.drops()
+            .iter()
+            .filter(|(k, _)| **k != "duplicate" && **k != "restart")
+            .map(|(_, v)| v)
+            .sum()
+    }
+}
+
+/// Lets one line through per `period`, and says how many were held back.
+#[derive(Debug)]
+pub struct RateLimitedLog {
+    period: Duration,
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimitedLog {
+    pub fn new(period: Duration) -> Self {
+        Self {
+            period,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(n)` when a line may be written now, `n` being how many were held back.
+    pub fn allow(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self.last.is_some_and(|l| now.duration_since(l) < self.period) {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limit_counts_what_it_holds_back() {
+        let mut l = RateLimitedLog::new(Duration::from_secs(60));
+        assert_eq!(l.allow(), Some(0));
+        assert_eq!(l.allow(), None);
+        assert_eq!(l.allow(), None);
+        l.last = Some(Instant::now() - Duration::from_secs(61));
+        assert_eq!(l.allow(), Some(2));
+    }
+
+    #[test]
+    fn drops_merge_decoder_and_reassembler_reasons() {
+        let s = SensorStats::default();
+        s.drop_frame("bad_image");
+        s.drop_frame("bad_image");
+        s.set_reassembly(&ReassemblyStats {
+            garbage: 3,
+            timed_out: 1,
+            duplicates: 5,
+            ..Default::default()
+        });
+        let d = s.drops();
+        assert_eq!(
+            (d["bad_image"], d["garbage"], d["timed_out"], d["duplicate"]),
+            (2, 3, 1, 5)
+        );
+        assert_eq!(s.total_dropped(), 6);
+    }
+}
