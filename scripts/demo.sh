@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the bridge and runs it, with nothing else to install by hand.
-# Until the built-in RflySim emulator lands, this runs the smoke publisher and
-# echoes what an rclpy subscriber receives from it.
+# Builds the bridge and runs it on the built-in RflySim emulator, with nothing
+# else to install by hand, and prints the rate of every topic a ROS 2
+# subscriber receives. Ctrl-C stops it; `scripts/demo.sh 10` stops after 10 s.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"

@@ -89,6 +89,11 @@ pub struct Options {
     pub trajectory: Trajectory,
     /// Simulation seconds at start (e.g. a run that has gone on for a while).
     pub start_time: f64,
+    /// Write what each sensor renders (before JPEG / PNG encoding) and every
+    /// IMU sample here, for tests to compare with what the bridge publishes.
+    pub dump_dir: Option<std::path::PathBuf>,
+    /// Drop exactly these datagrams: (frame id, packet id), every sensor.
+    pub drop_packets: Vec<(u64, u32)>,
 }
 
 impl Default for Options {
@@ -119,6 +124,8 @@ impl Default for Options {
             stats_interval: Some(Duration::from_secs(1)),
             trajectory: Trajectory::default(),
             start_time: 0.0,
+            dump_dir: None,
+            drop_packets: Vec::new(),
         }
     }
 }
@@ -336,7 +343,7 @@ impl Emulator {
             let o = options.clone();
             let (st, cl, sh) = (stop.clone(), clock.clone(), shared.clone());
             let sock = udp_listener(rflysim_proto::request::imu_request_port(id))?;
-            sock.set_read_timeout(Some(Duration::from_millis(20)))?;
+            sock.set_nonblocking(true)?;
             threads.push(std::thread::spawn(move || coptersim_loop(id, sock, o, st, cl, sh)));
         }
         {
@@ -736,11 +743,32 @@ impl StreamWorker {
                     p
                 }
             };
+            if let Some(dir) = &self.options.dump_dir {
+                self.dump(dir, frame_id, t);
+            }
             if let Err(e) = self.send(frame_id, t, &payload) {
                 log(&format!("sensor {}: send failed: {e}", self.cfg.seq_id));
                 std::thread::sleep(Duration::from_millis(200));
             }
             frame_id += 1;
+        }
+    }
+
+    /// Appends `frame_id time_stamp file` to `sensor<SeqID>.index` and writes
+    /// the rendered frame (as the bridge should publish its pixels) to `file`.
+    fn dump(&self, dir: &std::path::Path, frame_id: u64, t: f64) {
+        use std::io::Write;
+        let seq = self.cfg.seq_id;
+        let file = format!("sensor{seq}_{frame_id}.bin");
+        let rendered = self.render(t);
+        let index = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(format!("sensor{seq}.index")));
+        if std::fs::write(dir.join(&file), rendered).is_err()
+            || index.and_then(|mut f| writeln!(f, "{frame_id} {t:.9} {file}")).is_err()
+        {
+            log(&format!("sensor {seq}: cannot write to {}", dir.display()));
         }
     }
 
@@ -757,7 +785,10 @@ impl StreamWorker {
         let kind = self.header_kind(frame_id);
         let datagrams = split_frame(kind, frame_id as i32, t, payload, MAX_PACKET_PAYLOAD);
         let mut n = 0;
-        for d in datagrams {
+        for (pkg, d) in datagrams.into_iter().enumerate() {
+            if self.options.drop_packets.contains(&(frame_id, pkg as u32)) {
+                continue;
+            }
             for out in self.faults.apply(d) {
                 send_all(&self.sock, self.dest, &out)?;
                 n += 1;
@@ -938,6 +969,25 @@ fn coptersim_loop(
                     gyro: s.body_rates.map(|v| v as f32),
                 };
                 seq = seq.wrapping_add(1);
+                if let Some(dir) = &o.dump_dir {
+                    use std::io::Write;
+                    let line = format!(
+                        "{} {:.9} {} {} {} {} {} {}\n",
+                        sample.seq,
+                        t,
+                        sample.acc[0],
+                        sample.acc[1],
+                        sample.acc[2],
+                        sample.gyro[0],
+                        sample.gyro[1],
+                        sample.gyro[2]
+                    );
+                    let _ = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(dir.join(format!("imu{id}.txt")))
+                        .and_then(|mut f| f.write_all(line.as_bytes()));
+                }
                 let _ = send_all(&out, dest, &sample.encode());
                 next_imu += period;
                 if next_imu + period * 10 < now {
@@ -974,6 +1024,17 @@ fn coptersim_loop(
             };
             let _ = send_all(&out, heartbeat_dest, &beat.encode());
             next_beat = now + Duration::from_secs(1);
+        }
+        // Sleep until the next thing is due (requests are polled at least every 5 ms).
+        let mut due = next_state.min(next_beat);
+        if imu.is_some() {
+            due = due.min(next_imu);
+        }
+        let wait = due
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(5));
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
     }
 }

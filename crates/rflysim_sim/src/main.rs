@@ -42,6 +42,9 @@ Faults (rates per datagram, 0..1)
   --corrupt-payload P   flip a bit in a datagram's payload (no RflySim receiver can notice)
   --restart-every S     simulator restart: frame ids and sim time back to zero
   --seed N              seed for reproducible faults
+  --drop-packet F:P     drop exactly packet P of frame F (every sensor; repeatable)
+Tests
+  --dump DIR            write each rendered frame and IMU sample to DIR (sensor<N>.index, imu<id>.txt)
 Gimbal
   --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:20006)
   --gimbal-multicast    also send them to 224.0.0.10:20006
@@ -140,6 +143,18 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
                     GimbalBitTable::by_name(&v).ok_or_else(|| format!("--gimbal-bits: {v:?} is not seed000 or sdk"))?;
             }
             "--echo-checksum" => o.echo_checksum = num(&value(&mut it, &a)?, &a)?,
+            "--dump" => {
+                let dir = PathBuf::from(value(&mut it, &a)?);
+                std::fs::create_dir_all(&dir).map_err(|e| format!("--dump {}: {e}", dir.display()))?;
+                o.dump_dir = Some(dir);
+            }
+            "--drop-packet" => {
+                let v = value(&mut it, &a)?;
+                let (f, p) = v
+                    .split_once(':')
+                    .ok_or_else(|| format!("--drop-packet: {v:?} is not FRAME:PACKET"))?;
+                o.drop_packets.push((num(f, &a)?, num(p, &a)?));
+            }
             other => return Err(format!("unknown option {other:?} (see --help)")),
         }
     }

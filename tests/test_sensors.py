@@ -1,0 +1,247 @@
+"""The sensor nodes end to end: the built-in RflySim emulator sends over real
+UDP and shared memory, the bridge publishes over real DDS, rclpy subscribers
+here check type, encoding, size, values and frame_id of every TypeID ×
+transport, the FRD→FLU conversion, odometry against the known trajectory,
+shared stamps, garbage and loss.
+"""
+
+import math
+import os
+import socket
+import struct
+import time
+
+import pytest
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, Imu, PointCloud2
+from std_msgs.msg import Float32
+
+from rflysim_scenario import (
+    ALT_AMP, ALT_OMEGA, CHANNELS, ENCODING, OMEGA, RADIUS, SUFFIX, Scenario, expected_heading_enu, expected_position_enu, floats, sensor, stamp_seconds,
+)
+
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+BEST_EFFORT = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT)
+CAMERA_TYPES = [1, 2, 3, 4, 8, 9, 40, 41]
+TRANSPORTS = {0: "shm", 1: "jpeg", 2: "raw", 3: "png"}
+
+
+def camera_matrix():
+    """Every camera TypeID on every transport (a mono16 depth image has no JPEG form)."""
+    out, seq = [], 100
+    for type_id in CAMERA_TYPES:
+        for transport in TRANSPORTS:
+            if type_id == 2 and transport == 1:
+                continue
+            seq += 1
+            out.append(sensor(seq, type_id, transport, port=42000 + seq))
+    return out
+
+
+def test_every_camera_type_and_transport(collector, processes, tmp_path):
+    sensors = camera_matrix()
+    sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "1"], bridge_params={"window_id": 1, "imu": False})
+    keys = {}
+    for s in sensors:
+        topic = f"/rflysim/sensor{s['SeqID']}/{SUFFIX[s['TypeID']]}"
+        # Half the topics with a best-effort subscriber (rviz2 uses reliable): both must receive.
+        qos = BEST_EFFORT if s["SeqID"] % 2 else RELIABLE
+        keys[s["SeqID"]] = (collector.subscribe(Image, topic, qos), collector.subscribe(CameraInfo, topic + "/camera_info", qos))
+        if s["SendProtocol"][0] == 1:
+            keys[s["SeqID"]] += (collector.subscribe(CompressedImage, topic + "/compressed", qos),)
+    for s in sensors:
+        seq, type_id, transport = s["SeqID"], s["TypeID"], s["SendProtocol"][0]
+        enc = ENCODING[type_id]
+        images = collector.wait_for(keys[seq][0], 2, timeout=30)
+        infos = collector.wait_for(keys[seq][1], 1)
+        label = f"sensor {seq} TypeID {type_id} over {TRANSPORTS[transport]}"
+        for img in images[:2]:
+            assert (img.width, img.height, img.encoding, img.is_bigendian) == (32, 24, enc, 0), label
+            assert img.step == 32 * CHANNELS[enc], label
+            assert img.header.frame_id == f"rflysim/uav1/sensor{seq}_optical", label
+            want = sc.rendered_at(seq, stamp_seconds(img.header))
+            got = bytes(img.data)
+            if transport == 1:
+                err = sum(abs(a - b) for a, b in zip(got, want)) / len(want)
+                assert err < 10, f"{label}: JPEG mean error {err}"
+            else:
+                assert got == want, f"{label}: pixels differ from what the emulator rendered"
+        fx = 16 / math.tan(math.radians(80) / 2)
+        assert abs(infos[0].k[0] - fx) < 1e-6 and infos[0].k[2] == 16.0 and infos[0].k[5] == 12.0, label
+        if transport == 1:
+            compressed = collector.wait_for(keys[seq][2], 1)
+            assert compressed[0].format == f"{enc}; jpeg compressed {enc}"
+            assert bytes(compressed[0].data[:2]) == b"\xff\xd8", "a JPEG file"
+
+
+def lidar_sensors():
+    return [
+        sensor(201, 20, 1, port=42201, width=90, height=8, hz=10),
+        sensor(202, 21, 1, port=42202, width=90, height=8, hz=10),
+        sensor(203, 22, 1, port=42203, width=20, height=10, hz=10),
+        sensor(204, 23, 1, port=42204, width=16, height=8, hz=10),
+        sensor(205, 7, 1, port=42205, width=16, height=12, hz=10, SensorAngEular=[0, -0.5, 0]),
+        sensor(206, 5, 1, port=42206, hz=10, SensorAngEular=[0, -0.5, 0], otherParams=[200, 0, 0, 0, 0, 0, 0, 0]),
+    ]
+
+
+def cloud_points(msg):
+    assert [(f.name, f.offset, f.datatype, f.count) for f in msg.fields] == [
+        ("x", 0, 7, 1), ("y", 4, 7, 1), ("z", 8, 7, 1), ("seg", 12, 7, 1)]
+    assert (msg.height, msg.point_step, msg.row_step, msg.is_bigendian) == (1, 16, 16 * msg.width, False)
+    v = floats(msg.data)
+    return [v[i:i + 4] for i in range(0, len(v), 4)]
+
+
+@pytest.mark.parametrize("layout", ["seed", "sdk"])
+def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, layout):
+    sensors = lidar_sensors()
+    sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "2", "--lidar-layout", layout],
+                  bridge_params={"window_id": 2, "imu": False})
+    clouds = {s["SeqID"]: collector.subscribe(PointCloud2, f"/rflysim/sensor{s['SeqID']}/{SUFFIX[s['TypeID']]}")
+              for s in sensors if s["TypeID"] != 5}
+    distance = collector.subscribe(Float32, "/rflysim/sensor206/distance")
+    local = collector.subscribe(Odometry, "/rflysim/uav1/local/odom")
+    glob = collector.subscribe(Odometry, "/rflysim/uav1/global/odom")
+    for seq, key in clouds.items():
+        type_id = sc.sensors[seq]["TypeID"]
+        msgs = collector.wait_for(key, 2, timeout=30)
+        for m in msgs[:2]:
+            pts = cloud_points(m)
+            wire = sc.rendered_at(seq, stamp_seconds(m.header))
+            if layout == "seed" or type_id == 7:
+                if layout == "seed":
+                    n = struct.unpack_from("<i", wire, 32)[0]
+                    want = [floats(wire[36 + 16 * i:52 + 16 * i]) for i in range(n)]
+                else:  # SDK int16 x, y, z for the depth cloud
+                    n = struct.unpack_from("<i", wire, 24)[0]
+                    want = [tuple(v / 32767 * 60 for v in struct.unpack_from("<3h", wire, 28 + 6 * i)) + (0.0,) for i in range(n)]
+            else:
+                n = struct.unpack_from("<i", wire, 24)[0]
+                want = [tuple(v / 32767 * 60 for v in struct.unpack_from("<3h", wire, 28 + 8 * i))
+                        + (float(struct.unpack_from("<h", wire, 34 + 8 * i)[0]),) for i in range(n)]
+            assert len(pts) == n and n > 0, f"sensor {seq}"
+            for p, w in zip(pts, want):
+                if type_id == 21:
+                    w = (w[1], w[0], -w[2], w[3])  # world NED → ENU
+                if type_id == 7 and layout == "seed":
+                    w = (w[0], w[1], w[2], 0.0)
+                assert all(abs(a - b) < 1e-3 for a, b in zip(p, w)), f"sensor {seq}: {p} vs {w}"
+            frame = "rflysim/map_enu" if type_id == 21 else f"rflysim/uav1/sensor{seq}_flu"
+            assert m.header.frame_id == frame
+    # Odometry: the pose sent with each cloud, on the cloud's stamp, against the trajectory.
+    odoms = collector.wait_for(local, 5)
+    cloud_stamps = {stamp_seconds(m.header) for k in clouds.values() for m in collector.messages(k)}
+    for o in odoms[:5]:
+        t = stamp_seconds(o.header)
+        assert t in cloud_stamps or layout == "sdk", "a LiDAR odometry shares its cloud's stamp"
+        ex, ey, ez = expected_position_enu(t)
+        p = o.pose.pose.position
+        assert abs(p.x - ex) < 1e-3 and abs(p.y - ey) < 1e-3 and abs(p.z - ez) < 1e-3, (t, p, (ex, ey, ez))
+        q = o.pose.pose.orientation
+        # Body x (the nose) in the world, from the quaternion.
+        nose = (1 - 2 * (q.y ** 2 + q.z ** 2), 2 * (q.x * q.y + q.w * q.z))
+        hx, hy = expected_heading_enu(t)
+        norm = math.hypot(*nose)
+        assert (nose[0] * hx + nose[1] * hy) / norm > 0.99, "the nose follows the velocity"
+        assert o.header.frame_id == "rflysim/uav1/odom_enu" and o.child_frame_id == "rflysim/uav1/base_link_flu"
+    if layout == "seed":
+        g = collector.wait_for(glob, 1)[0]
+        assert g.header.frame_id == "rflysim/map_enu"
+    d = collector.wait_for(distance, 2)
+    # The laser's value is the distance in the 56-byte payload the emulator sent.
+    assert all(m.data > 1.0 for m in d)
+    assert any(abs(m.data - struct.unpack_from("<f", w, 0)[0]) < 1e-6 for m in d for w in sc.frames(206).values())
+
+
+def test_imu_frd_to_flu_true_state_and_clock(collector, processes, tmp_path):
+    sc = Scenario(processes, tmp_path, [], sim_args=["--window-id", "3"], bridge_params={"window_id": 3})
+    imu = collector.subscribe(Imu, "/rflysim/imu", BEST_EFFORT)
+    state = collector.subscribe(Odometry, "/rflysim/uav1/state/odom")
+    clock = collector.subscribe(Clock, "/clock", QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE))
+    msgs = collector.wait_for(imu, 200, timeout=30)
+    samples = {round(t, 9): (acc, gyro) for t, acc, gyro in sc.imu_samples()}
+    checked = 0
+    for m in msgs:
+        key = round(stamp_seconds(m.header), 9)
+        if key not in samples:
+            continue
+        acc, gyro = samples[key]
+        a, w = m.linear_acceleration, m.angular_velocity
+        # FRD → FLU: x, −y, −z for both vectors (seed 000 §1.4).
+        for got, want in [((a.x, a.y, a.z), (acc[0], -acc[1], -acc[2])), ((w.x, w.y, w.z), (gyro[0], -gyro[1], -gyro[2]))]:
+            assert all(abs(g - e) < 1e-5 for g, e in zip(got, want)), (got, want)
+        assert 9.0 < a.z < 10.6, "at hover the FLU accelerometer reads about +g up"
+        assert m.header.frame_id == "rflysim/uav1/base_link_flu"
+        assert m.angular_velocity_covariance[0] > 0 and m.linear_acceleration_covariance[0] > 0
+        checked += 1
+    assert checked >= 100
+    # The true state provides orientation once it flows.
+    assert any(m.orientation_covariance[0] >= 0 for m in msgs[-20:])
+    s = collector.wait_for(state, 3)[-1]
+    ex, ey, ez = expected_position_enu(stamp_seconds(s.header))
+    assert abs(s.pose.pose.position.x - ex) < 1e-6 and abs(s.pose.pose.position.z - ez) < 1e-6
+    speed = math.hypot(RADIUS * OMEGA, ALT_AMP * ALT_OMEGA)
+    assert abs(math.hypot(s.twist.twist.linear.x, s.twist.twist.linear.z) - speed) < 0.6, "flying forward at about R·ω"
+    clocks = collector.wait_for(clock, 5)
+    times = [c.clock.sec + c.clock.nanosec * 1e-9 for c in clocks]
+    assert all(b >= a for a, b in zip(times, times[1:])) and times[-1] > 0
+
+
+def test_garbage_keeps_good_frames_flowing(collector, processes, tmp_path):
+    port = 42301
+    # Four datagrams a frame: a corrupted header can only cost its frame. (RflySim
+    # frames carry no payload checksum, so a single-datagram frame whose time
+    # stamp bits flip cannot be told from a good one.)
+    s = sensor(301, 1, 2, port=port, width=320, height=240, hz=20)
+    sc = Scenario(processes, tmp_path, [s],
+                  sim_args=["--window-id", "4", "--garbage", "0.3", "--truncate", "0.05", "--corrupt", "0.05", "--seed", "3"],
+                  bridge_params={"window_id": 4, "imu": False})
+    key = collector.subscribe(Image, "/rflysim/sensor301/img_rgb")
+    # And garbage of our own, straight at the sensor's port.
+    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(300):
+        junk.sendto(os.urandom(1 + i % 200) if i % 3 else struct.pack("<iiiiiid", 1234567893, 100, 0, 2**30, 1, 0, 1.0),
+                    ("127.0.0.1", port))
+    msgs = collector.wait_for(key, 20, timeout=30)
+    for m in msgs:
+        assert bytes(m.data) == sc.rendered_at(301, stamp_seconds(m.header)), "every published frame is whole"
+    assert sc.bridge.poll() is None, "the bridge is still running"
+    assert "frame dropped" in sc.bridge_output() or "dropping input" in sc.bridge_output()
+
+
+def test_exactly_the_frame_with_a_lost_packet_is_missing(collector, processes, tmp_path):
+    # 320 × 240 bgr8: 4 datagrams a frame; packet 1 of frame 20 never leaves the emulator.
+    s = sensor(401, 1, 2, port=42401, width=320, height=240, hz=10)
+    key = collector.subscribe(Image, "/rflysim/sensor401/img_rgb")
+    sc = Scenario(processes, tmp_path, [s], sim_args=["--window-id", "5", "--frames", "30", "--drop-packet", "20:1"],
+                  bridge_params={"window_id": 5, "imu": False, "qos_depth": 20})
+    assert sc.sim.wait(timeout=30) == 0
+    time.sleep(0.5)
+    got = [round(stamp_seconds(m.header), 6) for m in collector.messages(key)]
+    index = (sc.dump / "sensor401.index").read_text().split("\n")
+    sent = {round(float(line.split()[1]), 6): int(line.split()[0]) for line in index if line}
+    ids = [sent[t] for t in got]
+    # Frames published before the subscriber matched are not counted; from
+    # the first one received on, every frame arrives but the damaged one.
+    assert ids[0] < 15, ids
+    assert ids == [i for i in range(ids[0], 30) if i != 20]
+
+
+def test_namespace_remapping_moves_every_topic(collector, processes, tmp_path):
+    s = sensor(501, 3, 2, port=42501)
+    Scenario(processes, tmp_path, [s], sim_args=["--window-id", "6"], bridge_params={"window_id": 6},
+             bridge_args=["-r", "__ns:=/drone7"])
+    img = collector.subscribe(Image, "/drone7/rflysim/sensor501/img_gray")
+    imu = collector.subscribe(Imu, "/drone7/rflysim/imu")
+    collector.wait_for(img, 1, timeout=30)
+    collector.wait_for(imu, 1)
+
+
+def test_several_vehicles_get_namespaced_imu_topics(collector, processes, tmp_path):
+    Scenario(processes, tmp_path, [], copters=(1, 2), sim_args=["--window-id", "7"], bridge_params={"window_id": 7})
+    for copter in (1, 2):
+        key = collector.subscribe(Imu, f"/uav{copter}/rflysim/imu")
+        collector.wait_for(key, 5, timeout=30)
