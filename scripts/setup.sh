@@ -13,6 +13,8 @@ CACHE="$ROOT/.cache"
 VENV="$CACHE/ros-venv"
 STAMP_VERSION=3 # bump when the package set or the fix-ups change
 mkdir -p "$CACHE"
+# This script sources the env.sh it writes, step by step.
+unset RFLYSIM_ENV_SOURCED
 # Keeps colcon from finding the prefixes below as packages of a workspace.
 touch "$CACHE/COLCON_IGNORE"
 
@@ -34,10 +36,13 @@ fi
 
 # ---------------------------------------------------------------- ROS 2
 PY=${PYTHON:-python3}
-if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ]; then
+# A shell that sourced our own .cache/env.sh has ROS_DISTRO too: that is not
+# a system ROS 2.
+if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ] && [ "${RFLYSIM_ROS_FROM:-}" != pypi ]; then
   log "using the sourced ROS 2 $ROS_DISTRO ($AMENT_PREFIX_PATH)"
   cat >"$CACHE/env.sh" <<ENV
 # written by scripts/setup.sh: a ROS 2 install was already sourced
+[ "\${RFLYSIM_ENV_SOURCED:-}" = "$CACHE" ] && return 0
 export RFLYSIM_ROS_FROM=system
 export RFLYSIM_PYTHON=\${RFLYSIM_PYTHON:-python3}
 ENV
@@ -79,6 +84,8 @@ else
   for d in "$VENV"/lib/python3.11/site-packages/ros_*.libs; do [ -d "$d" ] && libs="$libs:$d"; done
   cat >"$CACHE/env.sh" <<ENV
 # written by scripts/setup.sh: ROS 2 Jazzy from PyPI in $VENV
+# Sourcing twice must not change the environment (r2r rebuilds when it changes).
+[ "\${RFLYSIM_ENV_SOURCED:-}" = "$CACHE" ] && return 0
 export RFLYSIM_ROS_FROM=pypi
 export RFLYSIM_PYTHON="$VENV/bin/python"
 export ROS_DISTRO=jazzy
@@ -169,4 +176,5 @@ rm -rf "$own" && mkdir -p "$own"
 cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/launch" "$ROOT/config" "$own/"
 build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 
+echo "export RFLYSIM_ENV_SOURCED=\"$CACHE\"" >>"$CACHE/env.sh"
 log "environment written to $CACHE/env.sh (source it for plain cargo)"

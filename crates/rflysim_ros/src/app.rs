@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use r2r::{Context, Node};
+use r2r::{Context, Node, QosProfile};
 use tokio::sync::watch;
 
 use rflysim_proto::config::{load_config, AngleUnit, SensorConfig};
@@ -31,6 +31,8 @@ pub enum Role {
     Camera,
     /// The IMUs and true state of `copter_ids`.
     Imu,
+    /// Control and status of the gimbal cameras (TypeID 9) of the config.
+    Gimbal,
 }
 
 impl Role {
@@ -40,6 +42,7 @@ impl Role {
             Role::Lidar => "rflysim_lidar",
             Role::Camera => "rflysim_camera",
             Role::Imu => "rflysim_imu",
+            Role::Gimbal => "rflysim_gimbal",
         }
     }
     fn wants(self, cfg: &SensorConfig) -> bool {
@@ -49,6 +52,7 @@ impl Role {
             Role::Lidar => matches!(class, Some(SensorClass::Lidar | SensorClass::DepthCloud)),
             Role::Camera => matches!(class, Some(SensorClass::Camera(_))),
             Role::Imu => false,
+            Role::Gimbal => cfg.type_id == 9,
         }
     }
 }
@@ -69,6 +73,21 @@ pub struct Settings {
     pub heartbeat_multicast: bool,
     pub angle_unit: AngleUnit,
     pub sensor: SensorSettings,
+    pub publish_tf: bool,
+    /// Where odom → base_link comes from: the LiDAR pose or CopterSim's true state.
+    pub tf_source: TfSource,
+    pub diagnostics_period: Duration,
+    pub gimbal_bits: rflysim_proto::gimbal::GimbalBitTable,
+    pub request_checksum: u16,
+    pub status_port: u16,
+    pub status_multicast: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TfSource {
+    Lidar,
+    State,
+    None,
 }
 
 fn bad(name: &str, msg: impl std::fmt::Display) -> String {
@@ -117,7 +136,29 @@ impl Settings {
             ..d
         };
         let _ = role;
+        let publish_tf = params::boolean(node, "publish_tf", true).map_err(e)?;
+        let tf_source = match params::string(node, "tf_source", "lidar").map_err(e)?.as_str() {
+            _ if !publish_tf => TfSource::None,
+            "lidar" => TfSource::Lidar,
+            "state" => TfSource::State,
+            other => return Err(bad("tf_source", format!("{other:?} is not lidar or state"))),
+        };
+        let bits_name = params::string(node, "gimbal_bits", "seed000").map_err(e)?;
+        let gimbal_bits = rflysim_proto::gimbal::GimbalBitTable::by_name(&bits_name)
+            .ok_or_else(|| bad("gimbal_bits", format!("{bits_name:?} is not seed000 or sdk")))?;
+        let checksum = params::int(node, "request_checksum", 12345).map_err(e)?;
         Ok(Settings {
+            publish_tf,
+            tf_source,
+            diagnostics_period: Duration::from_secs_f64(
+                params::float(node, "diagnostics_period", 1.0)
+                    .map_err(e)?
+                    .clamp(0.05, 60.0),
+            ),
+            gimbal_bits,
+            request_checksum: u16::try_from(checksum).map_err(|_| bad("request_checksum", "expected 0..65535"))?,
+            status_port: params::int(node, "status_port", 20006).map_err(e)?.clamp(1, 65535) as u16,
+            status_multicast: params::boolean(node, "status_multicast", true).map_err(e)?,
             config_path: (!path.is_empty()).then(|| PathBuf::from(path)),
             seq_id: u16::try_from(seq).ok(),
             copter_ids,
@@ -140,6 +181,7 @@ impl Settings {
                     .clamp(1 << 10, 1 << 30) as usize,
                 covariances,
                 always_decode: params::boolean(node, "decode_jpeg_always", false).map_err(e)?,
+                tf_from_lidar: publish_tf && tf_source == TfSource::Lidar,
                 ..SensorSettings::default()
             },
         })
@@ -207,13 +249,51 @@ fn run(role: Role) -> Result<(), String> {
     };
     let mut nodes = vec![];
     let mut request_list: Vec<(SensorConfig, Arc<SensorStats>)> = Vec::new();
+    let mut watched: Vec<crate::diagnostics::Watched> = Vec::new();
     let _guard = runtime.enter();
 
-    for cfg in sensors {
+    if role == Role::Gimbal {
+        let gs = crate::gimbal_node::GimbalSettings {
+            sim_ip: settings.sim_ip,
+            window_id: settings.window_id,
+            bits: settings.gimbal_bits,
+            checksum: settings.request_checksum,
+            status_port: settings.status_port,
+            status_multicast: settings.status_multicast,
+            qos: settings.sensor.qos.clone(),
+        };
+        let n = crate::gimbal_node::start(&mut main_node, &sensors, gs, stop_rx.clone())?;
+        if n == 0 {
+            r2r::log_warn!(&logger, "no gimbal camera (TypeID 9) in the config: nothing to control");
+        }
+    }
+    // Mounts never change: one latched message on /tf_static.
+    let _static_tf = if settings.publish_tf && role != Role::Gimbal && !sensors.is_empty() {
+        let p = main_node
+            .create_publisher::<r2r::tf2_msgs::msg::TFMessage>("/tf_static", crate::qos::latched())
+            .map_err(|e| e.to_string())?;
+        let stamp = crate::time::to_ros_time(if settings.use_sim_time {
+            0.0
+        } else {
+            crate::time::wall_now()
+        });
+        p.publish(&crate::tf::static_tf(&sensors, stamp))
+            .map_err(|e| e.to_string())?;
+        Some(p)
+    } else {
+        None
+    };
+
+    for cfg in sensors.iter().filter(|_| role != Role::Gimbal).cloned() {
         let mut node =
             Node::create(ctx.clone(), &format!("rflysim_sensor{}", cfg.seq_id), "").map_err(|e| e.to_string())?;
         match SensorPipeline::new(&mut node, cfg.clone(), time.clone(), settings.sensor.clone()) {
             Ok(p) => {
+                watched.push(crate::diagnostics::Watched {
+                    name: format!("rflysim_bridge: sensor{} {}", cfg.seq_id, p.topic()),
+                    hardware_id: format!("rflysim/sensor{}", cfg.seq_id),
+                    stats: p.stats.clone(),
+                });
                 request_list.push((cfg, p.stats.clone()));
                 runtime.spawn(p.with_clock(clock.clone()).run(stop_rx.clone()));
                 nodes.push(node);
@@ -229,15 +309,37 @@ fn run(role: Role) -> Result<(), String> {
             several: settings.copter_ids.len() > 1,
             qos: settings.sensor.qos.clone(),
             covariances: settings.sensor.covariances,
+            tf: settings.tf_source == TfSource::State,
         };
         for &id in &settings.copter_ids {
             let mut node = Node::create(ctx.clone(), &format!("rflysim_uav{id}"), "").map_err(|e| e.to_string())?;
             let copter = CopterBridge::new(&mut node, id, time.clone(), &copter_settings).map_err(|e| e.to_string())?;
+            watched.push(crate::diagnostics::Watched {
+                name: format!("rflysim_bridge: uav{id} imu"),
+                hardware_id: format!("rflysim/uav{id}"),
+                stats: copter.imu_stats.clone(),
+            });
+            watched.push(crate::diagnostics::Watched {
+                name: format!("rflysim_bridge: uav{id} true state"),
+                hardware_id: format!("rflysim/uav{id}"),
+                stats: copter.state_stats.clone(),
+            });
             runtime.spawn(copter.with_clock(clock.clone()).run(stop_rx.clone()));
             nodes.push(node);
         }
     }
-    if !settings.use_sim_time {
+    if !watched.is_empty() {
+        let p = main_node
+            .create_publisher("/diagnostics", QosProfile::default().keep_last(10).reliable())
+            .map_err(|e| e.to_string())?;
+        runtime.spawn(crate::diagnostics::run(
+            p,
+            watched,
+            settings.diagnostics_period,
+            stop_rx.clone(),
+        ));
+    }
+    if !settings.use_sim_time && role != Role::Gimbal {
         runtime.spawn(run_heartbeat(
             settings.heartbeat_port,
             settings.heartbeat_multicast,

@@ -36,6 +36,7 @@ pub struct CopterBridge {
     pub copter: u16,
     imu: Publisher<Imu>,
     state: Publisher<Odometry>,
+    tf: Option<Publisher<r2r::tf2_msgs::msg::TFMessage>>,
     time: Arc<TimeBase>,
     clock: Option<Arc<ClockPublisher>>,
     cov: Covariances,
@@ -64,6 +65,8 @@ pub struct CopterSettings {
     pub several: bool,
     pub qos: QosProfile,
     pub covariances: Covariances,
+    /// Publish odom → base_link on `/tf` from the true state.
+    pub tf: bool,
 }
 
 impl CopterBridge {
@@ -72,6 +75,11 @@ impl CopterBridge {
             copter,
             imu: node.create_publisher(&names::imu_topic(copter, s.several), s.qos.clone())?,
             state: node.create_publisher(&names::state_odom_topic(copter), s.qos.clone())?,
+            tf: if s.tf {
+                Some(node.create_publisher("/tf", QosProfile::default().keep_last(100).reliable())?)
+            } else {
+                None
+            },
             time,
             clock: None,
             cov: s.covariances,
@@ -108,6 +116,7 @@ impl CopterBridge {
         let state_part = StatePart {
             copter: self.copter,
             state: self.state.clone(),
+            tf: self.tf.clone(),
             time: self.time.clone(),
             cov: self.cov,
             logger: self.logger.clone(),
@@ -189,6 +198,7 @@ impl CopterBridge {
 struct StatePart {
     copter: u16,
     state: Publisher<Odometry>,
+    tf: Option<Publisher<r2r::tf2_msgs::msg::TFMessage>>,
     time: Arc<TimeBase>,
     cov: Covariances,
     logger: String,
@@ -225,6 +235,9 @@ impl StatePart {
                             match self.state.publish(&odom) {
                                 Ok(()) => self.stats.published(n),
                                 Err(_) => self.stats.drop_frame("publish_failed"),
+                            }
+                            if let Some(tf) = &self.tf {
+                                let _ = tf.publish(&crate::tf::odometry_tf(&odom));
                             }
                         }
                         Ok(_) => self.stats.drop_frame("other_vehicle"),

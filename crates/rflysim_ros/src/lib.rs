@@ -4,6 +4,9 @@
 
 pub mod app;
 pub mod coptersim;
+pub mod diagnostics;
+pub mod gimbal;
+pub mod gimbal_node;
 pub mod msgs;
 pub mod names;
 pub mod net;
@@ -12,4 +15,5 @@ pub mod qos;
 pub mod requests;
 pub mod sensor;
 pub mod stats;
+pub mod tf;
 pub mod time;

@@ -36,6 +36,8 @@ pub struct SensorSettings {
     pub always_decode: bool,
     /// Shared-memory poll period.
     pub shm_poll: Duration,
+    /// Publish odom → base_link on `/tf` from the pose that comes with LiDAR frames.
+    pub tf_from_lidar: bool,
 }
 
 impl Default for SensorSettings {
@@ -47,6 +49,7 @@ impl Default for SensorSettings {
             covariances: Covariances::default(),
             always_decode: false,
             shm_poll: Duration::from_millis(1),
+            tf_from_lidar: false,
         }
     }
 }
@@ -64,6 +67,7 @@ enum Outputs {
         cloud: Publisher<PointCloud2>,
         odom_local: Publisher<Odometry>,
         odom_global: Publisher<Odometry>,
+        tf: Option<Publisher<r2r::tf2_msgs::msg::TFMessage>>,
     },
     Distance(Publisher<Float32>),
 }
@@ -186,6 +190,14 @@ impl SensorPipeline {
                 odom_global: node
                     .create_publisher(&names::odom_topic(cfg.target_copter, true), qos.clone())
                     .map_err(err)?,
+                tf: if settings.tf_from_lidar {
+                    Some(
+                        node.create_publisher("/tf", QosProfile::default().keep_last(100).reliable())
+                            .map_err(err)?,
+                    )
+                } else {
+                    None
+                },
             },
             SensorClass::LaserDistance => Outputs::Distance(node.create_publisher(&topic, qos).map_err(err)?),
             SensorClass::Detections => {
@@ -239,9 +251,14 @@ impl SensorPipeline {
     pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>) {
         let len = payload.len();
         let stamp = self.time.stamp(sim_time);
+        let stamp_for_latency = stamp.clone();
         match self.publish(stamp, payload) {
             Ok(()) => {
                 self.stats.published(len);
+                if !self.time.uses_sim_time() {
+                    let stamp = crate::time::from_ros_time(&stamp_for_latency);
+                    self.stats.set_latency_ms((crate::time::wall_now() - stamp) * 1e3);
+                }
                 if let Some(clock) = &self.clock {
                     clock.advance(sim_time);
                 }
@@ -303,6 +320,7 @@ impl SensorPipeline {
                 cloud,
                 odom_local,
                 odom_global,
+                tf,
             } => {
                 let range = self.cfg.lidar_max_range();
                 let decoded: PointCloud = if *depth {
@@ -340,6 +358,9 @@ impl SensorPipeline {
                 );
                 cloud.publish(&msgs::point_cloud(data, msgs::header(stamp, &frame)))?;
                 if global { odom_global } else { odom_local }.publish(&odom)?;
+                if let (Some(tf), false) = (tf, global) {
+                    tf.publish(&crate::tf::odometry_tf(&odom))?;
+                }
                 Ok(())
             }
             Outputs::Distance(p) => {

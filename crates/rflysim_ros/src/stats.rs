@@ -17,6 +17,8 @@ pub struct SensorStats {
     last_frame: Mutex<Option<f64>>,
     drops: Mutex<BTreeMap<&'static str, u64>>,
     reassembly: Mutex<ReassemblyStats>,
+    /// Age of the last frame's data when it was published (wall clock − stamp).
+    latency_ms: Mutex<Option<f64>>,
 }
 
 impl SensorStats {
@@ -28,6 +30,14 @@ impl SensorStats {
         self.frames_published.fetch_add(1, Ordering::Relaxed);
         self.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
         *self.last_frame.lock().unwrap() = Some(crate::time::wall_now());
+    }
+
+    pub fn set_latency_ms(&self, ms: f64) {
+        *self.latency_ms.lock().unwrap() = Some(ms);
+    }
+
+    pub fn latency_ms(&self) -> Option<f64> {
+        *self.latency_ms.lock().unwrap()
     }
 
     pub fn set_reassembly(&self, s: &ReassemblyStats) {

@@ -94,6 +94,9 @@ pub struct Options {
     pub dump_dir: Option<std::path::PathBuf>,
     /// Drop exactly these datagrams: (frame id, packet id), every sensor.
     pub drop_packets: Vec<(u64, u32)>,
+    /// Append `SeqID time_stamp wall_clock_seconds` per frame sent (when its
+    /// last datagram left, or its shared-memory write ended): for latency benchmarks.
+    pub send_log: Option<std::path::PathBuf>,
 }
 
 impl Default for Options {
@@ -126,6 +129,7 @@ impl Default for Options {
             start_time: 0.0,
             dump_dir: None,
             drop_packets: Vec::new(),
+            send_log: None,
         }
     }
 }
@@ -504,6 +508,7 @@ struct StreamWorker {
     mount: Mount,
     sock: UdpSocket,
     dest: SocketAddrV4,
+    send_log: Option<io::BufWriter<std::fs::File>>,
     shm: Option<ShmRegion>,
     faults: FaultInjector,
     lidar_rays: Vec<[f64; 3]>,
@@ -531,7 +536,14 @@ impl StreamWorker {
         } else {
             Vec::new()
         };
+        let send_log = match &options.send_log {
+            Some(p) => Some(io::BufWriter::new(
+                std::fs::OpenOptions::new().create(true).append(true).open(p)?,
+            )),
+            None => None,
+        };
         Ok(Self {
+            send_log,
             dest: SocketAddrV4::new(ip, cfg.udp_port()),
             mount: Mount::of(&cfg),
             faults: FaultInjector::new(options.faults, u64::from(cfg.seq_id)),
@@ -772,9 +784,21 @@ impl StreamWorker {
         }
     }
 
+    fn log_sent(&mut self, t: f64) {
+        use std::io::Write;
+        if let Some(log) = self.send_log.as_mut() {
+            let wall = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            let _ = writeln!(log, "{} {t:.9} {wall:.9}", self.cfg.seq_id);
+            let _ = log.flush();
+        }
+    }
+
     fn send(&mut self, frame_id: u64, t: f64, payload: &[u8]) -> io::Result<()> {
         if let Some(shm) = self.shm.as_mut() {
             if shm.write(t, payload) {
+                self.log_sent(t);
                 self.stats.frames.fetch_add(1, Ordering::Relaxed);
                 self.stats.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
             } else {
@@ -798,6 +822,7 @@ impl StreamWorker {
             send_all(&self.sock, self.dest, &held)?;
             n += 1;
         }
+        self.log_sent(t);
         {
             let mut total = self.shared.faults.lock().unwrap();
             *total = add_counts(*total, self.faults.counts);

@@ -45,6 +45,7 @@ Faults (rates per datagram, 0..1)
   --drop-packet F:P     drop exactly packet P of frame F (every sensor; repeatable)
 Tests
   --dump DIR            write each rendered frame and IMU sample to DIR (sensor<N>.index, imu<id>.txt)
+  --send-log FILE       append \"SeqID time_stamp wall_time\" when each frame has been sent (benchmarks)
 Gimbal
   --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:20006)
   --gimbal-multicast    also send them to 224.0.0.10:20006
@@ -148,6 +149,7 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
                 std::fs::create_dir_all(&dir).map_err(|e| format!("--dump {}: {e}", dir.display()))?;
                 o.dump_dir = Some(dir);
             }
+            "--send-log" => o.send_log = Some(PathBuf::from(value(&mut it, &a)?)),
             "--drop-packet" => {
                 let v = value(&mut it, &a)?;
                 let (f, p) = v

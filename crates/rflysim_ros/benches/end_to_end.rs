@@ -1,0 +1,500 @@
+//! End-to-end benchmark: the built-in RflySim emulator → the bridge → a
+//! native r2r subscriber (this process), next to a reference measured in the
+//! same run: an r2r program publishing pre-built messages of the same size to
+//! the same subscriber (what DDS alone allows here).
+//!
+//! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
+//! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
+//! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::{FutureExt, StreamExt};
+use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
+use r2r::QosProfile;
+
+fn wall() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn bin_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    target.join("release")
+}
+
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-INT", &self.0.id().to_string()]).status();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Clock ticks of user + system time used by a process.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
+        + f.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
+}
+
+fn udp_rcvbuf_errors() -> u64 {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
+    let lines: Vec<&str> = snmp.lines().filter(|l| l.starts_with("Udp:")).collect();
+    if lines.len() < 2 {
+        return 0;
+    }
+    let names: Vec<&str> = lines[0].split_whitespace().collect();
+    let values: Vec<&str> = lines[1].split_whitespace().collect();
+    names
+        .iter()
+        .position(|n| *n == "RcvbufErrors")
+        .and_then(|i| values.get(i))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+#[derive(Debug, Default)]
+struct Result {
+    name: String,
+    offered: f64,
+    delivered: f64,
+    kernel_drops: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+    cpu_percent: Option<f64>,
+}
+
+/// A subscriber's receipts: (stamp seconds, receipt wall seconds).
+type Receipts = Vec<(f64, f64)>;
+
+enum Kind {
+    Image,
+    Cloud,
+}
+
+/// Subscribes natively (no conversion to Rust types) and records receipts
+/// until `until`, spinning all along; calls `window_opens` once at `warmed_up`.
+fn receive(
+    node: &mut r2r::Node,
+    topic: &str,
+    kind: &Kind,
+    warmed_up: Instant,
+    until: Instant,
+    window_opens: &mut dyn FnMut(),
+) -> Receipts {
+    let qos = QosProfile::default().keep_last(10).reliable();
+    let mut out = Vec::new();
+    let mut opened = false;
+    macro_rules! run {
+        ($t:ty) => {{
+            let mut sub = node.subscribe_native::<$t>(topic, qos).expect("subscription");
+            while Instant::now() < until {
+                if !opened && Instant::now() >= warmed_up {
+                    window_opens();
+                    opened = true;
+                }
+                node.spin_once(Duration::from_millis(5));
+                while let Some(Some(m)) = sub.next().now_or_never() {
+                    let now = wall();
+                    let s = &m.header.stamp;
+                    out.push((f64::from(s.sec) + f64::from(s.nanosec) * 1e-9, now));
+                }
+            }
+        }};
+    }
+    match kind {
+        Kind::Image => run!(Image),
+        Kind::Cloud => run!(PointCloud2),
+    }
+    out
+}
+
+const WARMUP: f64 = 3.0;
+
+fn window() -> f64 {
+    std::env::var("RFLYSIM_BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6.0)
+}
+
+/// Runs the emulator and the bridge on `config`, measures on `topic`.
+fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind: Kind, sim_args: &[&str]) -> Result {
+    let dir = std::env::temp_dir().join(format!("rflysim_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("Config.json");
+    std::fs::write(&cfg, config).unwrap();
+    let log = dir.join(format!("send_{}.log", name.replace(' ', "_")));
+    let _ = std::fs::remove_file(&log);
+    let bins = bin_dir();
+    let bridge = Proc(
+        Command::new(bins.join("bridge"))
+            .args([
+                "--ros-args",
+                "-p",
+                &format!("rflysim_config:={}", cfg.display()),
+                "-p",
+                "use_sim_time:=true",
+                "-p",
+                "imu:=false",
+                "-p",
+                "window_id:=9",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bridge (build it: cargo build --release --workspace --bins)"),
+    );
+    let _sim = Proc(
+        Command::new(bins.join("rflysim_sim"))
+            .arg("--config")
+            .arg(&cfg)
+            .args([
+                "--stats",
+                "0",
+                "--copters",
+                "",
+                "--window-id",
+                "9",
+                "--reuse-frames",
+                "--send-log",
+            ])
+            .arg(&log)
+            .args(sim_args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("rflysim_sim"),
+    );
+    let w = window();
+    let t0 = Instant::now();
+    let (mut cpu0, mut drops0, mut win_start) = (0, 0, 0.0);
+    let mut mark = || {
+        cpu0 = cpu_ticks(bridge.0.id());
+        drops0 = udp_rcvbuf_errors();
+        win_start = wall();
+    };
+    let warm = t0 + Duration::from_secs_f64(WARMUP);
+    let receipts = receive(node, topic, &kind, warm, warm + Duration::from_secs_f64(w), &mut mark);
+    let win_end = wall();
+    let cpu = (cpu_ticks(bridge.0.id()) - cpu0) as f64 / 100.0 / (win_end - win_start) * 100.0;
+    let drops = udp_rcvbuf_errors() - drops0;
+    // Send times by sim time stamp (the bridge stamps with sim time here).
+    let sent: HashMap<u64, f64> = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let p: Vec<&str> = l.split_whitespace().collect();
+            Some((
+                (p.get(1)?.parse::<f64>().ok()? * 1e6).round() as u64,
+                p.get(2)?.parse().ok()?,
+            ))
+        })
+        .collect();
+    let offered = sent.values().filter(|&&t| t >= win_start && t < win_end).count() as f64 / (win_end - win_start);
+    let in_window: Vec<&(f64, f64)> = receipts
+        .iter()
+        .filter(|(_, r)| *r >= win_start && *r < win_end)
+        .collect();
+    let mut lat: Vec<f64> = in_window
+        .iter()
+        .filter_map(|(stamp, r)| sent.get(&((stamp * 1e6).round() as u64)).map(|s| (r - s) * 1e3))
+        .collect();
+    lat.sort_by(f64::total_cmp);
+    Result {
+        name: name.into(),
+        offered,
+        delivered: in_window.len() as f64 / (win_end - win_start),
+        kernel_drops: drops,
+        p50_ms: percentile(&lat, 0.5),
+        p99_ms: percentile(&lat, 0.99),
+        cpu_percent: Some(cpu),
+    }
+}
+
+/// The reference: a separate r2r process publishing pre-built messages.
+fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64>) -> Result {
+    let exe = std::env::current_exe().unwrap();
+    let k = match kind {
+        Kind::Image => "image",
+        Kind::Cloud => "cloud",
+    };
+    let topic = &format!("/rflysim_bench/reference_{k}");
+    let publisher = Proc(
+        Command::new(exe)
+            .args(["--reference-publisher", k, &rate.map_or("0".into(), |r| r.to_string())])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let w = window();
+    let t0 = Instant::now();
+    let (mut cpu0, mut win_start) = (0, 0.0);
+    let mut mark = || {
+        cpu0 = cpu_ticks(publisher.0.id());
+        win_start = wall();
+    };
+    let warm = t0 + Duration::from_secs_f64(WARMUP);
+    let receipts = receive(node, topic, &kind, warm, warm + Duration::from_secs_f64(w), &mut mark);
+    let win_end = wall();
+    let cpu = (cpu_ticks(publisher.0.id()) - cpu0) as f64 / 100.0 / (win_end - win_start) * 100.0;
+    let in_window: Vec<&(f64, f64)> = receipts
+        .iter()
+        .filter(|(_, r)| *r >= win_start && *r < win_end)
+        .collect();
+    let mut lat: Vec<f64> = in_window.iter().map(|(s, r)| (r - s) * 1e3).collect();
+    lat.sort_by(f64::total_cmp);
+    Result {
+        name: name.into(),
+        offered: rate.unwrap_or(f64::NAN),
+        delivered: in_window.len() as f64 / (win_end - win_start),
+        kernel_drops: 0,
+        p50_ms: percentile(&lat, 0.5),
+        p99_ms: percentile(&lat, 0.99),
+        cpu_percent: Some(cpu),
+    }
+}
+
+fn image_1080p() -> Image {
+    Image {
+        height: 1080,
+        width: 1920,
+        encoding: "bgr8".into(),
+        step: 1920 * 3,
+        data: vec![0x7F; 1920 * 1080 * 3],
+        ..Default::default()
+    }
+}
+
+fn cloud_100k() -> PointCloud2 {
+    let f = |n: &str, o| PointField {
+        name: n.into(),
+        offset: o,
+        datatype: PointField::FLOAT32 as u8,
+        count: 1,
+    };
+    PointCloud2 {
+        height: 1,
+        width: 100_000,
+        fields: vec![f("x", 0), f("y", 4), f("z", 8), f("seg", 12)],
+        point_step: 16,
+        row_step: 1_600_000,
+        data: vec![0x3F; 1_600_000],
+        is_dense: true,
+        ..Default::default()
+    }
+}
+
+fn reference_publisher(kind: &str, rate: f64) {
+    let ctx = r2r::Context::create().unwrap();
+    let mut node = r2r::Node::create(ctx, "rflysim_bench_reference", "").unwrap();
+    let qos = rflysim_ros::qos::sensor_publisher(rflysim_ros::qos::DEFAULT_SENSOR_DEPTH);
+    let topic = &format!("/rflysim_bench/reference_{kind}");
+    let period = (rate > 0.0).then(|| Duration::from_secs_f64(1.0 / rate));
+    let mut next = Instant::now();
+    let stamp = || rflysim_ros::time::to_ros_time(wall());
+    macro_rules! run {
+        ($msg:expr, $t:ty) => {{
+            let p = node.create_publisher::<$t>(topic, qos).unwrap();
+            let mut msg = $msg;
+            loop {
+                if let Some(per) = period {
+                    let now = Instant::now();
+                    if now < next {
+                        std::thread::sleep(next - now);
+                    }
+                    next += per;
+                }
+                msg.header.stamp = stamp();
+                let _ = p.publish(&msg);
+                node.spin_once(Duration::ZERO);
+            }
+        }};
+    }
+    if kind == "image" {
+        run!(image_1080p(), Image)
+    } else {
+        run!(cloud_100k(), PointCloud2)
+    }
+}
+
+fn camera_config(transport: u16, hz: u16) -> String {
+    format!(
+        r#"{{"VisionSensors": [{{"SeqID": 1, "TypeID": 1, "DataWidth": 1920, "DataHeight": 1080, "DataCheckFreq": {hz},
+        "SendProtocol": [{transport}, 127, 0, 0, 1, 45001, 0, 0], "CameraFOV": 90, "SensorAngEular": [0, -0.3, 0]}}]}}"#
+    )
+}
+
+fn lidar_config(hz: u16) -> String {
+    // A Livox-type cone looking straight down: all 500 × 200 rays hit the ground.
+    format!(
+        r#"{{"VisionSensors": [{{"SeqID": 2, "TypeID": 22, "DataWidth": 500, "DataHeight": 200, "DataCheckFreq": {hz},
+        "SendProtocol": [1, 127, 0, 0, 1, 45002, 0, 0], "SensorAngEular": [0, -1.5707963, 0],
+        "otherParams": [100, 0, 0, 0, 0, 0, 0, 0]}}]}}"#
+    )
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--reference-publisher") {
+        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0));
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    let ctx = r2r::Context::create().unwrap();
+    // A fresh subscriber node per case: no subscription outlives its case.
+    let mut case = 0;
+    let mut fresh = || {
+        case += 1;
+        r2r::Node::create(ctx.clone(), &format!("rflysim_bench_subscriber{case}"), "").unwrap()
+    };
+    let image_topic = "/rflysim/sensor1/img_rgb";
+    let cloud_topic = "/rflysim/sensor2/livox_lidar";
+    // RFLYSIM_BENCH_CASES=shm runs only the cases whose name contains "shm" (and so on).
+    let only = std::env::var("RFLYSIM_BENCH_CASES").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w));
+    type Case<'a> = (&'a str, Box<dyn FnOnce(&mut r2r::Node, &str) -> Result + 'a>);
+    let cases: Vec<Case> = vec![
+        (
+            "1080p bgr8 raw UDP @ 60 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_config(2, 60), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "reference: 1080p Image @ 60 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Image, Some(60.0))),
+        ),
+        (
+            "LiDAR 100k points UDP @ 20 Hz",
+            Box::new(|n, name| bridge_case(n, name, &lidar_config(20), cloud_topic, Kind::Cloud, &[])),
+        ),
+        (
+            "reference: 100k PointCloud2 @ 20 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Cloud, Some(20.0))),
+        ),
+        (
+            "1080p bgr8 shm @ 60 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_config(0, 60), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "1080p bgr8 raw UDP, flat out",
+            Box::new(|n, name| {
+                bridge_case(
+                    n,
+                    name,
+                    &camera_config(2, 60),
+                    image_topic,
+                    Kind::Image,
+                    &["--flat-out"],
+                )
+            }),
+        ),
+        (
+            "1080p bgr8 shm, flat out",
+            Box::new(|n, name| {
+                bridge_case(
+                    n,
+                    name,
+                    &camera_config(0, 60),
+                    image_topic,
+                    Kind::Image,
+                    &["--flat-out"],
+                )
+            }),
+        ),
+        (
+            "reference: 1080p Image, flat out",
+            Box::new(|n, name| reference_case(n, name, Kind::Image, None)),
+        ),
+        (
+            "LiDAR 100k points UDP, flat out",
+            Box::new(|n, name| bridge_case(n, name, &lidar_config(20), cloud_topic, Kind::Cloud, &["--flat-out"])),
+        ),
+        (
+            "reference: 100k PointCloud2, flat out",
+            Box::new(|n, name| reference_case(n, name, Kind::Cloud, None)),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, run) in cases {
+        if wanted(name) {
+            rows.push(run(&mut fresh(), name));
+        }
+    }
+
+    println!(
+        "end-to-end: emulator → bridge → native r2r subscriber; {} s windows after {WARMUP} s warm-up",
+        window()
+    );
+    println!("(CPU is the bridge's, or for references the reference publisher's, in % of one core)\n");
+    println!("| case | offered fps | delivered fps | kernel UDP drops | latency p50 (ms) | latency p99 (ms) | CPU % |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for r in &rows {
+        let offered = if r.offered.is_nan() {
+            "flat out".into()
+        } else {
+            format!("{:.1}", r.offered)
+        };
+        println!(
+            "| {} | {offered} | {:.1} | {} | {:.2} | {:.2} | {} |",
+            r.name,
+            r.delivered,
+            r.kernel_drops,
+            r.p50_ms,
+            r.p99_ms,
+            r.cpu_percent.map_or("–".into(), |c| format!("{c:.0}"))
+        );
+    }
+    let ratio = |a: &str, b: &str| {
+        let find = |n: &str| rows.iter().find(|r| r.name == n).map(|r| r.delivered);
+        match (find(a), find(b)) {
+            (Some(x), Some(y)) if y > 0.0 => format!("{:.2}", x / y),
+            _ => "–".into(),
+        }
+    };
+    println!("\nflat-out ratios to the reference (delivered fps):");
+    println!(
+        "  1080p UDP: {}",
+        ratio("1080p bgr8 raw UDP, flat out", "reference: 1080p Image, flat out")
+    );
+    println!(
+        "  1080p shared memory: {}",
+        ratio("1080p bgr8 shm, flat out", "reference: 1080p Image, flat out")
+    );
+    println!(
+        "  LiDAR 100k: {}",
+        ratio(
+            "LiDAR 100k points UDP, flat out",
+            "reference: 100k PointCloud2, flat out"
+        )
+    );
+}

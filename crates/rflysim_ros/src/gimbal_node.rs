@@ -1,0 +1,273 @@
+//! The gimbal node: for every gimbal camera (TypeID 9) of the config,
+//! `camera/ctrl` and `camera/ai_ctrl` in, 148-byte requests out to
+//! RflySim3D; RflySim3D's echoes on port 20006 in, `camera/status` out.
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use r2r::rflysim_bridge::msg::{CameraAICtrl, CameraCtrl, CameraParams, CameraStatus};
+use r2r::{Node, Publisher, QosProfile};
+use tokio::sync::watch;
+
+use rflysim_proto::config::SensorConfig;
+use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
+use rflysim_proto::request::{console_command, RequestForm};
+
+use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
+use crate::names;
+use crate::stats::RateLimitedLog;
+
+#[derive(Debug, Clone)]
+pub struct GimbalSettings {
+    pub sim_ip: Ipv4Addr,
+    pub window_id: u16,
+    pub bits: GimbalBitTable,
+    pub checksum: u16,
+    pub status_port: u16,
+    pub status_multicast: bool,
+    pub qos: QosProfile,
+}
+
+/// Creates the subscriptions and publishers on `node` and spawns the tasks.
+pub fn start(
+    node: &mut Node,
+    sensors: &[SensorConfig],
+    s: GimbalSettings,
+    shutdown: watch::Receiver<bool>,
+) -> Result<usize, String> {
+    let logger = node.logger().to_string();
+    let sock = crate::net::udp_sender().map_err(|e| format!("UDP: {e}"))?;
+    let sock = Arc::new(sock);
+    let to = SocketAddrV4::new(s.sim_ip, crate::requests::request_port(s.window_id));
+    let mut status_pubs: StatusOutputs = HashMap::new();
+    let mut count = 0;
+    for cfg in sensors.iter().filter(|c| c.type_id == 9) {
+        let state = Arc::new(Mutex::new(GimbalCommandState::new(cfg)));
+        let seq = cfg.seq_id;
+        let ctrl = node
+            .subscribe::<CameraCtrl>(
+                &names::sensor_topic(seq, "camera/ctrl"),
+                QosProfile::default().keep_last(10).reliable(),
+            )
+            .map_err(|e| e.to_string())?;
+        let ai = node
+            .subscribe::<CameraAICtrl>(
+                &names::sensor_topic(seq, "camera/ai_ctrl"),
+                QosProfile::default().keep_last(10).reliable(),
+            )
+            .map_err(|e| e.to_string())?;
+        let status = node
+            .create_publisher::<CameraStatus>(&names::sensor_topic(seq, "camera/status"), s.qos.clone())
+            .map_err(|e| e.to_string())?;
+        status_pubs.insert(seq, (status, cfg.clone(), state.clone()));
+        r2r::log_info!(
+            &logger,
+            "gimbal of sensor {seq}: {} and {} → UDP {to}",
+            names::sensor_topic(seq, "camera/ctrl"),
+            names::sensor_topic(seq, "camera/ai_ctrl")
+        );
+        tokio::spawn(ctrl_loop(
+            ctrl,
+            state.clone(),
+            s.clone(),
+            sock.clone(),
+            to,
+            logger.clone(),
+            seq,
+            shutdown.clone(),
+        ));
+        tokio::spawn(ai_loop(
+            ai,
+            state.clone(),
+            s.clone(),
+            sock.clone(),
+            to,
+            logger.clone(),
+            seq,
+            shutdown.clone(),
+        ));
+        count += 1;
+    }
+    if count > 0 {
+        tokio::spawn(status_loop(status_pubs, s, sock, to, logger, shutdown));
+    }
+    Ok(count)
+}
+
+fn send(sock: &std::net::UdpSocket, to: SocketAddrV4, bytes: &[u8], logger: &str) {
+    if let Err(e) = sock.send_to(bytes, to) {
+        r2r::log_warn!(logger, "cannot send to {to}: {e}");
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn ctrl_loop(
+    mut stream: impl futures::Stream<Item = CameraCtrl> + Unpin,
+    state: Arc<Mutex<GimbalCommandState>>,
+    s: GimbalSettings,
+    sock: Arc<std::net::UdpSocket>,
+    to: SocketAddrV4,
+    logger: String,
+    seq: u16,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let msg = tokio::select! {
+            m = stream.next() => match m { Some(m) => m, None => break },
+            _ = shutdown.changed() => break,
+        };
+        let c = Ctrl {
+            ctrl_type: msg.ctrl_type,
+            height: msg.height,
+            width: msg.width,
+            fov: msg.fov,
+            roll: msg.roll,
+            pitch: msg.pitch,
+            yaw: msg.yaw,
+            optics_multiply: msg.optics_multiply,
+            base_optics: msg.base_optics,
+            others: msg.others.clone(),
+        };
+        let result = {
+            let mut st = state.lock().unwrap();
+            ctrl_request(&st, &c, &s.bits).map(|(req, next)| {
+                *st = next;
+                req
+            })
+        };
+        match result {
+            Ok(req) => send(&sock, to, &req.encode(RequestForm::Gimbal148, s.checksum), &logger),
+            Err(e) => r2r::log_warn!(&logger, "sensor {seq}: CameraCtrl rejected, nothing sent: {e}"),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn ai_loop(
+    mut stream: impl futures::Stream<Item = CameraAICtrl> + Unpin,
+    state: Arc<Mutex<GimbalCommandState>>,
+    s: GimbalSettings,
+    sock: Arc<std::net::UdpSocket>,
+    to: SocketAddrV4,
+    logger: String,
+    seq: u16,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let msg = tokio::select! {
+            m = stream.next() => match m { Some(m) => m, None => break },
+            _ = shutdown.changed() => break,
+        };
+        let result = ai_request(&state.lock().unwrap(), msg.ctrl_id, &msg.pixel_pos, &s.bits);
+        match result {
+            Ok(req) => send(&sock, to, &req.encode(RequestForm::Gimbal148, s.checksum), &logger),
+            Err(e) => r2r::log_warn!(&logger, "sensor {seq}: CameraAICtrl rejected, nothing sent: {e}"),
+        }
+    }
+}
+
+fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus {
+    let st = status_from_echo(e, cfg);
+    let stamp = crate::time::to_ros_time(crate::time::wall_now());
+    CameraStatus {
+        header: crate::msgs::header(stamp, &names::optical_frame(cfg)),
+        id: cfg.seq_id.min(255) as u8,
+        frame_rate: cfg.rate_hz() as f32,
+        capture_max_sec: 0.0,
+        capture_min_sec: 0.0,
+        capture_cur_sec: 0.0,
+        height: st.height,
+        width: st.width,
+        fov: st.fov,
+        type_: 2, // angles relative to the aircraft
+        roll: st.attitude[0],
+        pitch: st.attitude[1],
+        yaw: st.attitude[2],
+        optics_multiply: (zoom - 1.0).round() as i32,
+        others: st.others,
+        camera_params: CameraParams {
+            fx: st.intrinsics[0],
+            fy: st.intrinsics[1],
+            cx: st.intrinsics[2],
+            cy: st.intrinsics[3],
+            att_type_valid_mask: CameraParams::PLANE_TO_CAM_VALID as u8,
+            p2c_roll_deg: st.p2c_deg[0],
+            p2c_pitch_deg: st.p2c_deg[1],
+            p2c_yaw_deg: st.p2c_deg[2],
+            p2c_front_m: st.offset_frd[0],
+            p2c_right_m: st.offset_frd[1],
+            p2c_down_m: st.offset_frd[2],
+            ..Default::default()
+        },
+    }
+}
+
+type StatusOutputs = HashMap<u16, (Publisher<CameraStatus>, SensorConfig, Arc<Mutex<GimbalCommandState>>)>;
+
+async fn status_loop(
+    outputs: StatusOutputs,
+    s: GimbalSettings,
+    sock: Arc<std::net::UdpSocket>,
+    to: SocketAddrV4,
+    logger: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let group = s.status_multicast.then_some(Ipv4Addr::new(224, 0, 0, 10));
+    let bound = crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, group).or_else(|e| {
+        r2r::log_warn!(
+            &logger,
+            "status port {}: multicast 224.0.0.10 not joined ({e}); unicast only",
+            s.status_port
+        );
+        crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, None)
+    });
+    let rx = match bound.and_then(|(s, _)| tokio::net::UdpSocket::from_std(s)) {
+        Ok(r) => r,
+        Err(e) => return r2r::log_error!(&logger, "no gimbal status: cannot bind UDP {}: {e}", s.status_port),
+    };
+    r2r::log_info!(&logger, "gimbal status from UDP {}", s.status_port);
+    let mut heard: HashMap<u16, bool> = outputs.keys().map(|k| (*k, false)).collect();
+    let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+    let mut buf = [0u8; 2048];
+    let mut ask = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tokio::select! {
+            r = rx.recv(&mut buf) => {
+                let Ok(n) = r else { continue };
+                let d = &buf[..n];
+                // The port carries other structs too (CameraData, crash and object data): only 148-byte echoes matter here.
+                if n != 148 {
+                    continue;
+                }
+                match GimbalEcho::decode(d) {
+                    Ok(e) => {
+                        if let Some((publisher, cfg, state)) = outputs.get(&e.seq_id) {
+                            let zoom = state.lock().unwrap().zoom;
+                            let _ = publisher.publish(&camera_status(&e, cfg, zoom));
+                            heard.insert(e.seq_id, true);
+                        }
+                    }
+                    Err(err) => {
+                        if let Some(held) = warn.allow() {
+                            r2r::log_warn!(&logger, "gimbal status datagram ignored: {err} ({held} more held back)");
+                        }
+                    }
+                }
+            }
+            _ = ask.tick() => {
+                // Ask RflySim3D for the status of gimbals not heard from yet.
+                for (seq, ok) in &heard {
+                    if !ok {
+                        if let Some(cmd) = console_command(&format!("RflyReqObjData 0 {seq} 0")) {
+                            send(&sock, to, &cmd, &logger);
+                        }
+                    }
+                }
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the benchmarks and prints their tables (BENCHMARKS.md holds a copy):
+#   1. rflysim_proto: reassembly + decode next to memcpy;
+#   2. end to end (emulator → bridge → r2r subscriber) next to an r2r
+#      reference publisher, with Fast DDS's defaults and again with
+#      config/fastdds_large_data.xml.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+bash scripts/setup.sh >/dev/null
+set +u
+# shellcheck disable=SC1091
+source .cache/env.sh
+set -u
+export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((100 + $$ % 100))}
+bash scripts/refresh-r2r-bindings.sh "$ROOT/target" release
+cargo build --release --locked --workspace --bins
+echo "== cargo bench -p rflysim_proto"
+cargo bench --locked -p rflysim_proto --bench decode 2>/dev/null
+echo
+echo "== cargo bench -p rflysim_ros --bench end_to_end (Fast DDS defaults)"
+cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo
+echo "== the same with FASTRTPS_DEFAULT_PROFILES_FILE=config/fastdds_large_data.xml"
+FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
