@@ -40,6 +40,12 @@ pub trait SharedRegion {
     /// Copies `dst.len()` bytes from `offset` (within bounds, checked by the caller).
     fn copy_out(&self, offset: usize, dst: &mut [u8]);
     fn copy_in(&mut self, offset: usize, src: &[u8]);
+    /// Replaces `out` with `n` bytes from `offset`.
+    fn copy_out_to_vec(&self, offset: usize, n: usize, out: &mut Vec<u8>) {
+        out.clear();
+        out.resize(n, 0);
+        self.copy_out(offset, out);
+    }
 }
 
 impl SharedRegion for [u8] {
@@ -119,6 +125,19 @@ impl SharedRegion for RawRegion {
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.base.add(offset), src.len()) }
         fence(Ordering::Release);
     }
+    /// One pass: no zero-filling of a frame that is overwritten at once.
+    fn copy_out_to_vec(&self, offset: usize, n: usize, out: &mut Vec<u8>) {
+        assert!(offset + n <= self.len);
+        out.clear();
+        out.reserve(n);
+        fence(Ordering::Acquire);
+        // SAFETY: `out` has room for n bytes; the copy initialises all of them
+        // before the length is set.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.base.add(offset), out.as_mut_ptr(), n);
+            out.set_len(n);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -166,9 +185,7 @@ impl ShmReader {
         let t = region.load_time_stamp();
         region.store_flag(FLAG_READING);
         let n = payload_len.min(region.len() - HEADER_LEN);
-        out.clear();
-        out.resize(n, 0);
-        region.copy_out(HEADER_LEN, out);
+        region.copy_out_to_vec(HEADER_LEN, n, out);
         let unchanged = region.load_flag() == FLAG_READING && region.load_time_stamp().to_bits() == t.to_bits();
         if !unchanged {
             // The writer wrote during the copy; its frame is flagged new again

@@ -5,7 +5,8 @@
 //! Units on the ROS side: FOV and attitude in degrees × 100 (roll, pitch,
 //! yaw of the camera relative to the vehicle, FRD, as RflySim's mount
 //! angles), rates in degrees/s × 100. On the wire: degrees for FOV, radians
-//! for angles and rad/s for rates.
+//! for angles and rad/s for rates. A rate is sent when its direction
+//! (`others[1]`, `others[3]`) is not 0; direction ±1 with rate 0 stops.
 
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::gimbal::{slot, GimbalBitTable, GimbalControl, GimbalEcho};
@@ -172,7 +173,9 @@ pub fn ctrl_request(
             return Err(format!("{name} {r} (deg/s × 100) outside 0..=360°/s"));
         }
     }
-    if c.others.len() > 1 {
+    // Direction 0 is "no action" (seed 000); a direction with rate 0 stops the motion.
+    let rates_given = yaw_dir != 0 || pitch_dir != 0;
+    if rates_given {
         set(&mut req, bits, GimbalControl::Rates);
         req.other_params[slot::PITCH_RATE] = pitch_dir as f32 * centi_deg_to_rad(pitch_rate);
         req.other_params[slot::YAW_RATE] = yaw_dir as f32 * centi_deg_to_rad(yaw_rate);
@@ -202,7 +205,7 @@ pub fn ctrl_request(
     // for a requested control cannot express the command.
     let needs_bit = [
         (other(0) == 1, GimbalControl::Centre),
-        (c.others.len() > 1, GimbalControl::Rates),
+        (rates_given, GimbalControl::Rates),
         (c.ctrl_type & ctrl_type::OPTICAL_ZOOM != 0, GimbalControl::OpticalZoom),
         (c.ctrl_type & ctrl_type::TRACK_TARGET != 0, GimbalControl::TrackTarget),
         (c.ctrl_type & ctrl_type::RANGING != 0, GimbalControl::Ranging),

@@ -1,0 +1,210 @@
+"""Gimbal control and status, TF and diagnostics, against real UDP sockets,
+the built-in emulator and the bridge over DDS."""
+
+import json
+import math
+import socket
+import struct
+import time
+
+import pytest
+from conftest import executable
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from tf2_msgs.msg import TFMessage
+
+from rflysim_bridge.msg import CameraAICtrl, CameraCtrl, CameraStatus
+from rflysim_scenario import Scenario, sensor
+
+GIMBAL_FMT = "<2H1I14H28f"  # the 148-byte gimbal VisionSensorReq
+RELIABLE = QoSProfile(depth=20, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def gimbal_config(tmp_path, seq=6):
+    cfg = tmp_path / "Config.json"
+    cfg.write_text(json.dumps({"VisionSensors": [sensor(seq, 9, 2, port=43000 + seq, width=64, height=36, CameraFOV=60,
+                                                        SensorAngEular=[0, -0.3, 0.2], SensorPosXYZ=[0.1, 0.02, 0.15])]}))
+    return cfg
+
+
+def decode_request(d):
+    v = struct.unpack(GIMBAL_FMT, d)
+    return {
+        "checksum": v[0], "seq": v[1], "bitmask": v[2], "type_id": v[3], "width": v[6], "height": v[7],
+        "fov": v[17], "pos": v[18:21], "eular_or_quat": v[21], "euler": v[22:25], "other": v[29:45],
+    }
+
+
+class FakeRflySim3D:
+    """Stands where RflySim3D listens (20010 + window id) and keeps what arrives."""
+
+    def __init__(self, window_id):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 20010 + window_id))
+        self.sock.settimeout(0.1)
+
+    def requests(self, timeout=5.0, want=1):
+        out, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline and len(out) < want:
+            try:
+                d = self.sock.recv(2048)
+            except socket.timeout:
+                continue
+            if len(d) == 148:
+                out.append(decode_request(d))
+        return out
+
+
+def start_gimbal_node(processes, cfg, window_id, status_port, extra=()):
+    return processes.start([executable("gimbal_node"), "--ros-args", "-p", f"rflysim_config:={cfg}",
+                            "-p", f"window_id:={window_id}", "-p", f"status_port:={status_port}",
+                            "-p", "status_multicast:=false", *extra], name="gimbal_node")
+
+
+def wait_matched(publisher, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while publisher.get_subscription_count() == 0:
+        assert time.monotonic() < deadline, "the gimbal node never subscribed"
+        time.sleep(0.05)
+
+
+def test_each_control_field_becomes_the_exact_bytes(collector, processes, tmp_path):
+    rfly = FakeRflySim3D(window_id=12)
+    start_gimbal_node(processes, gimbal_config(tmp_path), 12, 43101)
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    ai = collector.node.create_publisher(CameraAICtrl, "/rflysim/sensor6/camera/ai_ctrl", RELIABLE)
+    wait_matched(ctrl)
+    wait_matched(ai)
+
+    def send(**fields):
+        m = CameraCtrl()
+        for k, v in fields.items():
+            setattr(m, k, v)
+        ctrl.publish(m)
+        got = rfly.requests()
+        assert got, f"nothing sent for {fields}"
+        return got[0]
+
+    r = send(ctrl_type=0x1 | 0x2 | 0x4, width=1280, height=720, fov=4550, roll=100, pitch=-3000, yaw=9000)
+    assert (r["checksum"], r["seq"], r["type_id"], r["bitmask"]) == (12345, 6, 9, 0)
+    assert (r["width"], r["height"], r["fov"], r["eular_or_quat"]) == (1280, 720, 45.5, 0.0)
+    for got, deg in zip(r["euler"], (1.0, -30.0, 90.0)):
+        assert abs(got - math.radians(deg)) < 1e-6
+    assert r["pos"] == pytest.approx((0.1, 0.02, 0.15))
+    r = send(ctrl_type=0x8, optics_multiply=2**31 - 1)
+    assert r["bitmask"] == 1 << 7 and r["other"][4] == 1.0  # zoom ×2
+    assert (r["width"], r["fov"]) == (1280, 45.5), "the state of earlier commands is kept"
+    r = send(ctrl_type=0x8, optics_multiply=-(2**31), base_optics=10)
+    assert r["bitmask"] == (1 << 7) | (1 << 13) and r["other"][4] == 0.0 and r["other"][5] == 10.0
+    r = send(others=[1])
+    assert r["bitmask"] == 1 << 5 and r["other"][1] == 1.0
+    r = send(others=[0, 1, 1500, -1, 250])
+    assert r["bitmask"] == 1 << 6
+    assert r["other"][3] == pytest.approx(math.radians(15)) and r["other"][2] == pytest.approx(-math.radians(2.5))
+    r = send(ctrl_type=0x10 | 0x20 | 0x40, others=[0, 0, 0, 0, 0, 3, 1, 2])
+    assert r["bitmask"] == (1 << 8) | (1 << 9) | (1 << 10) and r["other"][5:8] == (3.0, 1.0, 2.0)
+    ai.publish(CameraAICtrl(ctrl_id=0))
+    r = rfly.requests()[0]
+    assert r["bitmask"] == 1 << 11 and r["other"][8] == 1.0
+    ai.publish(CameraAICtrl(ctrl_id=1, pixel_pos=[300, 200]))
+    r = rfly.requests()[0]
+    assert r["other"][8:11] == (2.0, 300.0, 200.0)
+
+
+def test_invalid_commands_send_nothing_and_say_why(collector, processes, tmp_path):
+    rfly = FakeRflySim3D(window_id=13)
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 13, 43102)
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    ai = collector.node.create_publisher(CameraAICtrl, "/rflysim/sensor6/camera/ai_ctrl", RELIABLE)
+    wait_matched(ctrl)
+    wait_matched(ai)
+    ctrl.publish(CameraCtrl(ctrl_type=0x80))
+    ctrl.publish(CameraCtrl(ctrl_type=0x2, fov=0))
+    ctrl.publish(CameraCtrl(ctrl_type=0x4, pitch=12000))
+    ctrl.publish(CameraCtrl(others=[0, 5]))
+    ai.publish(CameraAICtrl(ctrl_id=1, pixel_pos=[1, 2, 3]))
+    assert rfly.requests(timeout=1.5) == []
+    log = processes.output(node)
+    assert log.count("rejected, nothing sent") == 5, log
+    assert "unknown bits" in log and "pixel_pos" in log
+
+
+def test_echo_becomes_camera_status_and_control_closes_the_loop(collector, processes, tmp_path):
+    s = sensor(6, 9, 2, port=43006, width=64, height=36, CameraFOV=60, SensorAngEular=[0, -0.3, 0.2],
+               SensorPosXYZ=[0.1, 0.02, 0.15])
+    status = collector.subscribe(CameraStatus, "/rflysim/sensor6/camera/status")
+    sc = Scenario(processes, tmp_path, [s], sim_args=["--window-id", "14", "--gimbal-target", "127.0.0.1:43103"],
+                  bridge_params={"window_id": 14, "imu": False})
+    start_gimbal_node(processes, sc.config, 14, 43103)
+    first = collector.wait_for(status, 2, timeout=30)[-1]
+    assert (first.id, first.width, first.height, first.fov, first.type) == (6, 64, 36, 6000, 2)
+    assert (first.roll, first.pitch, first.yaw) == (0, round(math.degrees(-0.3) * 100), round(math.degrees(0.2) * 100))
+    p = first.camera_params
+    assert p.fx == pytest.approx(32 / math.tan(math.radians(30)), rel=1e-5) and p.fy == p.fx
+    assert (p.cx, p.cy) == (32.0, 18.0)
+    assert p.att_type_valid_mask == p.PLANE_TO_CAM_VALID
+    assert p.p2c_pitch_deg == pytest.approx(math.degrees(-0.3), abs=1e-3)
+    assert (p.p2c_front_m, p.p2c_right_m, p.p2c_down_m) == pytest.approx((0.1, 0.02, 0.15))
+    # Command: pitch −45°, yaw 10°, FOV 40°, zoom ×2 — the emulator applies it, its echo comes back as status.
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    ctrl.publish(CameraCtrl(ctrl_type=0x2 | 0x4 | 0x8, fov=4000, pitch=-4500, yaw=1000, optics_multiply=2**31 - 1))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        last = collector.messages(status)[-1]
+        if last.pitch == -4500:
+            break
+        time.sleep(0.1)
+    assert (last.pitch, last.yaw) == (-4500, 1000)
+    assert last.fov == 2000, "FOV 40° at zoom ×2"
+    assert last.optics_multiply == 1
+    assert last.camera_params.fx == pytest.approx(32 / math.tan(math.radians(10)), rel=1e-4)
+
+
+def level(status):
+    """DiagnosticStatus.level is a `byte`: rclpy gives it as bytes."""
+    return status.level[0] if isinstance(status.level, bytes) else status.level
+
+
+def test_tf_and_diagnostics(collector, processes, tmp_path):
+    sensors = [
+        sensor(1, 1, 2, port=43201, SensorPosXYZ=[0.3, 0.1, 0.05], SensorAngEular=[0, -0.3, 0]),
+        sensor(2, 20, 1, port=43202, width=60, height=4, SensorPosXYZ=[0, 0, -0.1], SensorAngEular=[0, 0, 0]),
+    ]
+    latched = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    static = collector.subscribe(TFMessage, "/tf_static", latched)
+    dynamic = collector.subscribe(TFMessage, "/tf")
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "15"],
+             bridge_params={"window_id": 15, "use_sim_time": False})
+    tfs = {t.child_frame_id: t for m in collector.wait_for(static, 1, timeout=30) for t in m.transforms}
+    cam = tfs["rflysim/uav1/sensor1_flu"]
+    assert cam.header.frame_id == "rflysim/uav1/base_link_flu"
+    tr = cam.transform.translation
+    assert (tr.x, tr.y, tr.z) == pytest.approx((0.3, -0.1, -0.05))
+    q = cam.transform.rotation
+    # FRD pitch −0.3 rad tilts the camera down (FRD +z); in FLU its forward axis has z = −sin 0.3.
+    fwd_z = 2 * (q.x * q.z - q.w * q.y)
+    assert fwd_z == pytest.approx(-math.sin(0.3), abs=1e-6)
+    assert tfs["rflysim/uav1/sensor1_optical"].header.frame_id == "rflysim/uav1/sensor1_flu"
+    assert "rflysim/uav1/sensor2_flu" in tfs
+    odom_tf = collector.wait_for(dynamic, 2)[-1].transforms[0]
+    assert (odom_tf.header.frame_id, odom_tf.child_frame_id) == ("rflysim/uav1/odom_enu", "rflysim/uav1/base_link_flu")
+    # Diagnostics: every stream with its rate, drops and age.
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        arrays = collector.messages(diag)
+        if arrays and all(level(s) == 0 for s in arrays[-1].status) and len(arrays[-1].status) >= 4:
+            break
+        time.sleep(0.2)
+    statuses = {s.name: s for s in arrays[-1].status}
+    names = sorted(statuses)
+    assert any("sensor1 rflysim/sensor1/img_rgb" in n for n in names), names
+    assert any("uav1 imu" in n for n in names), names
+    s1 = next(s for n, s in statuses.items() if "sensor1" in n)
+    values = {kv.key: kv.value for kv in s1.values}
+    assert float(values["rate_hz"]) > 5
+    assert int(values["frames_published"]) > 0 and values["frames_dropped"] == "0"
+    assert float(values["last_frame_age_s"]) < 1.0
+    assert level(s1) == 0 and s1.hardware_id == "rflysim/sensor1"
