@@ -208,3 +208,17 @@ def test_tf_and_diagnostics(collector, processes, tmp_path):
     assert int(values["frames_published"]) > 0 and values["frames_dropped"] == "0"
     assert float(values["last_frame_age_s"]) < 1.0
     assert level(s1) == 0 and s1.hardware_id == "rflysim/sensor1"
+
+
+def test_status_view_shows_rates_drops_and_latency(collector, processes, tmp_path):
+    Scenario(processes, tmp_path, [sensor(1, 3, 2, port=43301, hz=20)], sim_args=["--window-id", "16"],
+             bridge_params={"window_id": 16, "use_sim_time": False})
+    view = processes.start([executable("status"), "--ros-args", "-p", "once:=true"], name="status")
+    assert view.wait(timeout=30) == 0, processes.output(view)
+    out = processes.output(view)
+    header, *rows = [line for line in out.splitlines() if line.strip()]
+    assert header.split()[:4] == ["stream", "rate", "Hz", "frames"]
+    row = next(r for r in rows if "sensor1 rflysim/sensor1/img_gray" in r)
+    rate, frames, dropped = row.split()[2:5]
+    assert float(rate) > 5 and int(frames) > 0 and dropped == "0"
+    assert any("uav1 imu" in r for r in rows)

@@ -7,6 +7,7 @@ pub mod coptersim;
 pub mod diagnostics;
 pub mod gimbal;
 pub mod gimbal_node;
+pub mod mavros;
 pub mod msgs;
 pub mod names;
 pub mod net;

@@ -1,0 +1,55 @@
+"""Everything for one RflySim session: the bridge for a Config.json, the
+gimbal node, optionally MAVROS for every vehicle and the built-in emulator.
+
+    ros2 launch rflysim_bridge all.launch.py emulator:=true
+    ros2 launch rflysim_bridge all.launch.py config:=/path/Config.json sim_ip:=192.168.1.10 mavros:=true copter_ids:=[1,2]
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+ARGUMENTS = {
+    "config": ("Config.json", "RflySim Config.json (default: the example in config/)"),
+    "params": ("rflysim_bridge.yaml", "ROS 2 parameters file for the bridge"),
+    "namespace": ("", "namespace of every node and topic"),
+    "use_sim_time": ("false", "stamp with simulation time and publish /clock"),
+    "emulator": ("false", "also start the built-in RflySim emulator"),
+    "mavros": ("false", "start MAVROS for every vehicle"),
+    "gimbal": ("true", "start the gimbal control / status node"),
+    "sim_ip": ("127.0.0.1", "host of RflySim3D and CopterSim"),
+    "window_id": ("0", "RflySim3D window (requests go to 20010 + window_id)"),
+    "copter_ids": ("[1]", "vehicles whose IMU, state and MAVROS are bridged"),
+}
+
+
+def generate_launch_description():
+    share = FindPackageShare("rflysim_bridge")
+    arg = LaunchConfiguration
+    declared = []
+    for name, (default, description) in ARGUMENTS.items():
+        if name in ("config", "params"):
+            default = PathJoinSubstitution([share, "config", default])
+        declared.append(DeclareLaunchArgument(name, default_value=default, description=description))
+    common = {
+        "rflysim_config": arg("config"),
+        "use_sim_time": arg("use_sim_time"),
+        "sim_ip": arg("sim_ip"),
+        "window_id": arg("window_id"),
+        "copter_ids": arg("copter_ids"),
+    }
+
+    def node(executable, condition=None, parameters=None, arguments=None):
+        return Node(package="rflysim_bridge", executable=executable, namespace=arg("namespace"), output="screen",
+                    parameters=parameters or [], arguments=arguments or [], condition=condition)
+
+    return LaunchDescription(declared + [
+        node("rflysim_sim", IfCondition(arg("emulator")), arguments=["--config", arg("config")]),
+        node("bridge", parameters=[arg("params"), common]),
+        node("gimbal_node", IfCondition(arg("gimbal")), parameters=[arg("params"), common]),
+        node("mavros_launcher", IfCondition(arg("mavros")),
+             parameters=[{"copter_ids": arg("copter_ids"), "sim_ip": arg("sim_ip")}]),
+    ])

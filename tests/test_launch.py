@@ -1,0 +1,73 @@
+"""launch/all.launch.py's logic, evaluated against a recording test double of
+the launch API (`tests/launch_double`: the `ros2 launch` runtime is not
+installable here), and the shipped configuration files."""
+
+import json
+from pathlib import Path
+
+import yaml
+
+from launch_double import evaluate
+from rflysim_scenario import SUFFIX
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCH = ROOT / "launch" / "all.launch.py"
+
+
+def by_exe(started):
+    return {s["executable"]: s for s in started}
+
+
+def test_defaults_start_bridge_and_gimbal_only():
+    started = by_exe(evaluate(LAUNCH))
+    assert set(started) == {"bridge", "gimbal_node"}
+    bridge = started["bridge"]
+    assert bridge["package"] == "rflysim_bridge" and bridge["namespace"] == ""
+    params_file, common = bridge["parameters"]
+    assert params_file == "/opt/share/rflysim_bridge/config/rflysim_bridge.yaml"
+    assert common == {"rflysim_config": "/opt/share/rflysim_bridge/config/Config.json", "use_sim_time": "false",
+                      "sim_ip": "127.0.0.1", "window_id": "0", "copter_ids": "[1]"}
+
+
+def test_emulator_mavros_namespace_and_sim_time():
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "mavros": "true", "namespace": "drone1", "use_sim_time": "true",
+                                       "copter_ids": "[1,2]", "sim_ip": "10.0.0.5", "config": "/data/Config.json",
+                                       "gimbal": "false"}))
+    assert set(started) == {"rflysim_sim", "bridge", "mavros_launcher"}
+    assert started["rflysim_sim"]["arguments"] == ["--config", "/data/Config.json"]
+    assert all(s["namespace"] == "drone1" for s in started.values())
+    assert started["bridge"]["parameters"][1]["use_sim_time"] == "true"
+    assert started["mavros_launcher"]["parameters"] == [{"copter_ids": "[1,2]", "sim_ip": "10.0.0.5"}]
+
+
+def test_the_launch_file_stays_small():
+    code = [line for line in LAUNCH.read_text().splitlines() if line.strip() and not line.strip().startswith("#")]
+    assert len(code) < 60
+
+
+def test_params_yaml_is_a_ros2_parameters_file():
+    params = yaml.safe_load((ROOT / "config" / "rflysim_bridge.yaml").read_text())["/**"]["ros__parameters"]
+    assert params["qos_depth"] == 5 and params["tf_source"] in ("lidar", "state")
+    assert params["gimbal_bits"] in ("seed000", "sdk")
+
+
+def test_example_config_has_one_sensor_of_each_kind():
+    text = "\n".join(line.split("//")[0].split("#")[0] for line in (ROOT / "config" / "Config.json").read_text().splitlines())
+    types = {s["TypeID"] for s in json.loads(text)["VisionSensors"]}
+    # A camera of each pixel format, each LiDAR frame kind, the depth cloud, the laser, the gimbal, shared memory.
+    assert {1, 2, 3, 4, 5, 7, 9, 20, 21, 40} <= types
+
+
+def test_rviz_config_shows_clouds_images_odometry_and_tf():
+    rviz = yaml.safe_load((ROOT / "config" / "rflysim.rviz").read_text())
+    displays = rviz["Visualization Manager"]["Displays"]
+    classes = {d["Class"] for d in displays}
+    assert {"rviz_default_plugins/PointCloud2", "rviz_default_plugins/Image", "rviz_default_plugins/Odometry",
+            "rviz_default_plugins/TF"} <= classes
+    topics = [d["Topic"]["Value"] for d in displays if "Topic" in d]
+    suffixes = set(SUFFIX.values())
+    for t in topics:
+        assert t.startswith("/rflysim/") and (t.split("/")[-1] in suffixes or t.endswith("/odom")), t
+    # rviz2 subscribes reliably by default: the bridge's publishers match it.
+    assert all(d["Topic"]["Reliability Policy"] == "Reliable" for d in displays if "Topic" in d)
+    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "rflysim/uav1/odom_enu"
