@@ -52,7 +52,8 @@ def sensor(seq, type_id, transport, port=0, width=32, height=24, hz=10, **extra)
 
 
 class Scenario:
-    def __init__(self, processes, tmp_path, sensors, sim_args=(), bridge_params=None, bridge_args=(), copters=(1,)):
+    def __init__(self, processes, tmp_path, sensors, sim_args=(), bridge_params=None, bridge_args=(), copters=(1,),
+                 bridge_executable="bridge"):
         self.processes = processes
         self.dump = tmp_path / "dump"
         self.config = tmp_path / "Config.json"
@@ -66,7 +67,7 @@ class Scenario:
         )
         params = {"rflysim_config": str(self.config), "use_sim_time": True, "copter_ids": list(copters)}
         params.update(bridge_params or {})
-        args = [executable("bridge"), "--ros-args"]
+        args = [executable(bridge_executable), "--ros-args"]
         for k, v in params.items():
             if isinstance(v, bool):
                 v = "true" if v else "false"
@@ -74,7 +75,7 @@ class Scenario:
                 v = "[" + ",".join(map(str, v)) + "]"
             args += ["-p", f"{k}:={v}"]
         args += list(bridge_args)
-        self.bridge = processes.start(args, name="bridge")
+        self.bridge = processes.start(args, name=bridge_executable)
 
     def frames(self, seq):
         """{time_stamp: bytes} of what the emulator rendered for sensor seq."""

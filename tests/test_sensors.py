@@ -245,3 +245,23 @@ def test_several_vehicles_get_namespaced_imu_topics(collector, processes, tmp_pa
     for copter in (1, 2):
         key = collector.subscribe(Imu, f"/uav{copter}/rflysim/imu")
         collector.wait_for(key, 5, timeout=30)
+
+
+def test_single_sensor_executables(collector, processes, tmp_path):
+    """camera_node, lidar_node and imu_node each own one stream of the same config."""
+    sensors = [sensor(601, 1, 2, port=42601), sensor(602, 3, 2, port=42602), sensor(603, 20, 1, port=42603, width=60, height=4)]
+    sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "8"], bridge_executable="camera_node",
+                  bridge_params={"window_id": 8, "seq_id": 602})
+    common = ["-p", f"rflysim_config:={sc.config}", "-p", "use_sim_time:=true", "-p", "window_id:=8"]
+    from conftest import executable
+    processes.start([executable("lidar_node"), "--ros-args", *common], name="lidar_node")
+    processes.start([executable("imu_node"), "--ros-args", *common], name="imu_node")
+    gray = collector.subscribe(Image, "/rflysim/sensor602/img_gray")
+    rgb = collector.subscribe(Image, "/rflysim/sensor601/img_rgb")
+    cloud = collector.subscribe(PointCloud2, "/rflysim/sensor603/vehicle_lidar")
+    imu = collector.subscribe(Imu, "/rflysim/imu")
+    collector.wait_for(gray, 2, timeout=30)
+    collector.wait_for(cloud, 2)
+    collector.wait_for(imu, 10)
+    time.sleep(1.0)
+    assert collector.messages(rgb) == [], "camera_node serves only the camera it was given (seq_id 602)"

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
-use rflysim_proto::request::{console_command, RequestForm};
+use rflysim_proto::request::{console_command, RequestForm, VisionSensorReq};
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
@@ -69,26 +69,23 @@ pub fn start(
             names::sensor_topic(seq, "camera/ctrl"),
             names::sensor_topic(seq, "camera/ai_ctrl")
         );
-        tokio::spawn(ctrl_loop(
+        let link = CommandLink {
+            seq,
+            state: state.clone(),
+            bits: s.bits,
+            checksum: s.checksum,
+            sock: sock.clone(),
+            to,
+            logger: logger.clone(),
+        };
+        tokio::spawn(command_loop(
             ctrl,
-            state.clone(),
-            s.clone(),
-            sock.clone(),
-            to,
-            logger.clone(),
-            seq,
+            "CameraCtrl",
+            link.clone(),
+            ctrl_to_request,
             shutdown.clone(),
         ));
-        tokio::spawn(ai_loop(
-            ai,
-            state.clone(),
-            s.clone(),
-            sock.clone(),
-            to,
-            logger.clone(),
-            seq,
-            shutdown.clone(),
-        ));
+        tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_request, shutdown.clone()));
         count += 1;
     }
     if count > 0 {
@@ -103,15 +100,25 @@ fn send(sock: &std::net::UdpSocket, to: SocketAddrV4, bytes: &[u8], logger: &str
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn ctrl_loop(
-    mut stream: impl futures::Stream<Item = CameraCtrl> + Unpin,
+/// What a command task needs to turn messages into requests for one gimbal.
+#[derive(Clone)]
+struct CommandLink {
+    seq: u16,
     state: Arc<Mutex<GimbalCommandState>>,
-    s: GimbalSettings,
+    bits: GimbalBitTable,
+    checksum: u16,
     sock: Arc<std::net::UdpSocket>,
     to: SocketAddrV4,
     logger: String,
-    seq: u16,
+}
+
+/// Turns each message of `stream` into a request with `to_request` (which
+/// may update the gimbal's state) and sends it, or logs why not.
+async fn command_loop<T>(
+    mut stream: impl futures::Stream<Item = T> + Unpin,
+    what: &'static str,
+    link: CommandLink,
+    to_request: impl Fn(&mut GimbalCommandState, &T, &GimbalBitTable) -> Result<VisionSensorReq, String>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
@@ -119,54 +126,47 @@ async fn ctrl_loop(
             m = stream.next() => match m { Some(m) => m, None => break },
             _ = shutdown.changed() => break,
         };
-        let c = Ctrl {
-            ctrl_type: msg.ctrl_type,
-            height: msg.height,
-            width: msg.width,
-            fov: msg.fov,
-            roll: msg.roll,
-            pitch: msg.pitch,
-            yaw: msg.yaw,
-            optics_multiply: msg.optics_multiply,
-            base_optics: msg.base_optics,
-            others: msg.others.clone(),
-        };
-        let result = {
-            let mut st = state.lock().unwrap();
-            ctrl_request(&st, &c, &s.bits).map(|(req, next)| {
-                *st = next;
-                req
-            })
-        };
+        let result = to_request(&mut link.state.lock().unwrap(), &msg, &link.bits);
         match result {
-            Ok(req) => send(&sock, to, &req.encode(RequestForm::Gimbal148, s.checksum), &logger),
-            Err(e) => r2r::log_warn!(&logger, "sensor {seq}: CameraCtrl rejected, nothing sent: {e}"),
+            Ok(req) => send(
+                &link.sock,
+                link.to,
+                &req.encode(RequestForm::Gimbal148, link.checksum),
+                &link.logger,
+            ),
+            Err(e) => r2r::log_warn!(&link.logger, "sensor {}: {what} rejected, nothing sent: {e}", link.seq),
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn ai_loop(
-    mut stream: impl futures::Stream<Item = CameraAICtrl> + Unpin,
-    state: Arc<Mutex<GimbalCommandState>>,
-    s: GimbalSettings,
-    sock: Arc<std::net::UdpSocket>,
-    to: SocketAddrV4,
-    logger: String,
-    seq: u16,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    loop {
-        let msg = tokio::select! {
-            m = stream.next() => match m { Some(m) => m, None => break },
-            _ = shutdown.changed() => break,
-        };
-        let result = ai_request(&state.lock().unwrap(), msg.ctrl_id, &msg.pixel_pos, &s.bits);
-        match result {
-            Ok(req) => send(&sock, to, &req.encode(RequestForm::Gimbal148, s.checksum), &logger),
-            Err(e) => r2r::log_warn!(&logger, "sensor {seq}: CameraAICtrl rejected, nothing sent: {e}"),
-        }
-    }
+fn ctrl_to_request(
+    state: &mut GimbalCommandState,
+    msg: &CameraCtrl,
+    bits: &GimbalBitTable,
+) -> Result<VisionSensorReq, String> {
+    let c = Ctrl {
+        ctrl_type: msg.ctrl_type,
+        height: msg.height,
+        width: msg.width,
+        fov: msg.fov,
+        roll: msg.roll,
+        pitch: msg.pitch,
+        yaw: msg.yaw,
+        optics_multiply: msg.optics_multiply,
+        base_optics: msg.base_optics,
+        others: msg.others.clone(),
+    };
+    let (req, next) = ctrl_request(state, &c, bits)?;
+    *state = next;
+    Ok(req)
+}
+
+fn ai_to_request(
+    state: &mut GimbalCommandState,
+    msg: &CameraAICtrl,
+    bits: &GimbalBitTable,
+) -> Result<VisionSensorReq, String> {
+    ai_request(state, msg.ctrl_id, &msg.pixel_pos, bits)
 }
 
 fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus {

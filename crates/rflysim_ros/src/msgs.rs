@@ -158,6 +158,21 @@ impl Default for Covariances {
     }
 }
 
+/// An ENU pose from the simulator, with its (small) ground-truth covariance.
+fn ground_truth_pose(p: Vec3, q: Quat, cov: &Covariances) -> PoseWithCovariance {
+    PoseWithCovariance {
+        pose: Pose {
+            position: Point {
+                x: p[0],
+                y: p[1],
+                z: p[2],
+            },
+            orientation: quat(q),
+        },
+        covariance: diag6(cov.pose_position, cov.pose_orientation),
+    }
+}
+
 /// The pose that comes with a LiDAR frame, as odometry in ENU / FLU. Its
 /// twist is unknown (covariance −1, as REP-145 marks unknown data).
 pub fn odometry_from_lidar_pose(pose: &LidarPose, header: Header, child_frame: &str, cov: &Covariances) -> Odometry {
@@ -169,17 +184,7 @@ pub fn odometry_from_lidar_pose(pose: &LidarPose, header: Header, child_frame: &
     Odometry {
         header,
         child_frame_id: child_frame.to_string(),
-        pose: PoseWithCovariance {
-            pose: Pose {
-                position: Point {
-                    x: p[0],
-                    y: p[1],
-                    z: p[2],
-                },
-                orientation: quat(q),
-            },
-            covariance: diag6(cov.pose_position, cov.pose_orientation),
-        },
+        pose: ground_truth_pose(p, q, cov),
         twist: TwistWithCovariance {
             twist: Twist::default(),
             covariance: twist_cov,
@@ -199,17 +204,7 @@ pub fn odometry_from_true_state(s: &TrueState, header: Header, child_frame: &str
     Odometry {
         header,
         child_frame_id: child_frame.to_string(),
-        pose: PoseWithCovariance {
-            pose: Pose {
-                position: Point {
-                    x: p[0],
-                    y: p[1],
-                    z: p[2],
-                },
-                orientation: quat(q),
-            },
-            covariance: diag6(cov.pose_position, cov.pose_orientation),
-        },
+        pose: ground_truth_pose(p, q, cov),
         twist: TwistWithCovariance {
             twist: Twist {
                 linear: vec3(v_body),
