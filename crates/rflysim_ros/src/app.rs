@@ -95,7 +95,7 @@ fn bad(name: &str, msg: impl std::fmt::Display) -> String {
 }
 
 impl Settings {
-    pub fn from_node(node: &Node, role: Role) -> Result<Settings, String> {
+    pub fn from_node(node: &Node) -> Result<Settings, String> {
         let e = |err: r2r::Error| err.to_string();
         let path = params::string(node, "rflysim_config", "").map_err(e)?;
         let seq = params::int(node, "seq_id", -1).map_err(e)?;
@@ -135,7 +135,6 @@ impl Settings {
             pose_orientation: params::float(node, "pose_orientation_variance", d.pose_orientation).map_err(e)?,
             ..d
         };
-        let _ = role;
         let publish_tf = params::boolean(node, "publish_tf", true).map_err(e)?;
         let tf_source = match params::string(node, "tf_source", "lidar").map_err(e)?.as_str() {
             _ if !publish_tf => TfSource::None,
@@ -230,7 +229,7 @@ fn run(role: Role) -> Result<(), String> {
     let ctx = Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
     let mut main_node = Node::create(ctx.clone(), role.node_name(), "").map_err(|e| e.to_string())?;
     let logger = main_node.logger().to_string();
-    let settings = Settings::from_node(&main_node, role)?;
+    let settings = Settings::from_node(&main_node)?;
     let sensors = settings.sensors(role)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -405,6 +405,9 @@ impl SensorPipeline {
         let start = Instant::now();
         let mut buf = vec![0u8; 65_536];
         let mut last_counts = *reassembler.stats();
+        // Stale partial frames are evicted on every datagram; this tick covers a silent stream.
+        let mut evict = tokio::time::interval(Duration::from_millis(100));
+        evict.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
                 r = sock.recv(&mut buf) => {
@@ -414,7 +417,7 @@ impl SensorPipeline {
                         self.handle_frame(frame.time_stamp, frame.payload);
                     }
                 }
-                _ = tokio::time::sleep(Duration::from_millis(100)) => reassembler.evict_stale(start.elapsed()),
+                _ = evict.tick() => reassembler.evict_stale(start.elapsed()),
                 _ = shutdown.changed() => break,
             }
             let counts = *reassembler.stats();

@@ -5,7 +5,7 @@
 
 use rflysim_proto::config::{MountAttitude, SensorConfig};
 use rflysim_proto::frames::{euler_to_quat, frd_to_flu, quat_mul, quat_normalize, rotate, Quat, Vec3};
-use rflysim_proto::sensor::{Encoding, SensorClass};
+use rflysim_proto::sensor::Encoding;
 use rflysim_proto::telemetry::LaserDistance;
 
 use crate::world::{Hit, Scene, VehicleState, SKY_BGR};
@@ -266,14 +266,6 @@ pub fn laser(
         ang_euler: mount_euler,
         impact_point: hit.map_or([0.0; 3], |h| f(h.point)),
         box_origin: f(box_origin),
-    }
-}
-
-/// The encoding a camera TypeID renders in.
-pub fn camera_encoding(class: SensorClass) -> Option<Encoding> {
-    match class {
-        SensorClass::Camera(e) => Some(e),
-        _ => None,
     }
 }
 
