@@ -448,6 +448,13 @@ impl SensorPipeline {
                     );
                 }
             }
+            if counts.restarts > last_counts.restarts {
+                r2r::log_info!(
+                    &self.logger,
+                    "sensor {}: the simulator restarted (frame ids / time went back); following the new run",
+                    self.cfg.seq_id
+                );
+            }
             last_counts = counts;
             self.stats.set_reassembly(&counts);
         }
