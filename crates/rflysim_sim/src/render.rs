@@ -275,14 +275,7 @@ mod tests {
     use crate::world::Trajectory;
 
     fn hover() -> VehicleState {
-        Trajectory {
-            radius: 0.0,
-            omega: 0.0,
-            altitude: 5.0,
-            altitude_amplitude: 0.0,
-            altitude_omega: 0.0,
-        }
-        .state(0.0)
+        Trajectory::hovering(5.0).state(0.0)
     }
 
     fn view(type_id: u16, encoding: Encoding, width: u32, height: u32, fov_deg: f64) -> CameraView {
@@ -384,13 +377,7 @@ mod tests {
     #[test]
     fn laser_hits_the_pillar_from_the_side() {
         let scene = Scene::default();
-        let still = Trajectory {
-            radius: 0.0,
-            omega: 0.0,
-            altitude: 5.0,
-            altitude_amplitude: 0.0,
-            altitude_omega: 0.0,
-        };
+        let still = Trajectory::hovering(5.0);
         let mut v = still.state(0.0);
         v.position = [-10.0, 0.0, -5.0];
         let l = laser(

@@ -111,6 +111,17 @@ fn quat_from_mat(m: &Mat3) -> Quat {
 }
 
 impl Trajectory {
+    /// Standing still at `altitude` metres, nose north.
+    pub fn hovering(altitude: f64) -> Self {
+        Self {
+            radius: 0.0,
+            omega: 0.0,
+            altitude,
+            altitude_amplitude: 0.0,
+            altitude_omega: 0.0,
+        }
+    }
+
     pub fn position(&self, t: f64) -> Vec3 {
         let (s, c) = (self.omega * t).sin_cos();
         let alt = self.altitude + self.altitude_amplitude * (self.altitude_omega * t).sin();
@@ -323,13 +334,7 @@ mod tests {
 
     #[test]
     fn at_rest_the_accelerometer_reads_minus_g_down() {
-        let still = Trajectory {
-            radius: 0.0,
-            omega: 0.0,
-            altitude: 5.0,
-            altitude_amplitude: 0.0,
-            altitude_omega: 0.0,
-        };
+        let still = Trajectory::hovering(5.0);
         // With no velocity the heading is atan2(0, 0) = 0: nose north.
         let s = still.state(3.0);
         assert!(

@@ -39,7 +39,15 @@ impl Drop for Sim {
     }
 }
 
+/// Runs the emulator on `config` without its CopterSim heartbeat (port 20005
+/// is shared by every test); see `start_with_heartbeat`.
 fn start(config: &str, args: &[&str]) -> (Sim, Vec<SensorConfig>) {
+    let mut all = vec!["--no-heartbeat"];
+    all.extend_from_slice(args);
+    start_with_heartbeat(config, &all)
+}
+
+fn start_with_heartbeat(config: &str, args: &[&str]) -> (Sim, Vec<SensorConfig>) {
     let dir = std::env::temp_dir().join(format!(
         "rflysim_sim_test_{}_{}",
         std::process::id(),
@@ -51,7 +59,7 @@ fn start(config: &str, args: &[&str]) -> (Sim, Vec<SensorConfig>) {
     let child = Command::new(env!("CARGO_BIN_EXE_rflysim_sim"))
         .arg("--config")
         .arg(&path)
-        .args(["--stats", "0", "--no-heartbeat"])
+        .args(["--stats", "0"])
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -392,31 +400,19 @@ fn heartbeat_maps_sim_time_to_wall_time() {
     let status = child.unwrap().wait().unwrap();
     assert_eq!(status.code(), Some(2));
     // ...so run it on a real one.
-    let (_sim, _) = {
-        let text = config(&[]);
-        let dir = std::env::temp_dir().join(format!("rflysim_hb_{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("c.json"), &text).unwrap();
-        let c = Command::new(env!("CARGO_BIN_EXE_rflysim_sim"))
-            .arg("--config")
-            .arg(dir.join("c.json"))
-            .args([
-                "--stats",
-                "0",
-                "--window-id",
-                "17",
-                "--copters",
-                "9",
-                "--gimbal-target",
-                "none",
-                "--start-time",
-                "100",
-            ])
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        (Sim(c), ())
-    };
+    let _sim = start_with_heartbeat(
+        &config(&[]),
+        &[
+            "--window-id",
+            "17",
+            "--copters",
+            "9",
+            "--gimbal-target",
+            "none",
+            "--start-time",
+            "100",
+        ],
+    );
     let mut buf = [0u8; 64];
     let deadline = Instant::now() + Duration::from_secs(5);
     let beat = loop {
