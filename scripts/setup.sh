@@ -21,7 +21,19 @@ touch "$CACHE/COLCON_IGNORE"
 log() { printf '[setup] %s\n' "$*"; }
 
 # ---------------------------------------------------------------- apt
-APT_PACKAGES=(clang libclang-dev cmake nasm libpython3.11 pkg-config)
+# A sourced ROS 2 (ROS_DISTRO set, and not our own .cache/env.sh) is used as is.
+system_ros=0
+if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ] && [ "${RFLYSIM_ROS_FROM:-}" != pypi ]; then
+  system_ros=1
+fi
+APT_PACKAGES=(clang libclang-dev cmake nasm pkg-config)
+# The PyPI wheels are CPython 3.11 builds, and r2r binaries linked against
+# them need libpython3.11.
+if [ $system_ros = 1 ]; then
+  APT_PACKAGES+=(python3-pytest) # the tests' runner, for the system's rclpy
+else
+  APT_PACKAGES+=(libpython3.11)
+fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -36,9 +48,7 @@ fi
 
 # ---------------------------------------------------------------- ROS 2
 PY=${PYTHON:-python3}
-# A shell that sourced our own .cache/env.sh has ROS_DISTRO too: that is not
-# a system ROS 2.
-if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ] && [ "${RFLYSIM_ROS_FROM:-}" != pypi ]; then
+if [ $system_ros = 1 ]; then
   log "using the sourced ROS 2 $ROS_DISTRO ($AMENT_PREFIX_PATH)"
   cat >"$CACHE/env.sh" <<ENV
 # written by scripts/setup.sh: a ROS 2 install was already sourced
@@ -59,6 +69,8 @@ else
   )
   want="$STAMP_VERSION ${PKGS[*]}"
   if [ ! -f "$VENV/.rflysim-stamp" ] || [ "$(cat "$VENV/.rflysim-stamp")" != "$want" ]; then
+    "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
+      { log "ROS 2 Jazzy from PyPI needs Python 3.11 ($PY is $("$PY" --version 2>&1)); set PYTHON=python3.11 or source a ROS 2 install"; exit 1; }
     log "installing ROS 2 Jazzy from PyPI into $VENV"
     [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "${PKGS[@]}"
