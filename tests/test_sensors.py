@@ -265,3 +265,34 @@ def test_single_sensor_executables(collector, processes, tmp_path):
     collector.wait_for(imu, 10)
     time.sleep(1.0)
     assert collector.messages(rgb) == [], "camera_node serves only the camera it was given (seq_id 602)"
+
+
+def test_camera_lidar_and_imu_share_one_time_base(collector, processes, tmp_path):
+    """Without use_sim_time every stream is stamped sim time + one offset (the
+    CopterSim heartbeat's): the Python SDK stamped each sensor on its own clock."""
+    sensors = [sensor(701, 1, 2, port=42701, hz=20), sensor(702, 20, 1, port=42702, width=60, height=4, hz=20)]
+    sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "9"],
+                  bridge_params={"window_id": 9, "use_sim_time": False})
+    img = collector.subscribe(Image, "/rflysim/sensor701/img_rgb")
+    cloud = collector.subscribe(PointCloud2, "/rflysim/sensor702/vehicle_lidar")
+    imu = collector.subscribe(Imu, "/rflysim/imu")
+    collector.wait_for(img, 5, timeout=30)
+    collector.wait_for(cloud, 5)
+    collector.wait_for(imu, 50)
+    time.sleep(1.5)  # past the first heartbeat: from then on every stamp uses it
+
+    # The heartbeat's epoch of sim time 0, as the emulator sent it.
+    beats = (sc.dump / "heartbeat1.txt").read_text().split()
+    epoch = int(beats[-1]) * 1e-6
+
+    def unexplained(key, sim_times, tol=5e-4):
+        """Stamps that are not `epoch` + the sim time of something the emulator sent."""
+        stamps = [stamp_seconds(m.header) for m in collector.messages(key)[-5:]]
+        return [st for st in stamps if not any(abs(st - epoch - t) < tol for t in sim_times)]
+
+    assert unexplained(img, list(sc.frames(701))) == []
+    assert unexplained(cloud, list(sc.frames(702))) == []
+    assert unexplained(imu, [t for t, _, _ in sc.imu_samples()]) == []
+    # And it is the wall clock: stamps are within a second of now.
+    now = time.time()
+    assert abs(stamp_seconds(collector.messages(imu)[-1].header) - now) < 1.0

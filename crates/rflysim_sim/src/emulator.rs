@@ -1048,6 +1048,14 @@ fn coptersim_loop(
                 reserved: 0,
             };
             let _ = send_all(&out, heartbeat_dest, &beat.encode());
+            if let Some(dir) = &o.dump_dir {
+                use std::io::Write;
+                let _ = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(dir.join(format!("heartbeat{id}.txt")))
+                    .and_then(|mut f| writeln!(f, "{}", beat.start_time_us));
+            }
             next_beat = now + Duration::from_secs(1);
         }
         // Sleep until the next thing is due (requests are polled at least every 5 ms).

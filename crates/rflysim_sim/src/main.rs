@@ -44,7 +44,8 @@ Faults (rates per datagram, 0..1)
   --seed N              seed for reproducible faults
   --drop-packet F:P     drop exactly packet P of frame F (every sensor; repeatable)
 Tests
-  --dump DIR            write each rendered frame and IMU sample to DIR (sensor<N>.index, imu<id>.txt)
+  --dump DIR            write each rendered frame, IMU sample and heartbeat to DIR
+                        (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt)
   --send-log FILE       append \"SeqID time_stamp wall_time\" when each frame has been sent (benchmarks)
 Gimbal
   --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:20006)
