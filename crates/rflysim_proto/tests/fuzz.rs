@@ -108,10 +108,15 @@ fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Runs `target` on mutations of `seeds`, and checks the allocation bound.
+/// Held for a whole test: the allocation high-water mark is process-wide, so
+/// no other test may allocate (not even while building its seeds) while a
+/// target is measured.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn fuzz(name: &str, seeds: Vec<Vec<u8>>, max_alloc: usize, mut target: impl FnMut(&[u8])) {
-    // One target at a time: the allocation high-water mark is process-wide.
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     for s in &seeds {
         target(s);
@@ -135,6 +140,7 @@ fn pts(n: usize) -> Vec<[f32; 4]> {
 
 #[test]
 fn lidar_and_depth_cloud_decoders() {
+    let _one = one_at_a_time();
     let seeds = vec![
         lidar::encode::seed_float(1, 0, [1.0; 3], [0.1; 3], &pts(20)),
         lidar::encode::sdk_int16([0.0; 3], [0.0; 3], &pts(20), 50.0),
@@ -157,6 +163,7 @@ fn lidar_and_depth_cloud_decoders() {
 
 #[test]
 fn fixed_structs_and_requests() {
+    let _one = one_at_a_time();
     let req = VisionSensorReq::decode(&[0u8; 144]).err();
     assert!(req.is_some());
     let sample_req = {
@@ -231,6 +238,7 @@ fn fixed_structs_and_requests() {
 
 #[test]
 fn images() {
+    let _one = one_at_a_time();
     let px: Vec<u8> = (0..32 * 24 * 3).map(|i| (i % 251) as u8).collect();
     let gray: Vec<u8> = (0..32 * 24 * 2).map(|i| (i % 253) as u8).collect();
     let seeds = vec![
@@ -252,6 +260,7 @@ fn images() {
 
 #[test]
 fn config_reader() {
+    let _one = one_at_a_time();
     let seeds = vec![
         br#"{"VisionSensors":[{"SeqID":1,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0],"otherParams":[0,0,0,0,0,0,0,0]}]} // c"#.to_vec(),
         b"{\"VisionSensors\":[{\"TypeID\":20,\"SensorAngEular\":[0,90,0]},{\"SeqID\":0,\"TypeID\":2}]} /* x */ # y".to_vec(),
@@ -265,6 +274,7 @@ fn config_reader() {
 
 #[test]
 fn reassembler_under_hostile_streams() {
+    let _one = one_at_a_time();
     let cfg = ReassemblerConfig {
         max_frame_bytes: 1 << 20,
         ..Default::default()
@@ -290,6 +300,7 @@ fn reassembler_under_hostile_streams() {
 
 #[test]
 fn shm_reader_on_garbage_regions() {
+    let _one = one_at_a_time();
     let mut good = vec![0u8; 9 + 64];
     write_frame(&mut good[..], 1.0, &[7; 64]);
     let mut reader = ShmReader::new();
