@@ -12,6 +12,7 @@ import struct
 import time
 
 import pytest
+from conftest import executable
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -253,7 +254,6 @@ def test_single_sensor_executables(collector, processes, tmp_path):
     sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "8"], bridge_executable="camera_node",
                   bridge_params={"window_id": 8, "seq_id": 602})
     common = ["-p", f"rflysim_config:={sc.config}", "-p", "use_sim_time:=true", "-p", "window_id:=8"]
-    from conftest import executable
     processes.start([executable("lidar_node"), "--ros-args", *common], name="lidar_node")
     processes.start([executable("imu_node"), "--ros-args", *common], name="imu_node")
     gray = collector.subscribe(Image, "/rflysim/sensor602/img_gray")

@@ -89,6 +89,12 @@ impl ReassemblyStats {
     pub fn frames_lost(&self) -> u64 {
         self.incomplete + self.timed_out
     }
+
+    /// Everything that was dropped because the input was bad or incomplete
+    /// (duplicates, late packets and restarts are not faults of the input).
+    pub fn input_dropped(&self) -> u64 {
+        self.frames_lost() + self.frames_missing + self.garbage + self.bad_length + self.inconsistent + self.oversize
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

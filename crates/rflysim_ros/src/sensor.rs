@@ -280,32 +280,37 @@ impl SensorPipeline {
                 let optical = names::optical_frame(&self.cfg);
                 let header = msgs::header(stamp, &optical);
                 let img = match ImageFormat::for_transport(self.transport) {
-                    ImageFormat::Raw => Some(raw_image(Bytes::from(payload), u32::from(w), u32::from(h), *encoding)?),
-                    ImageFormat::Png => Some(decode_png(&payload, *encoding, self.settings.max_frame_bytes)?),
+                    ImageFormat::Raw => raw_image(Bytes::from(payload), u32::from(w), u32::from(h), *encoding)?,
+                    ImageFormat::Png => decode_png(&payload, *encoding, self.settings.max_frame_bytes)?,
                     ImageFormat::Jpeg => {
                         let decoder = jpeg.as_mut().expect("a JPEG stream has a decoder");
                         let wanted = self.settings.always_decode
                             || image.get_inter_process_subscription_count().unwrap_or(1) > 0;
+                        // Without raw subscribers only the header is read: the JPEG goes out as is.
                         let decoded = if wanted {
                             Some(decoder.decode(&payload, *encoding)?)
                         } else {
                             None
                         };
-                        let (jw, jh) = match &decoded {
+                        let size = match &decoded {
                             Some(d) => (d.width, d.height),
                             None => decoder.size(&payload)?,
                         };
                         if let Some(c) = compressed {
                             c.publish(&msgs::compressed_image(payload, *encoding, header.clone()))?;
                         }
-                        if decoded.is_none() {
-                            info.publish(&msgs::camera_info(jw, jh, f64::from(self.cfg.camera_fov_deg), header))?;
+                        let Some(d) = decoded else {
+                            info.publish(&msgs::camera_info(
+                                size.0,
+                                size.1,
+                                f64::from(self.cfg.camera_fov_deg),
+                                header,
+                            ))?;
                             return Ok(());
-                        }
-                        decoded
+                        };
+                        d
                     }
                 };
-                let img = img.expect("decoded");
                 info.publish(&msgs::camera_info(
                     img.width,
                     img.height,
@@ -421,19 +426,7 @@ impl SensorPipeline {
                 _ = shutdown.changed() => break,
             }
             let counts = *reassembler.stats();
-            if counts.frames_lost()
-                + counts.garbage
-                + counts.bad_length
-                + counts.inconsistent
-                + counts.oversize
-                + counts.frames_missing
-                != last_counts.frames_lost()
-                    + last_counts.garbage
-                    + last_counts.bad_length
-                    + last_counts.inconsistent
-                    + last_counts.oversize
-                    + last_counts.frames_missing
-            {
+            if counts.input_dropped() != last_counts.input_dropped() {
                 if let Some(held_back) = self.warn_limit.allow() {
                     r2r::log_warn!(
                         &self.logger,

@@ -257,8 +257,8 @@ impl GimbalState {
             self.zoom_base = o[slot::ZOOM_BASE];
         }
         if has(GimbalControl::OpticalZoom) {
-            self.zoom = (o[slot::OPTICAL_ZOOM].max(0.0) + 1.0) * self.zoom_base.max(1.0) / self.zoom_base.max(1.0);
-            self.zoom = self.zoom.max(1.0);
+            // Steps above the zoom base: step 0 is ×1.
+            self.zoom = o[slot::OPTICAL_ZOOM].max(0.0) + 1.0;
             self.fov_deg = self.base_fov_deg / self.zoom;
         }
         if has(GimbalControl::TrackTarget) {
@@ -769,16 +769,15 @@ impl StreamWorker {
     /// Appends `frame_id time_stamp file` to `sensor<SeqID>.index` and writes
     /// the rendered frame (as the bridge should publish its pixels) to `file`.
     fn dump(&self, dir: &std::path::Path, frame_id: u64, t: f64) {
-        use std::io::Write;
         let seq = self.cfg.seq_id;
         let file = format!("sensor{seq}_{frame_id}.bin");
         let rendered = self.render(t);
-        let index = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(format!("sensor{seq}.index")));
         if std::fs::write(dir.join(&file), rendered).is_err()
-            || index.and_then(|mut f| writeln!(f, "{frame_id} {t:.9} {file}")).is_err()
+            || append_line(
+                &dir.join(format!("sensor{seq}.index")),
+                &format!("{frame_id} {t:.9} {file}"),
+            )
+            .is_err()
         {
             log(&format!("sensor {seq}: cannot write to {}", dir.display()));
         }
@@ -833,6 +832,13 @@ impl StreamWorker {
         self.stats.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);
         Ok(())
     }
+}
+
+/// Appends `line` and a newline to the file at `path` (the `--dump` files).
+fn append_line(path: &std::path::Path, line: &str) -> io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    writeln!(f, "{line}")
 }
 
 fn add_counts(a: FaultCounts, b: FaultCounts) -> FaultCounts {
@@ -995,9 +1001,8 @@ fn coptersim_loop(
                 };
                 seq = seq.wrapping_add(1);
                 if let Some(dir) = &o.dump_dir {
-                    use std::io::Write;
                     let line = format!(
-                        "{} {:.9} {} {} {} {} {} {}\n",
+                        "{} {:.9} {} {} {} {} {} {}",
                         sample.seq,
                         t,
                         sample.acc[0],
@@ -1007,11 +1012,7 @@ fn coptersim_loop(
                         sample.gyro[1],
                         sample.gyro[2]
                     );
-                    let _ = std::fs::OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(dir.join(format!("imu{id}.txt")))
-                        .and_then(|mut f| f.write_all(line.as_bytes()));
+                    let _ = append_line(&dir.join(format!("imu{id}.txt")), &line);
                 }
                 let _ = send_all(&out, dest, &sample.encode());
                 next_imu += period;
@@ -1049,12 +1050,7 @@ fn coptersim_loop(
             };
             let _ = send_all(&out, heartbeat_dest, &beat.encode());
             if let Some(dir) = &o.dump_dir {
-                use std::io::Write;
-                let _ = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(dir.join(format!("heartbeat{id}.txt")))
-                    .and_then(|mut f| writeln!(f, "{}", beat.start_time_us));
+                let _ = append_line(&dir.join(format!("heartbeat{id}.txt")), &beat.start_time_us.to_string());
             }
             next_beat = now + Duration::from_secs(1);
         }
