@@ -74,19 +74,30 @@ impl JpegDecoder {
 
     /// Reads width and height without decoding.
     pub fn size(&mut self, jpeg: &[u8]) -> Result<(u32, u32), DecodeError> {
-        let h = self
-            .inner
-            .read_header(jpeg)
-            .map_err(|e| DecodeError::Image(format!("JPEG header: {e}")))?;
+        let h = self.read_header(jpeg)?;
         Ok((h.width as u32, h.height as u32))
+    }
+
+    /// libjpeg-turbo keeps a failed stream's state in its handle, and every
+    /// later header read then fails with the same error: after any failure
+    /// the handle is replaced, so one corrupt frame costs exactly one frame.
+    fn recover<T>(&mut self, r: Result<T, turbojpeg::Error>, what: &str) -> Result<T, DecodeError> {
+        r.map_err(|e| {
+            if let Ok(fresh) = turbojpeg::Decompressor::new() {
+                self.inner = fresh;
+            }
+            DecodeError::Image(format!("{what}: {e}"))
+        })
+    }
+
+    fn read_header(&mut self, jpeg: &[u8]) -> Result<turbojpeg::DecompressHeader, DecodeError> {
+        let r = self.inner.read_header(jpeg);
+        self.recover(r, "JPEG header")
     }
 
     /// Decodes to bgr8 or mono8 (a mono16 stream cannot be JPEG).
     pub fn decode(&mut self, jpeg: &[u8], encoding: Encoding) -> Result<Image, DecodeError> {
-        let header = self
-            .inner
-            .read_header(jpeg)
-            .map_err(|e| DecodeError::Image(format!("JPEG header: {e}")))?;
+        let header = self.read_header(jpeg)?;
         let (w, h) = (header.width, header.height);
         if w == 0 || h == 0 || w.saturating_mul(h) > self.max_pixels {
             return Err(DecodeError::Image(format!("JPEG of {w}×{h} pixels refused")));
@@ -105,9 +116,8 @@ impl JpegDecoder {
             height: h,
             format,
         };
-        self.inner
-            .decompress(jpeg, out)
-            .map_err(|e| DecodeError::Image(format!("JPEG: {e}")))?;
+        let r = self.inner.decompress(jpeg, out);
+        self.recover(r, "JPEG")?;
         Ok(Image {
             width: w as u32,
             height: h as u32,
@@ -310,6 +320,31 @@ mod tests {
         let png = encode::png(&px, 64, 64, Encoding::Bgr8).unwrap();
         assert!(decode_png(&png, Encoding::Bgr8, 1000).is_err());
         assert!(decode_png(b"\x89PNG garbage", Encoding::Bgr8, 1 << 20).is_err());
+    }
+
+    /// One corrupt JPEG once left libjpeg-turbo's handle unusable: every
+    /// later frame failed with the first one's error.
+    #[test]
+    fn a_corrupt_jpeg_never_stops_the_next_good_one() {
+        let (w, h) = (32u32, 24u32);
+        let px = gradient(w, h, 3);
+        let good = encode::jpeg(&px, w, h, Encoding::Bgr8, 90).unwrap();
+        let mut d = JpegDecoder::new(1 << 24).unwrap();
+        let expected = d.decode(&good, Encoding::Bgr8).unwrap().data;
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..50 {
+            let mut bad = vec![0xFF, 0xD8];
+            bad.extend((0..200 + round * 13).map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed as u8
+            }));
+            let _ = d.size(&bad);
+            let _ = d.decode(&bad, Encoding::Bgr8);
+            assert_eq!(d.size(&good).unwrap(), (w, h), "round {round}");
+            assert_eq!(d.decode(&good, Encoding::Bgr8).unwrap().data, expected, "round {round}");
+        }
     }
 
     #[test]

@@ -14,10 +14,12 @@ use tokio::sync::watch;
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::image::{decode_png, raw_image, JpegDecoder};
-use rflysim_proto::lidar::{cloud_len_in_region, decode_depth_cloud, decode_lidar, PointCloud};
+use rflysim_proto::lidar::{
+    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, PointCloud,
+};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::sensor::{Encoding, ImageFormat, SensorClass, SensorKind, Transport};
-use rflysim_proto::shm::{RawRegion, ShmReader, HEADER_LEN};
+use rflysim_proto::shm::{payload_capacity, RawRegion, ShmReader, HEADER_LEN};
 use rflysim_proto::telemetry::LaserDistance;
 
 use crate::msgs::{self, Covariances};
@@ -328,10 +330,13 @@ impl SensorPipeline {
                 tf,
             } => {
                 let range = self.cfg.lidar_max_range();
-                let decoded: PointCloud = if *depth {
-                    decode_depth_cloud(Bytes::from(payload), range)?
-                } else {
-                    decode_lidar(Bytes::from(payload), range)?
+                // A region is sized for the most points; a datagram stream's frame is exact.
+                let in_region = self.transport == Transport::SharedMemory;
+                let decoded: PointCloud = match (*depth, in_region) {
+                    (true, true) => decode_depth_cloud_region(&payload, range)?,
+                    (false, true) => decode_lidar_region(&payload, range)?,
+                    (true, false) => decode_depth_cloud(Bytes::from(payload), range)?,
+                    (false, false) => decode_lidar(Bytes::from(payload), range)?,
                 };
                 let world = self.cfg.type_id == 21;
                 let frame = if world {
@@ -457,10 +462,7 @@ impl SensorPipeline {
     pub async fn run_shm(mut self, mut shutdown: watch::Receiver<bool>) {
         let name = self.cfg.shm_name();
         let (w, h) = self.cfg.size();
-        let area_len = match self.kind.class {
-            SensorClass::Camera(e) => usize::from(w) * usize::from(h) * e.bytes_per_pixel(),
-            _ => usize::MAX,
-        };
+        let area_len = payload_capacity(self.kind, w, h);
         let mut logged_wait = false;
         let shmem = loop {
             // The open result is taken apart before any await: a mapping is not `Send`.
@@ -512,17 +514,7 @@ impl SensorPipeline {
             }
             let torn_before = reader.stats().torn;
             if let Some(t) = reader.poll(&mut region, area_len, &mut buf) {
-                let mut payload = std::mem::take(&mut buf);
-                if !self.kind.is_camera() {
-                    match cloud_len_in_region(&payload) {
-                        Some(n) => payload.truncate(n),
-                        None => {
-                            self.warn_drop("bad_length", "no point count fits the region");
-                            continue;
-                        }
-                    }
-                }
-                self.handle_frame(t, payload);
+                self.handle_frame(t, std::mem::take(&mut buf));
             }
             if reader.stats().torn > torn_before {
                 self.warn_drop("torn", "the frame changed while it was copied");
