@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use frames::{euler_to_quat, quat_normalize};
+use image_codec::encode;
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::frames::{euler_to_quat, quat_normalize};
 use rflysim_proto::gimbal::{slot, GimbalBitTable, GimbalControl};
 use rflysim_proto::header::{split_frame, HeaderKind, MAX_PACKET_PAYLOAD};
-use rflysim_proto::image::encode;
 use rflysim_proto::lidar;
 use rflysim_proto::request::{
     decode_console_command, ImuRequest, RequestForm, VisionSensorReq, GIMBAL_ECHO_CHECKSUM, REQUEST_BASE_PORT,
@@ -230,7 +230,7 @@ impl GimbalState {
         let has = |c| bits.bit(c).is_some_and(|b| r.bitmask & b != 0);
         // Angles and FOV travel in the request's own fields.
         self.euler = if r.eular_or_quat > 0.5 {
-            rflysim_proto::frames::quat_to_euler(quat_normalize(r.sensor_ang_quat.map(f64::from)))
+            frames::quat_to_euler(quat_normalize(r.sensor_ang_quat.map(f64::from)))
         } else {
             r.sensor_ang_eular.map(f64::from)
         };
@@ -1128,7 +1128,7 @@ fn gimbal_status_loop(o: Options, stop: Arc<AtomicBool>, clock: Arc<SimClock>, s
                     data_width: i32::from(cfg.data_width),
                     camera_fov: cfg.camera_fov_deg,
                     pos_ue: origin.map(|c| (c * 100.0) as f32),
-                    ang_euler: rflysim_proto::frames::quat_to_euler(rot).map(|c| c as f32),
+                    ang_euler: frames::quat_to_euler(rot).map(|c| c as f32),
                     ang_quat: Some(rot.map(|c| c as f32)),
                     time_stamp: t,
                 }
