@@ -64,7 +64,7 @@ impl SensorConfig {
         Transport::from_code(self.send_protocol[0])
     }
 
-    /// The receiver RflySim3D sends to; `None` for 0.0.0.0, meaning this host.
+    /// The receiver RflySim3D sends to; 0.0.0.0 means this host (loopback).
     pub fn receiver_ip(&self) -> Ipv4Addr {
         let o = |i: usize| self.send_protocol[i].min(255) as u8;
         let ip = Ipv4Addr::new(o(1), o(2), o(3), o(4));
@@ -393,6 +393,30 @@ fn parse_sensor(index: usize, value: &Value, unit: AngleUnit) -> Result<SensorCo
     })
 }
 
+/// Sensors of one config that would share a UDP port: RflySim3D would
+/// send both streams there and no receiver could tell them apart. One line
+/// per clash, naming both SeqIDs.
+pub fn udp_port_clashes(sensors: &[SensorConfig]) -> Vec<String> {
+    let mut clashes = Vec::new();
+    let udp: Vec<&SensorConfig> = sensors
+        .iter()
+        .filter(|c| c.transport().is_some_and(|t| t.is_udp()))
+        .collect();
+    for (i, a) in udp.iter().enumerate() {
+        for b in &udp[i + 1..] {
+            if a.udp_port() == b.udp_port() {
+                clashes.push(format!(
+                    "sensors {} and {} both use UDP port {}",
+                    a.seq_id,
+                    b.seq_id,
+                    a.udp_port()
+                ));
+            }
+        }
+    }
+    clashes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,5 +520,21 @@ mod tests {
         assert_eq!(strip_comments("{\"a\":\"x//y#z\"} // c"), "{\"a\":\"x//y#z\"} ");
         assert_eq!(strip_comments("1 /* a\nb */ 2"), "1 \n  2");
         assert_eq!(strip_comments("\"q\\\"#\" # c\n3"), "\"q\\\"#\" \n3");
+    }
+
+    #[test]
+    fn sensors_sharing_a_udp_port_are_reported() {
+        let cfg = parse_config(
+            r#"{"VisionSensors":[
+                {"SeqID":1,"TypeID":1,"SendProtocol":[1,0,0,0,0,0,0,0]},
+                {"SeqID":2,"TypeID":1,"SendProtocol":[1,0,0,0,0,10000,0,0]},
+                {"SeqID":3,"TypeID":1,"SendProtocol":[0,0,0,0,0,10000,0,0]},
+                {"SeqID":4,"TypeID":1,"SendProtocol":[2,0,0,0,0,0,0,0]}]}"#,
+            AngleUnit::Auto,
+        )
+        .unwrap();
+        // 1 → 9999 + 1 = 10000 = 2's port; 3 is shared memory; 4 → 10003.
+        assert_eq!(udp_port_clashes(&cfg), vec!["sensors 1 and 2 both use UDP port 10000"]);
+        assert!(udp_port_clashes(&cfg[2..]).is_empty());
     }
 }

@@ -27,6 +27,7 @@ use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
 use crate::msgs;
 use crate::names;
 use ros_common::msgs::Covariances;
+use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::TimeBase;
 
@@ -43,6 +44,8 @@ pub struct SensorSettings {
     pub shm_poll: Duration,
     /// Publish odom → base_link on `/tf` from the pose that comes with LiDAR frames.
     pub tf_from_lidar: bool,
+    /// Who may send the sensor's datagrams.
+    pub senders: SenderFilter,
 }
 
 impl Default for SensorSettings {
@@ -55,6 +58,7 @@ impl Default for SensorSettings {
             always_decode: false,
             shm_poll: Duration::from_millis(1),
             tf_from_lidar: false,
+            senders: SenderFilter::new(std::net::Ipv4Addr::LOCALHOST, &[]).expect("no extra senders"),
         }
     }
 }
@@ -349,7 +353,7 @@ impl SensorPipeline {
     pub async fn run_udp(mut self, mut shutdown: watch::Receiver<bool>) {
         let port = self.cfg.udp_port();
         let (std_sock, granted) =
-            match crate::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, self.settings.rcvbuf, None) {
+            match ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, self.settings.rcvbuf, None) {
                 Ok(s) => s,
                 Err(e) => {
                     r2r::log_error!(&self.logger, "sensor {}: cannot bind UDP {port}: {e}", self.cfg.seq_id);
@@ -365,7 +369,12 @@ impl SensorPipeline {
             self.topic(),
             granted / 1024
         );
-        let sock = match tokio::net::UdpSocket::from_std(std_sock) {
+        let mut sock = match FilteredUdp::new(
+            std_sock,
+            self.settings.senders.clone(),
+            self.stats.clone(),
+            &self.logger,
+        ) {
             Ok(s) => s,
             Err(e) => {
                 r2r::log_error!(&self.logger, "sensor {}: {e}", self.cfg.seq_id);
@@ -384,8 +393,7 @@ impl SensorPipeline {
         evict.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
-                r = sock.recv(&mut buf) => {
-                    let Ok(n) = r else { continue };
+                n = sock.recv(&mut buf) => {
                     self.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(frame) = reassembler.push(&buf[..n], start.elapsed()) {
                         self.handle_frame(frame.time_stamp, frame.payload);
