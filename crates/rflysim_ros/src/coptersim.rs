@@ -19,6 +19,7 @@ use crate::names;
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::BadSimTime;
 use ros_common::time::{ClockPublisher, TimeBase};
 
 /// The address this host has towards `peer` (what CopterSim must send to).
@@ -105,15 +106,16 @@ impl CopterBridge {
     }
 
     /// The IMU message of one sample (FLU, REP-145 covariances).
-    pub fn imu_message(&self, sample: &ImuSample) -> Imu {
+    pub fn imu_message(&self, sample: &ImuSample) -> Result<Imu, BadSimTime> {
+        let stamp = self.time.stamp(sample.time_stamp)?;
         let fresh = self
             .attitude
             .lock()
             .unwrap()
             .filter(|(_, at)| at.elapsed() < Duration::from_millis(500))
             .map(|(q, _)| q);
-        let header = ros_common::msgs::header(self.time.stamp(sample.time_stamp), &names::base_frame(self.copter));
-        msgs::imu(sample, fresh, header, &self.cov)
+        let header = ros_common::msgs::header(stamp, &names::base_frame(self.copter));
+        Ok(msgs::imu(sample, fresh, header, &self.cov))
     }
 
     /// Runs the IMU and the true-state streams; `self` is split between the
@@ -178,7 +180,17 @@ impl CopterBridge {
                     match ImuSample::decode(&buf[..n]) {
                         Ok(sample) => {
                             last_sample = Some(Instant::now());
-                            match self.imu.publish(&self.imu_message(&sample)) {
+                            let message = match self.imu_message(&sample) {
+                                Ok(m) => m,
+                                Err(e) => {
+                                    self.imu_stats.drop_frame(BadSimTime::REASON);
+                                    if let Some(held) = warn.allow() {
+                                        r2r::log_warn!(&self.logger, "uav{}: IMU sample dropped: {e} ({held} more held back)", self.copter);
+                                    }
+                                    continue;
+                                }
+                            };
+                            match self.imu.publish(&message) {
                                 Ok(()) => self.imu_stats.published(n),
                                 Err(_) => self.imu_stats.drop_frame("publish_failed"),
                             }
@@ -236,7 +248,17 @@ impl StatePart {
                     match TrueState::decode(&buf[..n]) {
                         Ok(s) if s.copter_id == i32::from(self.copter) => {
                             *self.attitude.lock().unwrap() = Some((quat_normalize(s.quaternion.map(f64::from)), Instant::now()));
-                            let header = ros_common::msgs::header(self.time.stamp(s.runned_time), &names::odom_frame(self.copter));
+                            let stamp = match self.time.stamp(s.runned_time) {
+                                Ok(t) => t,
+                                Err(e) => {
+                                    self.stats.drop_frame(BadSimTime::REASON);
+                                    if let Some(held) = warn.allow() {
+                                        r2r::log_warn!(&self.logger, "uav{}: true state dropped: {e} ({held} more held back)", self.copter);
+                                    }
+                                    continue;
+                                }
+                            };
+                            let header = ros_common::msgs::header(stamp, &names::odom_frame(self.copter));
                             let odom = msgs::odometry_from_true_state(&s, header, &names::base_frame(self.copter), &self.cov);
                             match self.state.publish(&odom) {
                                 Ok(()) => self.stats.published(n),
@@ -291,8 +313,11 @@ pub async fn run_heartbeat(
             n = sock.recv(&mut buf) => {
                 match Heartbeat::decode(&buf[..n]) {
                     Ok(h) => {
-                        time.heartbeat(h.start_time_us as f64 * 1e-6);
-                        stats.published(n);
+                        if time.heartbeat(i64::from(h.copter_id), h.start_time_us as f64 * 1e-6) {
+                            stats.published(n);
+                        } else {
+                            stats.drop_frame(ros_common::stats::OTHER_SOURCE);
+                        }
                         if !announced {
                             r2r::log_info!(&logger, "time base: CopterSim heartbeat (sim time 0 = {:.3} s epoch)", h.start_time_us as f64 * 1e-6);
                             announced = true;
