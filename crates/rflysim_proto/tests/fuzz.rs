@@ -22,7 +22,7 @@ use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::sensor::Encoding;
-use rflysim_proto::shm::{write_frame, ShmReader};
+use rflysim_proto::shm::{ShmReader, ShmWriter};
 use rflysim_proto::telemetry::{decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState};
 
 struct CountingAlloc;
@@ -383,8 +383,9 @@ fn reassembler_under_hostile_streams() {
 fn shm_reader_on_garbage_regions() {
     let _one = one_at_a_time();
     let mut good = vec![0u8; 9 + 64];
-    write_frame(&mut good[..], 1.0, &[7; 64]);
+    ShmWriter::new().write(&mut good[..], 1.0, &[7; 64], Duration::ZERO);
     let reader = std::cell::RefCell::new(ShmReader::new());
+    let writer = std::cell::RefCell::new(ShmWriter::new());
     let out = std::cell::RefCell::new(Vec::new());
     let mut region = [0u8; 9 + 64];
     fuzz_recovering(
@@ -394,17 +395,23 @@ fn shm_reader_on_garbage_regions() {
         |d| {
             let mut bad = d.to_vec();
             let mut out = out.borrow_mut();
-            if reader.borrow_mut().poll(&mut bad[..], 64, &mut out).is_some() {
+            if reader
+                .borrow_mut()
+                .poll(&mut bad[..], 64, &mut out, Duration::ZERO)
+                .is_some()
+            {
                 assert!(out.len() <= 64 && out.len() + 9 <= bad.len());
             }
         },
         |i| {
             let frame = [i as u8; 64];
             let stamp = 1e6 + i as f64;
-            assert!(write_frame(&mut region[..], stamp, &frame));
+            assert!(writer
+                .borrow_mut()
+                .write(&mut region[..], stamp, &frame, Duration::ZERO));
             let mut out = out.borrow_mut();
             assert_eq!(
-                reader.borrow_mut().poll(&mut region[..], 64, &mut out),
+                reader.borrow_mut().poll(&mut region[..], 64, &mut out, Duration::ZERO),
                 Some(stamp),
                 "frame {i}"
             );
