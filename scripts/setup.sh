@@ -5,11 +5,13 @@
 #
 # With a sourced ROS 2 (ROS_DISTRO set) it uses that install instead of the
 # PyPI Jazzy prefix. Either way it writes `.cache/env.sh`, which the other
-# scripts source.
+# scripts source. scripts/setup-kilted.sh runs it with RFLYSIM_PYPI_DISTRO=kilted
+# and RFLYSIM_CACHE=.cache/kilted: ROS 2 Kilted from PyPI, all of it in there.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE="$ROOT/.cache"
+CACHE=${RFLYSIM_CACHE:-$ROOT/.cache}
+DISTRO=${RFLYSIM_PYPI_DISTRO:-jazzy}
 VENV="$CACHE/ros-venv"
 STAMP_VERSION=3 # bump when the package set or the fix-ups change
 mkdir -p "$CACHE"
@@ -67,11 +69,17 @@ else
     ros-jazzy-ament-cmake-gtest ros-jazzy-ament-cmake-gmock ros-jazzy-ament-cmake-pytest
     catkin_pkg colcon-common-extensions numpy pytest
   )
+  if [ "$DISTRO" != jazzy ]; then
+    # Kilted's rosidl_generator_py finds Python by itself (no python_cmake_module wheel), and its
+    # typesupport generators need ament_cmake_ros_core, which Jazzy does not have.
+    mapfile -t PKGS < <(printf '%s\n' "${PKGS[@]//ros-jazzy-/ros-$DISTRO-}" | grep -v -- -python-cmake-module)
+    PKGS+=("ros-$DISTRO-ament-cmake-ros-core")
+  fi
   want="$STAMP_VERSION ${PKGS[*]}"
   if [ ! -f "$VENV/.rflysim-stamp" ] || [ "$(cat "$VENV/.rflysim-stamp")" != "$want" ]; then
     "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' ||
-      { log "ROS 2 Jazzy from PyPI needs Python 3.11 ($PY is $("$PY" --version 2>&1)); set PYTHON=python3.11 or source a ROS 2 install"; exit 1; }
-    log "installing ROS 2 Jazzy from PyPI into $VENV"
+      { log "ROS 2 $DISTRO from PyPI needs Python 3.11 ($PY is $("$PY" --version 2>&1)); set PYTHON=python3.11 or source a ROS 2 install"; exit 1; }
+    log "installing ROS 2 $DISTRO from PyPI into $VENV"
     [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check "${PKGS[@]}"
     # colcon-cargo would claim our virtual Cargo workspace and hide the ament package.
@@ -81,7 +89,7 @@ else
     # Fix-up 3: cmake files carry the wheel builder's Python and numpy include paths.
     pyinc=$("$VENV/bin/python" -c "import sysconfig;print(sysconfig.get_paths()['include'])")
     npinc=$("$VENV/bin/python" -c "import numpy;print(numpy.get_include())")
-    grep -rlE '/opt/python/cp311-cp311' "$VENV/share" --include='*.cmake' 2>/dev/null | while read -r f; do
+    { grep -rlE '/opt/python/cp311-cp311' "$VENV/share" --include='*.cmake' 2>/dev/null || true; } | while read -r f; do
       sed -i -E \
         -e "s#/opt/python/cp311-cp311/lib/python3\.11/site-packages/numpy/_core/include#$npinc#g" \
         -e "s#/opt/python/cp311-cp311/lib/python3\.11/site-packages/numpy/core/include#$npinc#g" \
@@ -89,18 +97,18 @@ else
     done
     echo "$want" >"$VENV/.rflysim-stamp"
   else
-    log "ROS 2 Jazzy prefix already installed ($VENV)"
+    log "ROS 2 $DISTRO prefix already installed ($VENV)"
   fi
   pylib=$("$VENV/bin/python" -c "import sysconfig;print(sysconfig.get_config_var('LIBDIR'))")
   libs="$VENV/lib"
   for d in "$VENV"/lib/python3.11/site-packages/ros_*.libs; do [ -d "$d" ] && libs="$libs:$d"; done
   cat >"$CACHE/env.sh" <<ENV
-# written by scripts/setup.sh: ROS 2 Jazzy from PyPI in $VENV
+# written by scripts/setup.sh: ROS 2 $DISTRO from PyPI in $VENV
 # Sourcing twice must not change the environment (r2r rebuilds when it changes).
 [ "\${RFLYSIM_ENV_SOURCED:-}" = "$CACHE" ] && return 0
 export RFLYSIM_ROS_FROM=pypi
 export RFLYSIM_PYTHON="$VENV/bin/python"
-export ROS_DISTRO=jazzy
+export ROS_DISTRO=$DISTRO
 export ROS_VERSION=2
 export ROS_PYTHON_VERSION=3
 export AMENT_PREFIX_PATH="$VENV\${AMENT_PREFIX_PATH:+:\$AMENT_PREFIX_PATH}"

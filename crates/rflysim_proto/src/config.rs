@@ -1,6 +1,8 @@
 //! RflySim's `Config.json` (spec §1), read as RflySim users already write it:
 //! `//`, `/* */` and `#` comments, integers written as floats, 8 or 16
 //! `otherParams`, SeqID 0 meaning "previous + 1", port 0 meaning 9999 + SeqID.
+//! What RflySim's Python SDK would refuse for a missing field is defaulted
+//! here, and reported ([`ConfigReport::defaulted`]) so that the bridge can say so.
 
 use std::fmt;
 use std::net::Ipv4Addr;
@@ -248,11 +250,67 @@ fn skip_line(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, out: &mut Str
     }
 }
 
+/// The fields RflySim's Python SDK (`VisionCaptureApi.jsonLoad`) needs in every
+/// sensor besides `TypeID`; `SensorAngQuat` too when `EularOrQuat` is present.
+pub const SDK_REQUIRED_FIELDS: [&str; 11] = [
+    "SeqID",
+    "TargetCopter",
+    "TargetMountType",
+    "DataWidth",
+    "DataHeight",
+    "DataCheckFreq",
+    "SendProtocol",
+    "CameraFOV",
+    "SensorPosXYZ",
+    "SensorAngEular",
+    "otherParams",
+];
+
+/// A field the SDK requires that the file left out, and the value used instead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefaultedField {
+    pub field: &'static str,
+    pub value: String,
+}
+
+/// The defaulted fields of one sensor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SensorDefaults {
+    /// 0-based index in `VisionSensors`.
+    pub index: usize,
+    pub seq_id: u16,
+    pub fields: Vec<DefaultedField>,
+}
+
+impl fmt::Display for SensorDefaults {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sensor {}: defaulted ", self.seq_id)?;
+        for (k, d) in self.fields.iter().enumerate() {
+            let sep = if k == 0 { "" } else { ", " };
+            write!(f, "{sep}{}={}", d.field, d.value)?;
+        }
+        Ok(())
+    }
+}
+
+/// The sensors of a config, and those of them with defaulted fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigReport {
+    pub sensors: Vec<SensorConfig>,
+    /// Only the sensors that left out some field; in file order.
+    pub defaulted: Vec<SensorDefaults>,
+}
+
 /// Reads `Config.json` from a file.
 pub fn load_config(path: &Path, unit: AngleUnit) -> Result<Vec<SensorConfig>, ConfigError> {
+    load_config_report(path, unit).map(|r| r.sensors)
+}
+
+/// Reads `Config.json` from a file, reporting the fields it defaulted.
+pub fn load_config_report(path: &Path, unit: AngleUnit) -> Result<ConfigReport, ConfigError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| err(None, None, format!("cannot read {}: {e}", path.display())))?;
-    parse_config(&text, unit).map_err(|mut e| {
+    parse_config_report(&text, unit).map_err(|mut e| {
         e.message = format!("{} (in {})", e.message, path.display());
         e
     })
@@ -260,6 +318,11 @@ pub fn load_config(path: &Path, unit: AngleUnit) -> Result<Vec<SensorConfig>, Co
 
 /// Parses the text of a `Config.json`.
 pub fn parse_config(text: &str, unit: AngleUnit) -> Result<Vec<SensorConfig>, ConfigError> {
+    parse_config_report(text, unit).map(|r| r.sensors)
+}
+
+/// Parses the text of a `Config.json`, reporting the fields it defaulted.
+pub fn parse_config_report(text: &str, unit: AngleUnit) -> Result<ConfigReport, ConfigError> {
     let root: Value =
         serde_json::from_str(&strip_comments(text)).map_err(|e| err(None, None, format!("not valid JSON: {e}")))?;
     let sensors = root
@@ -268,8 +331,9 @@ pub fn parse_config(text: &str, unit: AngleUnit) -> Result<Vec<SensorConfig>, Co
         .as_array()
         .ok_or_else(|| err(None, Some("VisionSensors"), "is not a list"))?;
     let mut out: Vec<SensorConfig> = Vec::with_capacity(sensors.len());
+    let mut defaulted = Vec::new();
     for (i, s) in sensors.iter().enumerate() {
-        let mut sensor = parse_sensor(i, s, unit)?;
+        let (mut sensor, mut fields) = parse_sensor(i, s, unit)?;
         if sensor.seq_id == 0 {
             if let Some(prev) = out.last() {
                 sensor.seq_id = prev
@@ -285,20 +349,45 @@ pub fn parse_config(text: &str, unit: AngleUnit) -> Result<Vec<SensorConfig>, Co
                 format!("SeqID {} is already used by VisionSensors[{j}]", sensor.seq_id),
             ));
         }
+        if let Some(d) = fields.iter_mut().find(|d| d.field == "SeqID") {
+            d.value = sensor.seq_id.to_string();
+        }
+        if !fields.is_empty() {
+            defaulted.push(SensorDefaults {
+                index: i,
+                seq_id: sensor.seq_id,
+                fields,
+            });
+        }
         out.push(sensor);
     }
-    Ok(out)
+    Ok(ConfigReport {
+        sensors: out,
+        defaulted,
+    })
 }
 
 struct SensorFields<'a> {
     index: usize,
     obj: &'a serde_json::Map<String, Value>,
+    defaulted: Vec<DefaultedField>,
 }
 
 impl SensorFields<'_> {
-    fn number(&self, field: &str, default: Option<f64>) -> Result<f64, ConfigError> {
+    fn note_default(&mut self, field: &'static str, value: impl FnOnce() -> String) {
+        let quaternion_required = field == "SensorAngQuat" && self.obj.contains_key("EularOrQuat");
+        if quaternion_required || SDK_REQUIRED_FIELDS.contains(&field) {
+            self.defaulted.push(DefaultedField { field, value: value() });
+        }
+    }
+
+    fn number(&mut self, field: &'static str, default: Option<f64>) -> Result<f64, ConfigError> {
         match self.obj.get(field) {
-            None | Some(Value::Null) => default.ok_or_else(|| err(Some(self.index), Some(field), "missing")),
+            None | Some(Value::Null) => {
+                let v = default.ok_or_else(|| err(Some(self.index), Some(field), "missing"))?;
+                self.note_default(field, || format_number(v));
+                Ok(v)
+            }
             Some(v) => v
                 .as_f64()
                 .filter(|x| x.is_finite())
@@ -306,7 +395,7 @@ impl SensorFields<'_> {
         }
     }
 
-    fn u16(&self, field: &str, default: Option<u16>) -> Result<u16, ConfigError> {
+    fn u16(&mut self, field: &'static str, default: Option<u16>) -> Result<u16, ConfigError> {
         let v = self.number(field, default.map(f64::from))?;
         to_u16(v).ok_or_else(|| {
             err(
@@ -317,8 +406,9 @@ impl SensorFields<'_> {
         })
     }
 
-    fn list(&self, field: &str, lens: &[usize], default: &[f64]) -> Result<Vec<f64>, ConfigError> {
+    fn list(&mut self, field: &'static str, lens: &[usize], default: &[f64]) -> Result<Vec<f64>, ConfigError> {
         let Some(v) = self.obj.get(field) else {
+            self.note_default(field, || format_list(default));
             return Ok(default.to_vec());
         };
         let arr = v
@@ -347,15 +437,40 @@ impl SensorFields<'_> {
     }
 }
 
+fn format_number(v: f64) -> String {
+    format!("{v}")
+}
+
+/// `[0;8]` for a list of one repeated value, `[1, 0, 0, 0]` otherwise.
+fn format_list(values: &[f64]) -> String {
+    match values {
+        [first, rest @ ..] if !rest.is_empty() && rest.iter().all(|v| v == first) => {
+            format!("[{};{}]", format_number(*first), values.len())
+        }
+        _ => format!(
+            "[{}]",
+            values.iter().map(|v| format_number(*v)).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 fn to_u16(v: f64) -> Option<u16> {
     (v.fract() == 0.0 && (0.0..=65535.0).contains(&v)).then_some(v as u16)
 }
 
-fn parse_sensor(index: usize, value: &Value, unit: AngleUnit) -> Result<SensorConfig, ConfigError> {
+fn parse_sensor(
+    index: usize,
+    value: &Value,
+    unit: AngleUnit,
+) -> Result<(SensorConfig, Vec<DefaultedField>), ConfigError> {
     let obj = value
         .as_object()
         .ok_or_else(|| err(Some(index), None, "expected an object"))?;
-    let f = SensorFields { index, obj };
+    let mut f = SensorFields {
+        index,
+        obj,
+        defaulted: Vec::new(),
+    };
     let type_id = f.u16("TypeID", None)?;
     if SensorKind::from_type_id(type_id).is_none() {
         return Err(err(
@@ -405,9 +520,8 @@ fn parse_sensor(index: usize, value: &Value, unit: AngleUnit) -> Result<SensorCo
         AngleUnit::Degrees => true,
         AngleUnit::Auto => eul.iter().any(|a| a.abs() > std::f64::consts::TAU),
     };
-    let seq_id = f.u16("SeqID", Some(0))?;
-    Ok(SensorConfig {
-        seq_id,
+    let sensor = SensorConfig {
+        seq_id: f.u16("SeqID", Some(0))?,
         type_id,
         target_copter: f.u16("TargetCopter", Some(1))?,
         target_mount_type: f.u16("TargetMountType", Some(0))?,
@@ -423,7 +537,18 @@ fn parse_sensor(index: usize, value: &Value, unit: AngleUnit) -> Result<SensorCo
         other_params,
         legacy_other_params: other.len() == 8,
         angles_in_degrees,
-    })
+    };
+    // In the SDK's order (a stable sort keeps SensorAngQuat, read after SensorAngEular, next to it).
+    let order = |field: &str| {
+        let field = if field == "SensorAngQuat" {
+            "SensorAngEular"
+        } else {
+            field
+        };
+        SDK_REQUIRED_FIELDS.iter().position(|f| *f == field)
+    };
+    f.defaulted.sort_by_key(|d| order(d.field));
+    Ok((sensor, f.defaulted))
 }
 
 /// A JPEG never needs more than this per pixel (libjpeg-turbo's own bound
@@ -458,150 +583,4 @@ pub fn udp_port_clashes(sensors: &[SensorConfig]) -> Vec<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const EXAMPLE: &str = r#"
-    // RflySim Config.json, as users write them
-    {
-      "VisionSensors": [
-        {
-          "SeqID": 0, "TypeID": 1, "TargetCopter": 1, "TargetMountType": 0,
-          "DataWidth": 640, "DataHeight": 480, "DataCheckFreq": 30,
-          "SendProtocol": [2, 127, 0, 0, 1, 0, 0, 0],   # raw UDP to this host
-          "CameraFOV": 90, "SensorPosXYZ": [0.3, 0, 0], "EularOrQuat": 0,
-          "SensorAngEular": [0, 0, 0], "SensorAngQuat": [1, 0, 0, 0],
-          "otherParams": [0, 0, 0, 0, 0, 0, 0, 0]
-        },
-        /* a LiDAR, SeqID auto-incremented */
-        {
-          "SeqID": 0, "TypeID": 20, "DataWidth": 360.0, "DataHeight": 16,
-          "DataCheckFreq": 0, "SendProtocol": [1, 0, 0, 0, 0, 20100, 0, 0],
-          "EularOrQuat": 1, "SensorAngQuat": [0.6, 0, 0, 0.8],
-          "otherParams": [50, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
-          "SensorAngEular": [0, 90, 0], "note": "url://not-a-comment#really"
-        },
-        { "SeqID": 7, "TypeID": 23, "SendProtocol": [0, 0, 0, 0, 0, 0, 0, 0] }
-      ]
-    }"#;
-
-    #[test]
-    fn reads_the_example_with_comments_defaults_and_auto_increment() {
-        let s = parse_config(EXAMPLE, AngleUnit::Auto).unwrap();
-        assert_eq!(s.len(), 3);
-        assert_eq!((s[0].seq_id, s[1].seq_id, s[2].seq_id), (0, 1, 7));
-        assert_eq!(s[0].udp_port(), 9999);
-        assert_eq!(s[1].udp_port(), 20100);
-        assert_eq!(s[2].udp_port(), 10006);
-        assert_eq!(s[0].receiver_ip(), Ipv4Addr::LOCALHOST);
-        assert_eq!(s[0].transport(), Some(Transport::UdpRaw));
-        assert_eq!(s[2].transport(), Some(Transport::SharedMemory));
-        assert_eq!(s[0].rate_hz(), 30.0);
-        assert_eq!(s[1].rate_hz(), 30.0);
-        assert!(s[0].legacy_other_params && !s[1].legacy_other_params);
-        assert_eq!(s[1].lidar_max_range(), 50.0);
-        assert_eq!(s[1].other_params[15], 1.0);
-        assert_eq!(s[1].data_width, 360);
-        assert_eq!(s[2].size(), (64, 272));
-        assert_eq!(s[2].shm_name(), "RflySim3DImg_7");
-        assert_eq!(s[0].sensor_pos_xyz, [0.3, 0.0, 0.0]);
-    }
-
-    #[test]
-    fn quaternion_and_euler_mounts() {
-        let s = parse_config(EXAMPLE, AngleUnit::Auto).unwrap();
-        assert_eq!(s[0].mount_attitude(), MountAttitude::Euler([0.0; 3]));
-        match s[1].mount_attitude() {
-            MountAttitude::Quaternion(q) => {
-                assert!((q[0] - 0.6).abs() < 1e-6 && (q[3] - 0.8).abs() < 1e-6)
-            }
-            other => panic!("{other:?}"),
-        }
-        // 90 > 2π: the file is in degrees.
-        assert!(s[1].angles_in_degrees);
-        assert!((s[1].mount_euler_rad()[1] - std::f64::consts::FRAC_PI_2).abs() < 1e-9);
-        let radians = parse_config(EXAMPLE, AngleUnit::Radians).unwrap();
-        assert_eq!(radians[1].mount_euler_rad()[1], 90.0);
-    }
-
-    #[test]
-    fn errors_name_the_sensor_and_the_field() {
-        let bad = |text: &str| parse_config(text, AngleUnit::Auto).unwrap_err().to_string();
-        assert_eq!(
-            bad(r#"{"VisionSensors":[{"TypeID":1},{"TypeID":"x"}]}"#),
-            "VisionSensors[1].TypeID: expected a number, found \"x\""
-        );
-        assert_eq!(
-            bad(r#"{"VisionSensors":[{"TypeID":1,"otherParams":[1,2,3]}]}"#),
-            "VisionSensors[0].otherParams: expected 8 or 16 numbers, found 3"
-        );
-        assert_eq!(
-            bad(r#"{"VisionSensors":[{"TypeID":99}]}"#),
-            "VisionSensors[0].TypeID: unknown sensor type 99"
-        );
-        assert_eq!(
-            bad(r#"{"VisionSensors":[{"TypeID":1,"SendProtocol":[9,0,0,0,0,0,0,0]}]}"#),
-            "VisionSensors[0].SendProtocol[0]: unknown transport 9 (0 shared memory, 1 UDP, 2 UDP raw, 3 UDP PNG)"
-        );
-        assert_eq!(
-            bad(r#"{"VisionSensors":[{"TypeID":1,"DataWidth":-3}]}"#),
-            "VisionSensors[0].DataWidth: -3 is not an integer in 0..=65535"
-        );
-        assert_eq!(
-            bad(r#"{"VisionSensors":[{"TypeID":1,"SeqID":2},{"TypeID":1,"SeqID":2}]}"#),
-            "VisionSensors[1].SeqID: SeqID 2 is already used by VisionSensors[0]"
-        );
-        assert_eq!(bad(r#"{"Sensors":[]}"#), "VisionSensors: missing");
-        assert!(bad("{").starts_with("not valid JSON"));
-    }
-
-    #[test]
-    fn comments_inside_strings_are_kept() {
-        assert_eq!(strip_comments("{\"a\":\"x//y#z\"} // c"), "{\"a\":\"x//y#z\"} ");
-        assert_eq!(strip_comments("1 /* a\nb */ 2"), "1 \n  2");
-        assert_eq!(strip_comments("\"q\\\"#\" # c\n3"), "\"q\\\"#\" \n3");
-    }
-
-    #[test]
-    fn sensors_sharing_a_udp_port_are_reported() {
-        let cfg = parse_config(
-            r#"{"VisionSensors":[
-                {"SeqID":1,"TypeID":1,"SendProtocol":[1,0,0,0,0,0,0,0]},
-                {"SeqID":2,"TypeID":1,"SendProtocol":[1,0,0,0,0,10000,0,0]},
-                {"SeqID":3,"TypeID":1,"SendProtocol":[0,0,0,0,0,10000,0,0]},
-                {"SeqID":4,"TypeID":1,"SendProtocol":[2,0,0,0,0,0,0,0]}]}"#,
-            AngleUnit::Auto,
-        )
-        .unwrap();
-        // 1 → 9999 + 1 = 10000 = 2's port; 3 is shared memory; 4 → 10003.
-        assert_eq!(udp_port_clashes(&cfg), vec!["sensors 1 and 2 both use UDP port 10000"]);
-        assert!(udp_port_clashes(&cfg[2..]).is_empty());
-    }
-
-    #[test]
-    fn frame_bounds_follow_the_configured_size() {
-        let cfg = parse_config(
-            r#"{"VisionSensors":[
-                {"SeqID":1,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0]},
-                {"SeqID":2,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[1,0,0,0,0,0,0,0]},
-                {"SeqID":3,"TypeID":20,"DataWidth":100,"DataHeight":16,"SendProtocol":[1,0,0,0,0,0,0,0]},
-                {"SeqID":4,"TypeID":9,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0]},
-                {"SeqID":5,"TypeID":5,"SendProtocol":[1,0,0,0,0,0,0,0]}]}"#,
-            AngleUnit::Auto,
-        )
-        .unwrap();
-        let bounds: Vec<Option<usize>> = cfg.iter().map(SensorConfig::max_frame_len).collect();
-        assert_eq!(
-            bounds,
-            vec![
-                Some(640 * 480 * 3),
-                Some((64 << 10) + 640 * 480 * 6),
-                Some(36 + 16 * 1600),
-                None,
-                Some(56)
-            ]
-        );
-        assert_eq!(cfg[0].max_image_pixels(), Some(4 * 640 * 480));
-        assert_eq!(cfg[3].max_image_pixels(), None);
-    }
-}
+mod tests;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use r2r::{Context, Node, QosProfile};
 
-use rflysim_proto::config::{load_config, udp_port_clashes, AngleUnit, SensorConfig};
+use rflysim_proto::config::{load_config_report, udp_port_clashes, AngleUnit, SensorConfig, SensorDefaults};
 use rflysim_proto::sensor::SensorClass;
 
 use crate::coptersim::{run_heartbeat, CopterBridge, CopterSettings};
@@ -192,21 +192,21 @@ impl Settings {
         })
     }
 
-    /// The sensors this role serves.
-    pub fn sensors(&self, role: Role) -> Result<Vec<SensorConfig>, String> {
+    /// The sensors this role serves, and the fields the config left out for them.
+    pub fn sensors(&self, role: Role) -> Result<(Vec<SensorConfig>, Vec<SensorDefaults>), String> {
         if role == Role::Imu {
-            return Ok(Vec::new());
+            return Ok(Default::default());
         }
         let path = self
             .config_path
             .as_ref()
             .ok_or("parameter rflysim_config: the path of a RflySim Config.json is needed")?;
-        let all = load_config(path, self.angle_unit).map_err(|e| e.to_string())?;
-        let clashes = udp_port_clashes(&all);
+        let report = load_config_report(path, self.angle_unit).map_err(|e| e.to_string())?;
+        let clashes = udp_port_clashes(&report.sensors);
         if !clashes.is_empty() {
             return Err(format!("{}: {}", path.display(), clashes.join("; ")));
         }
-        let mut chosen: Vec<SensorConfig> = all.into_iter().filter(|c| role.wants(c)).collect();
+        let mut chosen: Vec<SensorConfig> = report.sensors.into_iter().filter(|c| role.wants(c)).collect();
         if role != Role::Bridge {
             chosen = match self.seq_id {
                 Some(id) => chosen.into_iter().filter(|c| c.seq_id == id).collect(),
@@ -220,7 +220,12 @@ impl Settings {
                 ));
             }
         }
-        Ok(chosen)
+        let defaulted = report
+            .defaulted
+            .into_iter()
+            .filter(|d| chosen.iter().any(|c| c.seq_id == d.seq_id));
+        let defaulted = defaulted.collect();
+        Ok((chosen, defaulted))
     }
 }
 
@@ -240,7 +245,10 @@ fn run(role: Role) -> Result<(), String> {
     let mut main_node = Node::create(ctx.clone(), role.node_name(), "").map_err(|e| e.to_string())?;
     let logger = main_node.logger().to_string();
     let settings = Settings::from_node(&main_node)?;
-    let sensors = settings.sensors(role)?;
+    let (sensors, defaulted) = settings.sensors(role)?;
+    for d in &defaulted {
+        r2r::log_warn!(&logger, "{d} (RflySim's Python SDK needs these fields in Config.json)");
+    }
     let runtime = ros_common::lifecycle::runtime()?;
     let (stop_tx, stop_rx) = ros_common::lifecycle::stop_channel();
 
