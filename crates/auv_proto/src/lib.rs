@@ -9,13 +9,13 @@
 //!
 //! The seed gives no units or axes. This crate reads them as metres and
 //! radians, a NED world and an FRD body with Z-Y-X (yaw, pitch, roll) angles;
-//! [`frames::AngleUnit`] and [`frames::WorldFrame`] cover the other readings.
+//! [`pose::AngleUnit`] and [`pose::WorldFrame`] cover the other readings.
 
 pub mod counts;
 pub mod error;
-pub mod frames;
 pub mod image;
 pub mod mixing;
+pub mod pose;
 pub mod telemetry;
 pub mod thruster;
 

@@ -6,7 +6,7 @@ use crate::{TELEMETRY_PARTS, TELEMETRY_PAYLOAD_LEN};
 const WHAT: &str = "telemetry message";
 
 /// One AUV's pose as the simulator sends it: position and Z-Y-X Euler angles,
-/// in the simulator's own units and axes (see [`crate::frames`]).
+/// in the simulator's own units and axes (see [`crate::pose`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Telemetry {
     pub auv_id: u8,

@@ -172,18 +172,9 @@ fn fuzz(
     );
 }
 
-fn jpeg(width: usize, height: usize, shade: u8) -> Vec<u8> {
+fn jpeg(width: u32, height: u32, shade: u8) -> Vec<u8> {
     let pixels: Vec<u8> = (0..width * height * 3).map(|i| (i as u8).wrapping_mul(shade)).collect();
-    let image = turbojpeg::Image {
-        pixels: &pixels[..],
-        width,
-        pitch: width * 3,
-        height,
-        format: turbojpeg::PixelFormat::RGB,
-    };
-    turbojpeg::compress(image, 80, turbojpeg::Subsamp::Sub2x2)
-        .unwrap()
-        .to_vec()
+    image_codec::encode::jpeg(&pixels, width, height, image_codec::Encoding::Bgr8, 80).unwrap()
 }
 
 /// Counts one input's outcome and checks that exactly one counter moved.

@@ -2,12 +2,12 @@
 //! levels map onto the wire's range, mixing stays in range, and the frame
 //! conversion keeps directions.
 
-use auv_proto::frames::{AngleUnit, PoseConvention, WorldFrame};
 use auv_proto::mixing::{command_from_unit, mix_twist, MixGains, TwistDemand};
+use auv_proto::pose::{AngleUnit, PoseConvention, WorldFrame};
 use auv_proto::telemetry::Telemetry;
 use auv_proto::thruster::ThrusterCommand;
+use frames::{euler_to_quat, ned_to_enu, rotate};
 use proptest::prelude::*;
-use rflysim_proto::frames::{euler_to_quat, ned_to_enu, rotate};
 
 fn level() -> impl Strategy<Value = Option<i8>> {
     prop_oneof![Just(None), (-100i8..=100).prop_map(Some)]

@@ -6,6 +6,8 @@
 
 use std::f64::consts::PI;
 
+use image_codec::Encoding;
+
 use crate::dynamics::{AuvState, SEABED_DEPTH};
 
 const SAND: [f64; 3] = [194.0, 178.0, 128.0];
@@ -16,26 +18,21 @@ const PILLAR_HEIGHT: f64 = 5.0;
 const PILLAR_RADIUS: f64 = 0.4;
 /// How far the front camera sees pillars (m): beyond, the water hides them.
 const VISIBILITY: f64 = 45.0;
-/// Markers on the seabed: (north, east, radius, RGB).
+/// Markers on the seabed: (north, east, radius, BGR).
 const MARKERS: [(f64, f64, f64, [u8; 3]); 4] = [
-    (0.0, 0.0, 0.6, [220, 40, 40]),
-    (5.0, 0.0, 0.4, [40, 200, 60]),
-    (0.0, 5.0, 0.4, [40, 80, 220]),
-    (-5.0, -5.0, 0.5, [230, 200, 20]),
+    (0.0, 0.0, 0.6, [40, 40, 220]),
+    (5.0, 0.0, 0.4, [60, 200, 40]),
+    (0.0, 5.0, 0.4, [220, 80, 40]),
+    (-5.0, -5.0, 0.5, [20, 200, 230]),
 ];
 
-/// Renders into one reused RGB buffer and JPEG-encodes it.
+/// Renders into one reused bgr8 buffer and JPEG-encodes it.
+#[derive(Debug)]
 pub struct Renderer {
     width: usize,
     height: usize,
+    quality: i32,
     pixels: Vec<u8>,
-    compressor: turbojpeg::Compressor,
-}
-
-impl std::fmt::Debug for Renderer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Renderer({}×{})", self.width, self.height)
-    }
 }
 
 impl Renderer {
@@ -43,16 +40,14 @@ impl Renderer {
         if width < 8 || height < 8 || width > 8192 || height > 8192 {
             return Err(format!("image size {width}×{height} is outside 8..=8192"));
         }
-        let mut compressor = turbojpeg::Compressor::new().map_err(|e| e.to_string())?;
-        compressor.set_quality(quality).map_err(|e| e.to_string())?;
-        compressor
-            .set_subsamp(turbojpeg::Subsamp::Sub2x2)
-            .map_err(|e| e.to_string())?;
+        if !(1..=100).contains(&quality) {
+            return Err(format!("JPEG quality {quality} is outside 1..=100"));
+        }
         Ok(Renderer {
             width,
             height,
+            quality,
             pixels: vec![0; width * height * 3],
-            compressor,
         })
     }
 
@@ -62,14 +57,15 @@ impl Renderer {
     }
 
     fn encode(&mut self) -> Result<Vec<u8>, String> {
-        let image = turbojpeg::Image {
-            pixels: &self.pixels[..],
-            width: self.width,
-            pitch: self.width * 3,
-            height: self.height,
-            format: turbojpeg::PixelFormat::RGB,
-        };
-        self.compressor.compress_to_vec(image).map_err(|e| e.to_string())
+        // The size was checked in `new`: both fit in u32.
+        image_codec::encode::jpeg(
+            &self.pixels,
+            self.width as u32,
+            self.height as u32,
+            Encoding::Bgr8,
+            self.quality,
+        )
+        .map_err(|e| e.0)
     }
 
     /// The downward camera: image top is the AUV's forward direction.
@@ -116,7 +112,7 @@ impl Renderer {
                     let down = ((level_y - horizon) / f).min(1.0);
                     mix(mix(SAND, WATER_DEEP, 0.7), SAND, down)
                 };
-                px.copy_from_slice(&rgb(colour));
+                px.copy_from_slice(&bgr(colour));
             }
         }
         self.pillars(auv, f, cx, cy);
@@ -154,7 +150,7 @@ impl Renderer {
             let top = row_of(SEABED_DEPTH - PILLAR_HEIGHT - auv.depth);
             let bottom = row_of(SEABED_DEPTH - auv.depth);
             let fog = (distance / VISIBILITY).powi(2);
-            let colour = rgb(mix(pillar_colour(i, j), WATER_DEEP, fog));
+            let colour = bgr(mix(pillar_colour(i, j), WATER_DEEP, fog));
             self.fill_rect(centre - half_width, centre + half_width, top, bottom, colour);
         }
     }
@@ -193,11 +189,12 @@ fn seabed_colour(north: f64, east: f64, line: f64, altitude: f64) -> [u8; 3] {
         base
     };
     // Deeper water tints the seabed blue.
-    rgb(mix(base, WATER_DEEP, (altitude / SEABED_DEPTH * 0.5).min(0.6)))
+    bgr(mix(base, WATER_DEEP, (altitude / SEABED_DEPTH * 0.5).min(0.6)))
 }
 
-fn rgb(c: [f64; 3]) -> [u8; 3] {
-    c.map(|v| v.clamp(0.0, 255.0) as u8)
+/// An RGB colour as the buffer's blue, green, red bytes.
+fn bgr(c: [f64; 3]) -> [u8; 3] {
+    [c[2], c[1], c[0]].map(|v| v.clamp(0.0, 255.0) as u8)
 }
 
 fn pillar_colour(i: i64, j: i64) -> [f64; 3] {
@@ -224,19 +221,22 @@ fn wrap(a: f64) -> f64 {
 mod tests {
     use super::*;
 
-    fn decode(jpeg: &[u8]) -> turbojpeg::Image<Vec<u8>> {
-        turbojpeg::decompress(jpeg, turbojpeg::PixelFormat::RGB).unwrap()
+    fn decode(jpeg: &[u8]) -> image_codec::Image {
+        image_codec::JpegDecoder::new(1 << 20)
+            .unwrap()
+            .decode(jpeg, Encoding::Bgr8)
+            .unwrap()
     }
 
     fn difference(a: &[u8], b: &[u8]) -> f64 {
         let da = decode(a);
         let db = decode(b);
-        da.pixels
+        da.data
             .iter()
-            .zip(&db.pixels)
+            .zip(db.data.iter())
             .map(|(x, y)| f64::from(x.abs_diff(*y)))
             .sum::<f64>()
-            / da.pixels.len() as f64
+            / da.data.len() as f64
     }
 
     #[test]
@@ -248,6 +248,7 @@ mod tests {
             assert_eq!((img.width, img.height), (160, 120));
         }
         assert!(Renderer::new(4, 4, 80).is_err());
+        assert!(Renderer::new(64, 64, 0).is_err());
     }
 
     #[test]

@@ -89,13 +89,14 @@ impl Client {
 fn images_and_telemetry_have_the_seeds_layout() {
     let sim = Simulator::start(options(&[0, 1, 200])).unwrap();
     let c = Client::connect(&sim, &[200]);
+    let mut decoder = image_codec::JpegDecoder::new(1 << 20).unwrap();
     for _ in 0..3 {
         let parts = c.images.recv_multipart(0).expect("images within 3 s");
         assert_eq!(parts.len(), 3);
         let m = ImageMessage::parse(parts, &ImageLimits::default()).unwrap();
         assert_eq!(m.auv_id, 200, "the one-byte prefix selects one AUV");
         for jpeg in [&m.front, &m.bottom] {
-            let img = turbojpeg::decompress(jpeg, turbojpeg::PixelFormat::RGB).unwrap();
+            let img = decoder.decode(jpeg, image_codec::Encoding::Bgr8).unwrap();
             assert_eq!((img.width, img.height), (160, 120));
             let tag = String::from_utf8(jpeg_comment(jpeg).unwrap().to_vec()).unwrap();
             assert!(tag.starts_with("auv_sim auv=200 seq="), "{tag}");

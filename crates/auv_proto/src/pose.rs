@@ -5,13 +5,12 @@
 //! `world_frame = enu` reads the telemetry as ENU with an FLU body instead
 //! (the same Z-Y-X angles, then taken as they are).
 //!
-//! The quaternion algebra is RflySim's (`rflysim_proto::frames`): both
-//! simulators use the same aerospace conventions.
+//! The quaternion algebra is the shared `frames` crate's.
 
 use std::str::FromStr;
 
-use rflysim_proto::frames::{euler_to_quat, ned_frd_to_enu_flu, ned_to_enu, quat_mul, rotate};
-pub use rflysim_proto::frames::{Quat, Vec3};
+use frames::{euler_to_quat, ned_frd_to_enu_flu, ned_to_enu, quat_mul, rotate};
+pub use frames::{Quat, Vec3};
 
 use crate::telemetry::Telemetry;
 
