@@ -20,7 +20,8 @@ Sockets (the simulator binds; clients connect)
   --thruster-port P     PULL [id][left,right,side,vertical: i8] (default 5556)
   --telemetry-port P    PUB [id][x,y,z,yaw,pitch,roll: f32 LE] (default 5557)
 AUVs and streams
-  --auv-ids 0,1,2       the AUVs (default 0); they start 3 m apart along east, 2 m deep, heading north
+  --auv-ids 0,1,2       the AUVs (default 0; [0,1,2] also reads); they start 3 m apart along east,
+                        2 m deep, heading north
   --width W --height H  camera image size (default 640x480)
   --jpeg-quality Q      (default 80)
   --image-rate HZ       image messages per AUV per second (default 10)
@@ -135,7 +136,9 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Option<Optio
             "--telemetry-port" => o.telemetry_port = num(&value()?, flag)?,
             "--auv-ids" => {
                 let v = value()?;
-                let mut ids: Vec<u8> = v
+                // "0,1,2", or "[0,1,2]" as a launch file's auv_ids argument reads.
+                let list = v.trim().trim_start_matches('[').trim_end_matches(']');
+                let mut ids: Vec<u8> = list
                     .split(',')
                     .map(str::trim)
                     .filter(|s| !s.is_empty())
@@ -209,7 +212,7 @@ mod tests {
     fn options_are_read_and_checked() {
         let o = parse(&[
             "--auv-ids",
-            "2,0,1",
+            "[2, 0,1]",
             "--junk",
             "0.5",
             "--restart-every",
@@ -232,6 +235,7 @@ mod tests {
             &["--auv-ids", "1,1"][..],
             &["--auv-ids", "256"],
             &["--auv-ids", ""],
+            &["--auv-ids", "[]"],
             &["--junk", "1.5"],
             &["--image-rate", "0"],
             &["--duration", "-1"],
