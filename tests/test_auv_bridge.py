@@ -306,3 +306,30 @@ def test_a_namespace_moves_every_topic(collector, processes, sim):
     processes.start(args)
     pose = collector.subscribe(PoseStamped, "/fleet/auv0/pose", RELIABLE)
     feed(lambda: sim.send_telemetry(0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), lambda: collector.messages(pose))
+
+
+def test_with_the_emulator_cmd_vel_drives_the_auv(collector, processes):
+    """auv_sim and auv_bridge as `auv.launch.py emulator:=true` starts them."""
+    ports = dict(zip(("image_port", "thruster_port", "telemetry_port"), free_ports(3)))
+    processes.start([executable("auv_sim"), "--auv-ids", "[0,1]", "--width", "320", "--height", "240", "--quiet",
+                     *[a for k, v in ports.items() for a in (f"--{k.replace('_', '-')}", str(v))]])
+    start_bridge(processes, ports, auv_ids="[0,1]")
+    odom = collector.subscribe(Odometry, "/auv1/odom", RELIABLE)
+    raw = collector.subscribe(Image, "/auv1/bottom/image_raw", RELIABLE)
+    cmd_vel = collector.node.create_publisher(Twist, "/auv1/cmd_vel", 10)
+    first = collector.wait_for(odom)[0].pose.pose.position
+    # The second AUV starts 3 m east, 2 m deep: ENU (3, 0, −2).
+    assert (first.x, first.y, first.z) == (3.0, 0.0, -2.0)
+    assert collector.wait_for(raw)[0].width == 320
+    t = Twist()
+    t.linear.x = 0.8
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        cmd_vel.publish(t)
+        time.sleep(0.05)
+    last = collector.messages(odom)[-1]
+    assert last.pose.pose.position.y > 0.5, "forward while heading north: ENU +y"
+    assert last.twist.twist.linear.x > 0.3, "forward in the body frame"
+    # cmd_timeout after the last cmd_vel, the watchdog stops the thrusters: the AUV slows down.
+    time.sleep(3.0)
+    assert abs(collector.messages(odom)[-1].twist.twist.linear.x) < 0.15
