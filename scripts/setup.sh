@@ -28,11 +28,11 @@ system_ros=0
 if [ -n "${ROS_DISTRO:-}" ] && [ -n "${AMENT_PREFIX_PATH:-}" ] && [ "${RFLYSIM_ROS_FROM:-}" != pypi ]; then
   system_ros=1
 fi
-APT_PACKAGES=(clang libclang-dev cmake nasm pkg-config)
+APT_PACKAGES=(clang libclang-dev cmake nasm pkg-config g++) # g++: the zmq crate builds its bundled libzmq
 # The PyPI wheels are CPython 3.11 builds, and r2r binaries linked against
 # them need libpython3.11.
 if [ $system_ros = 1 ]; then
-  APT_PACKAGES+=(python3-pytest) # the tests' runner, for the system's rclpy
+  APT_PACKAGES+=(python3-pytest python3-zmq python3-pil) # the tests' runner and peers, for the system's rclpy
 else
   APT_PACKAGES+=(libpython3.11)
 fi
@@ -67,7 +67,7 @@ else
     ros-jazzy-ament-cmake ros-jazzy-ament-cmake-ros ros-jazzy-ament-package
     ros-jazzy-ament-cmake-include-directories ros-jazzy-python-cmake-module
     ros-jazzy-ament-cmake-gtest ros-jazzy-ament-cmake-gmock ros-jazzy-ament-cmake-pytest
-    catkin_pkg colcon-common-extensions numpy pytest
+    catkin_pkg colcon-common-extensions numpy pytest pyzmq pillow
   )
   if [ "$DISTRO" != jazzy ]; then
     # Kilted's rosidl_generator_py finds Python by itself (no python_cmake_module wheel), and its

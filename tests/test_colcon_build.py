@@ -69,6 +69,9 @@ def colcon_install():
 def test_colcon_installs_messages_executables_launch_and_config(colcon_install):
     prefix = colcon_install
     assert (prefix / "lib" / "rflysim_bridge" / "roundtrip_publisher").stat().st_mode & 0o111
+    for exe in ("auv_bridge", "auv_sim"):  # the ZeroMQ AUV simulator's, with libzmq built by cargo
+        assert (prefix / "lib" / "rflysim_bridge" / exe).stat().st_mode & 0o111
+    assert (prefix / "share" / "rflysim_bridge" / "launch" / "auv.launch.py").exists()
     assert list((prefix / "share" / "rflysim_bridge" / "msg").glob("CameraStatus.*"))
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "rflysim_bridge").exists()
     assert (prefix / "share" / "rflysim_bridge" / "launch").is_dir()

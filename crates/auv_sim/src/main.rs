@@ -1,0 +1,90 @@
+//! `auv_sim`: the ZeroMQ AUV simulator emulator. See `--help`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use auv_sim::options::{parse_args, HELP};
+use auv_sim::sim::{say, Report, Simulator};
+
+fn main() -> ExitCode {
+    let options = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), HELP.as_bytes());
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            say(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let sim = match Simulator::start(options) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            say(&e);
+            return ExitCode::FAILURE;
+        }
+    };
+    let p = sim.ports();
+    say(&format!(
+        "bound: images {}, thrusters {}, telemetry {}",
+        p.image, p.thruster, p.telemetry
+    ));
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            say(&format!("no tokio runtime: {e}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+            say("cannot handle SIGTERM / SIGINT");
+            sim.request_stop();
+            return;
+        };
+        let waiter = sim.clone();
+        let mut done = tokio::task::spawn_blocking(move || waiter.wait());
+        tokio::select! {
+            _ = int.recv() => say("SIGINT: stopping"),
+            _ = term.recv() => say("SIGTERM: stopping"),
+            _ = &mut done => return,
+        }
+        sim.request_stop();
+        let _ = done.await;
+    });
+    let report = sim.report();
+    say(&summary(&report));
+    if report.error.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn summary(r: &Report) -> String {
+    let bad: Vec<String> = r
+        .thrusters
+        .by_kind()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{k}={n}"))
+        .collect();
+    let f = |c: &auv_sim::faults::FaultCounts| {
+        format!(
+            "junk={} wrong_parts={} wrong_length={} corrupt_jpeg={}",
+            c.junk, c.wrong_parts, c.wrong_length, c.corrupt_jpeg
+        )
+    };
+    format!(
+        "sent {} image and {} telemetry messages; thruster commands: {} good, bad [{}]; \
+         faults: images [{}] telemetry [{}]; restarts {}",
+        r.image_messages,
+        r.telemetry_messages,
+        r.thrusters.good,
+        bad.join(" "),
+        f(&r.image_faults),
+        f(&r.telemetry_faults),
+        r.restarts
+    )
+}

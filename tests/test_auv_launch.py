@@ -1,0 +1,46 @@
+"""launch/auv.launch.py's logic, evaluated against the recording test double
+of the launch API (tests/launch_double), and config/auv.rviz."""
+
+from pathlib import Path
+
+import yaml
+
+from launch_double import evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCH = ROOT / "launch" / "auv.launch.py"
+
+
+def by_exe(started):
+    return {s["executable"]: s for s in started}
+
+
+def test_defaults_start_the_bridge_only():
+    started = by_exe(evaluate(LAUNCH))
+    assert set(started) == {"auv_bridge"}
+    assert started["auv_bridge"]["parameters"] == [{"auv_ids": "[0]", "sim_host": "127.0.0.1"}]
+    assert started["auv_bridge"]["namespace"] == ""
+
+
+def test_emulator_ids_host_and_namespace_reach_both():
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "auv_ids": "[0,1,2]", "sim_host": "127.0.0.2",
+                                       "namespace": "fleet"}))
+    assert set(started) == {"auv_sim", "auv_bridge"}
+    # auv_sim reads "[0,1,2]" as the bridge's parameter does.
+    assert started["auv_sim"]["arguments"] == ["--auv-ids", "[0,1,2]", "--host", "127.0.0.2"]
+    assert started["auv_bridge"]["parameters"] == [{"auv_ids": "[0,1,2]", "sim_host": "127.0.0.2"}]
+    assert all(s["namespace"] == "fleet" and s["package"] == "rflysim_bridge" for s in started.values())
+
+
+def test_rviz_config_shows_both_cameras_odometry_pose_and_tf():
+    rviz = yaml.safe_load((ROOT / "config" / "auv.rviz").read_text())
+    displays = rviz["Visualization Manager"]["Displays"]
+    topics = {d["Class"].split("/")[-1]: [] for d in displays}
+    for d in displays:
+        if "Topic" in d:
+            topics[d["Class"].split("/")[-1]].append(d["Topic"]["Value"])
+            assert d["Topic"]["Reliability Policy"] == "Reliable"
+    assert topics["Image"] == ["/auv0/front/image_raw", "/auv0/bottom/image_raw"]
+    assert topics["Odometry"] == ["/auv0/odom"] and topics["Pose"] == ["/auv0/pose"]
+    assert "TF" in topics
+    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "world"
