@@ -31,6 +31,7 @@ APT_PACKAGES=(clang libclang-dev cmake nasm pkg-config)
 # them need libpython3.11.
 if [ $system_ros = 1 ]; then
   APT_PACKAGES+=(python3-pytest) # the tests' runner, for the system's rclpy
+  APT_PACKAGES+=(python3-pil)    # Pillow, for the seed 003 image tests
 else
   APT_PACKAGES+=(libpython3.11)
 fi
@@ -66,6 +67,7 @@ else
     ros-jazzy-ament-cmake-include-directories ros-jazzy-python-cmake-module
     ros-jazzy-ament-cmake-gtest ros-jazzy-ament-cmake-gmock ros-jazzy-ament-cmake-pytest
     catkin_pkg colcon-common-extensions numpy pytest
+    pillow # the seed 003 tests decode its images as its users do
   )
   want="$STAMP_VERSION ${PKGS[*]}"
   if [ ! -f "$VENV/.rflysim-stamp" ] || [ "$(cat "$VENV/.rflysim-stamp")" != "$want" ]; then
