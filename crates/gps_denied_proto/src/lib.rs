@@ -9,6 +9,7 @@
 
 pub mod camera;
 pub mod command;
+pub mod counters;
 pub mod frames;
 pub mod image;
 pub mod parse;
@@ -16,5 +17,6 @@ pub mod telemetry;
 pub mod wire;
 
 pub use command::{Command, CommandError, TwistGains};
+pub use counters::InputCounters;
 pub use parse::{parse_telemetry, Fault, Limits, Parsed, Part, PartFaults, TelemetryError};
 pub use telemetry::{CameraGeometry, DroneTelemetry, Euler, LandingPad, PadReport, RoverTelemetry, Telemetry, Vector3};
