@@ -77,14 +77,15 @@ def test_every_camera_type_and_transport(collector, processes, tmp_path):
             assert bytes(compressed[0].data[:2]) == b"\xff\xd8", "a JPEG file"
 
 
-def lidar_sensors():
+def lidar_sensors(transport=1):
+    """Every non-camera TypeID: UDP (1) or shared memory (0)."""
     return [
-        sensor(201, 20, 1, port=42201, width=90, height=8, hz=10),
-        sensor(202, 21, 1, port=42202, width=90, height=8, hz=10),
-        sensor(203, 22, 1, port=42203, width=20, height=10, hz=10),
-        sensor(204, 23, 1, port=42204, width=16, height=8, hz=10),
-        sensor(205, 7, 1, port=42205, width=16, height=12, hz=10, SensorAngEular=[0, -0.5, 0]),
-        sensor(206, 5, 1, port=42206, hz=10, SensorAngEular=[0, -0.5, 0], otherParams=[200, 0, 0, 0, 0, 0, 0, 0]),
+        sensor(201, 20, transport, port=42201, width=90, height=8, hz=10),
+        sensor(202, 21, transport, port=42202, width=90, height=8, hz=10),
+        sensor(203, 22, transport, port=42203, width=20, height=10, hz=10),
+        sensor(204, 23, transport, port=42204, width=16, height=8, hz=10),
+        sensor(205, 7, transport, port=42205, width=16, height=12, hz=10, SensorAngEular=[0, -0.5, 0]),
+        sensor(206, 5, transport, port=42206, hz=10, SensorAngEular=[0, -0.5, 0], otherParams=[200, 0, 0, 0, 0, 0, 0, 0]),
     ]
 
 
@@ -96,11 +97,15 @@ def cloud_points(msg):
     return [v[i:i + 4] for i in range(0, len(v), 4)]
 
 
-@pytest.mark.parametrize("layout", ["seed", "sdk"])
+@pytest.mark.parametrize("layout", ["seed", "sdk", "shm"])
 def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, layout):
-    sensors = lidar_sensors()
-    sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "2", "--lidar-layout", layout],
+    """UDP in the seed's and the SDK's layouts, and shared memory (where RflySim
+    writes the SDK int16 layout into a region sized for the most points)."""
+    sensors = lidar_sensors(transport=0 if layout == "shm" else 1)
+    sim_layout = "sdk" if layout == "shm" else layout
+    sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "2", "--lidar-layout", sim_layout],
                   bridge_params={"window_id": 2, "imu": False})
+    layout = sim_layout
     clouds = {s["SeqID"]: collector.subscribe(PointCloud2, f"/rflysim/sensor{s['SeqID']}/{SUFFIX[s['TypeID']]}")
               for s in sensors if s["TypeID"] != 5}
     distance = collector.subscribe(Float32, "/rflysim/sensor206/distance")
@@ -211,6 +216,29 @@ def test_garbage_keeps_good_frames_flowing(collector, processes, tmp_path):
         assert bytes(m.data) == sc.rendered_at(301, stamp_seconds(m.header)), "every published frame is whole"
     assert sc.bridge.poll() is None, "the bridge is still running"
     assert "frame dropped" in sc.bridge_output() or "dropping input" in sc.bridge_output()
+
+
+def test_a_corrupt_jpeg_costs_only_its_own_frame(collector, processes, tmp_path):
+    """A whole frame of `FF D8` + random bytes once broke the camera's decoder
+    for good: every later frame failed with the first one's error."""
+    port = 42311
+    s = sensor(311, 1, 1, port=port, width=64, height=48, hz=20)
+    sc = Scenario(processes, tmp_path, [s], sim_args=["--window-id", "12"], bridge_params={"window_id": 12, "imu": False})
+    key = collector.subscribe(Image, "/rflysim/sensor311/img_rgb")
+    collector.wait_for(key, 3, timeout=30)
+    junk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    for i in range(5):
+        payload = b"\xff\xd8" + os.urandom(3000)
+        header = struct.pack("<6id", 1234567893, 32 + len(payload), 0, 1, 1_000_000 + i, 0, 1.0)
+        junk.sendto(header + payload, ("127.0.0.1", port))
+        time.sleep(0.03)
+    after_junk = len(collector.messages(key))
+    msgs = collector.wait_for(key, after_junk + 10, timeout=10)
+    for m in msgs[after_junk:]:
+        want = sc.rendered_at(311, stamp_seconds(m.header))
+        err = sum(abs(a - b) for a, b in zip(bytes(m.data), want)) / len(want)
+        assert err < 10, f"JPEG mean error {err}"
+    assert "frame dropped" in sc.bridge_output(), "the corrupt frames are reported"
 
 
 def test_exactly_the_frame_with_a_lost_packet_is_missing(collector, processes, tmp_path):

@@ -6,8 +6,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use image_codec::{encode, JpegDecoder};
 use rflysim_proto::header::{split_frame, HeaderKind, MAX_PACKET_PAYLOAD};
-use rflysim_proto::image::{encode, raw_image, JpegDecoder};
+use rflysim_proto::image::raw_image;
 use rflysim_proto::lidar::{self, decode_lidar};
 use rflysim_proto::reassembly::Reassembler;
 use rflysim_proto::sensor::Encoding;

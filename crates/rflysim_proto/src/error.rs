@@ -62,3 +62,9 @@ impl fmt::Display for DecodeError {
 }
 
 impl std::error::Error for DecodeError {}
+
+impl From<image_codec::CodecError> for DecodeError {
+    fn from(e: image_codec::CodecError) -> Self {
+        DecodeError::Image(e.0)
+    }
+}

@@ -4,7 +4,6 @@
 
 pub mod config;
 pub mod error;
-pub mod frames;
 pub mod gimbal;
 pub mod header;
 pub mod image;

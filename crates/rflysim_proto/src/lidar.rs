@@ -8,6 +8,12 @@ use crate::error::DecodeError;
 use crate::wire::{Fields, Writer};
 
 pub const POINT_STEP: usize = 16;
+/// `<6f` pose and `<i` count in front of the SDK layouts' points.
+pub const SDK_HEADER_LEN: usize = 28;
+/// `<4h` x, y, z, seg.
+pub const SDK_INT16_POINT_LEN: usize = 8;
+/// `<3h` x, y, z (depth cloud).
+pub const SDK_INT16_XYZ_POINT_LEN: usize = 6;
 
 /// The vehicle pose that comes with a frame (seed 000 §1.2).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,9 +36,6 @@ pub enum CloudLayout {
     SdkInt16,
     /// Depth cloud: `<6f` `<i` N × `<3h`: 28 + 6 N bytes.
     SdkInt16Xyz,
-    /// `<6f` `<i` N × `<4f`: 28 + 16 N bytes, the layout the shared-memory
-    /// region's size (payload + 28) is made for.
-    SdkFloat,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -104,17 +107,51 @@ pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, Decode
     ))
 }
 
-/// The length of the cloud at the start of a shared-memory payload area,
-/// which is larger than the frame it holds: from the point count of the
-/// layout that fits (the 28-byte header first, which the region is sized for).
-pub fn cloud_len_in_region(area: &[u8]) -> Option<usize> {
-    let fits = |n: Option<usize>, header: usize, stride: usize| {
-        n.and_then(|n| n.checked_mul(stride)?.checked_add(header))
-            .filter(|&l| l <= area.len())
-    };
-    fits(sdk_count(area), 28, 16)
-        .or_else(|| fits(seed_count(area), 36, 16))
-        .or_else(|| fits(sdk_count(area), 28, 8))
+/// The SDK int16 cloud at the start of a shared-memory payload area, which is
+/// sized for the most points (spec §4): its count says how many of them are
+/// this frame's; the bytes after them are stale. `per_point` is 4 (LiDAR:
+/// x, y, z, seg) or 3 (depth cloud: x, y, z).
+fn decode_sdk_int16_region(
+    area: &[u8],
+    per_point: usize,
+    max_range: f32,
+    what: &'static str,
+) -> Result<PointCloud, DecodeError> {
+    let stride = 2 * per_point;
+    let n =
+        sdk_count(area).ok_or_else(|| DecodeError::length(what, area.len(), "at least the 28-byte pose and count"))?;
+    let fits = n
+        .checked_mul(stride)
+        .and_then(|b| b.checked_add(SDK_HEADER_LEN))
+        .is_some_and(|l| l <= area.len());
+    if !fits {
+        return Err(DecodeError::invalid(
+            what,
+            format!("{n} points do not fit a region of {} bytes", area.len()),
+        ));
+    }
+    let data = int16_points(&area[SDK_HEADER_LEN..SDK_HEADER_LEN + n * stride], per_point, max_range);
+    Ok(PointCloud {
+        layout: if per_point == 4 {
+            CloudLayout::SdkInt16
+        } else {
+            CloudLayout::SdkInt16Xyz
+        },
+        pose: sdk_pose(Fields(area)),
+        points: n,
+        data: data.into(),
+    })
+}
+
+/// A LiDAR frame in its shared-memory region: the SDK int16 layout, which
+/// is what RflySim3D writes there.
+pub fn decode_lidar_region(area: &[u8], max_range: f32) -> Result<PointCloud, DecodeError> {
+    decode_sdk_int16_region(area, 4, max_range, "LiDAR region")
+}
+
+/// A depth cloud in its shared-memory region: the SDK int16 x, y, z layout.
+pub fn decode_depth_cloud_region(area: &[u8], max_range: f32) -> Result<PointCloud, DecodeError> {
+    decode_sdk_int16_region(area, 3, max_range, "depth-cloud region")
 }
 
 /// Decodes a depth cloud (TypeID 7): the seed's float layout (36 + 16 N, x,
@@ -186,16 +223,6 @@ pub mod encode {
             .f32s(&position)
             .f32s(&euler)
             .i32(points.len() as i32);
-        points.iter().for_each(|p| {
-            w.f32s(p);
-        });
-        w.finish()
-    }
-
-    /// SDK float layout (shared memory).
-    pub fn sdk_float(position: [f32; 3], euler: [f32; 3], points: &[[f32; 4]]) -> Vec<u8> {
-        let mut w = Writer::with_capacity(28 + 16 * points.len());
-        w.f32s(&position).f32s(&euler).i32(points.len() as i32);
         points.iter().for_each(|p| {
             w.f32s(p);
         });
@@ -306,6 +333,34 @@ mod tests {
         let mut negative = seed.clone();
         negative[32..36].copy_from_slice(&(-1i32).to_le_bytes());
         assert!(decode_lidar(negative.into(), 20.0).is_err());
+    }
+
+    #[test]
+    fn a_region_holds_fewer_points_than_it_has_room_for() {
+        let pts: Vec<[f32; 4]> = (0..5).map(|i| [i as f32, 1.0, -2.0, 3.0]).collect();
+        let frame = encode::sdk_int16([1.0, 2.0, 3.0], [0.0; 3], &pts, 20.0);
+        // A region for 10 points, with stale bytes after this frame's 5.
+        let mut area = vec![0x5Au8; SDK_HEADER_LEN + 10 * SDK_INT16_POINT_LEN];
+        area[..frame.len()].copy_from_slice(&frame);
+        let c = decode_lidar_region(&area, 20.0).unwrap();
+        assert_eq!(
+            (c.points, c.layout, c.pose.position),
+            (5, CloudLayout::SdkInt16, [1.0, 2.0, 3.0])
+        );
+        assert_eq!(c, decode_lidar(frame.into(), 20.0).unwrap());
+        // A count the region cannot hold is refused, whatever the bytes after it.
+        area[24..28].copy_from_slice(&11i32.to_le_bytes());
+        assert!(decode_lidar_region(&area, 20.0).is_err());
+        area[24..28].copy_from_slice(&(-1i32).to_le_bytes());
+        assert!(decode_lidar_region(&area, 20.0).is_err());
+        assert!(decode_lidar_region(&area[..20], 20.0).is_err());
+
+        let xyz = [[1.0f32, 2.0, 3.0]; 4];
+        let depth = encode::sdk_int16_xyz([0.0; 3], [0.0; 3], &xyz, 10.0);
+        let mut area = vec![0u8; SDK_HEADER_LEN + 9 * SDK_INT16_XYZ_POINT_LEN];
+        area[..depth.len()].copy_from_slice(&depth);
+        let c = decode_depth_cloud_region(&area, 10.0).unwrap();
+        assert_eq!(c, decode_depth_cloud(depth.into(), 10.0).unwrap());
     }
 
     #[test]

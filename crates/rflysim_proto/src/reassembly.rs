@@ -90,6 +90,22 @@ impl ReassemblyStats {
         self.incomplete + self.timed_out
     }
 
+    /// Each reason with its count, under the names diagnostics report them by.
+    pub fn drop_counts(&self) -> [(&'static str, u64); 10] {
+        [
+            ("garbage", self.garbage),
+            ("bad_length", self.bad_length),
+            ("oversize", self.oversize),
+            ("inconsistent", self.inconsistent),
+            ("duplicate", self.duplicates),
+            ("late", self.late),
+            ("incomplete", self.incomplete),
+            ("timed_out", self.timed_out),
+            ("missing", self.frames_missing),
+            ("restart", self.restarts),
+        ]
+    }
+
     /// Everything that was dropped because the input was bad or incomplete
     /// (duplicates, late packets and restarts are not faults of the input).
     pub fn input_dropped(&self) -> u64 {

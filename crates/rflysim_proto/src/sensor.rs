@@ -1,30 +1,7 @@
 //! The TypeID and transport tables of RflySim's `Config.json` (spec §1, §3, §8):
 //! what each sensor kind is, what it sends, and where the bridge publishes it.
 
-/// Pixel encodings of RflySim images, named as `sensor_msgs/Image` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Encoding {
-    Bgr8,
-    Mono8,
-    Mono16,
-}
-
-impl Encoding {
-    pub fn ros_name(self) -> &'static str {
-        match self {
-            Encoding::Bgr8 => "bgr8",
-            Encoding::Mono8 => "mono8",
-            Encoding::Mono16 => "mono16",
-        }
-    }
-    pub fn bytes_per_pixel(self) -> usize {
-        match self {
-            Encoding::Bgr8 => 3,
-            Encoding::Mono8 => 1,
-            Encoding::Mono16 => 2,
-        }
-    }
-}
+pub use image_codec::Encoding;
 
 /// What a sensor of a given TypeID produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

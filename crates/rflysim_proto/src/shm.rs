@@ -12,19 +12,35 @@
 
 use std::sync::atomic::{fence, AtomicU8, Ordering};
 
+use crate::lidar;
+use crate::sensor::{SensorClass, SensorKind};
+use crate::telemetry::{self, LaserDistance};
+
 pub const HEADER_LEN: usize = 9;
 pub const FLAG_NEW: u8 = 2;
 pub const FLAG_READING: u8 = 3;
 pub const FLAG_DONE: u8 = 4;
 
-/// Extra bytes RflySim3D reserves after the payload for some sensor kinds.
-pub fn region_len(payload_len: usize, type_id: u16) -> usize {
-    let extra = match type_id {
-        20..=23 | 7 => 28,
-        5 => 56,
-        _ => 0,
-    };
-    HEADER_LEN + payload_len + extra
+/// The bytes after the header of a sensor's region: what RflySim's SDK maps
+/// for each TypeID (spec §4). The region is sized for the largest frame, so a
+/// LiDAR or depth cloud holds fewer points than it has room for; the bytes
+/// after them are stale, not an error.
+pub fn payload_capacity(kind: &SensorKind, width: u16, height: u16) -> usize {
+    let pixels = usize::from(width) * usize::from(height);
+    match kind.class {
+        SensorClass::Camera(e) => pixels * e.bytes_per_pixel(),
+        SensorClass::Lidar => lidar::SDK_HEADER_LEN + lidar::SDK_INT16_POINT_LEN * pixels,
+        // The SDK reads no region for TypeID 7; this bridge and its emulator
+        // use the SDK's int16 x, y, z layout there.
+        SensorClass::DepthCloud => lidar::SDK_HEADER_LEN + lidar::SDK_INT16_XYZ_POINT_LEN * pixels,
+        SensorClass::LaserDistance => LaserDistance::LEN,
+        SensorClass::Detections => telemetry::MAX_DETECTIONS_PAYLOAD,
+    }
+}
+
+/// The whole region: header and payload capacity.
+pub fn region_len(kind: &SensorKind, width: u16, height: u16) -> usize {
+    HEADER_LEN + payload_capacity(kind, width, height)
 }
 
 /// What the frame logic needs of a shared-memory region.
@@ -231,8 +247,14 @@ mod tests {
         assert_eq!(out, [1, 2, 3, 4]);
         assert_eq!(r[0], FLAG_DONE);
         assert_eq!(reader.poll(&mut r[..], 4, &mut out), None);
-        assert_eq!(region_len(640 * 480 * 3, 1), 921_609);
-        assert_eq!(region_len(100 * 16, 20), 9 + 1600 + 28);
+        let kind = |id| SensorKind::from_type_id(id).unwrap();
+        // The sizes RflySim's SDK maps (spec §4).
+        assert_eq!(region_len(kind(1), 640, 480), 921_609);
+        assert_eq!(region_len(kind(2), 640, 480), 9 + 640 * 480 * 2);
+        assert_eq!(region_len(kind(40), 640, 480), 9 + 640 * 480);
+        assert_eq!(region_len(kind(20), 100, 16), 9 + 28 + 100 * 16 * 4 * 2);
+        assert_eq!(region_len(kind(5), 640, 480), 9 + 56);
+        assert_eq!(region_len(kind(7), 10, 10), 9 + 28 + 100 * 6);
     }
 
     #[test]

@@ -74,6 +74,9 @@ pub struct Detection {
     pub values: [f32; 4],
 }
 
+/// The room a shared-memory region leaves for detections: 64 long-form boxes.
+pub const MAX_DETECTIONS_PAYLOAD: usize = 4 + 24 * 64;
+
 /// `<i` N, then N × `<i5f` (24 bytes) or N × `<i3f` (16 bytes).
 pub fn decode_detections(p: &[u8]) -> Result<Vec<Detection>, DecodeError> {
     const WHAT: &str = "detections";

@@ -3,19 +3,22 @@
 //! it longer). Inputs are valid encodings mutated by bit flips, truncation,
 //! extension, splicing and overwriting with extreme values.
 //!
-//! Checked: no panic, and no single allocation above a bound a hostile
-//! input could otherwise push up (a counting global allocator).
+//! Checked: no panic, no single allocation above a bound a hostile input
+//! could otherwise push up (a counting global allocator), and, for every
+//! decoder that keeps state between inputs, recovery: a known-good input
+//! after each mutated one decodes exactly (surviving is not recovering).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use image_codec::{decode_png, encode, JpegDecoder};
 use rflysim_proto::config::{parse_config, AngleUnit};
 use rflysim_proto::gimbal::GimbalEcho;
 use rflysim_proto::header::{split_frame, HeaderKind};
-use rflysim_proto::image::{decode_png, encode, raw_image, JpegDecoder};
-use rflysim_proto::lidar::{self, cloud_len_in_region, decode_depth_cloud, decode_lidar};
+use rflysim_proto::image::raw_image;
+use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::sensor::Encoding;
@@ -116,16 +119,29 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn fuzz(name: &str, seeds: Vec<Vec<u8>>, max_alloc: usize, mut target: impl FnMut(&[u8])) {
+fn fuzz(name: &str, seeds: Vec<Vec<u8>>, max_alloc: usize, target: impl FnMut(&[u8])) {
+    fuzz_recovering(name, seeds, max_alloc, target, |_| {});
+}
+
+/// Like `fuzz`, and after each mutated input `good(i)` feeds the stateful
+/// decoder its i-th known-good input and asserts it decodes exactly.
+fn fuzz_recovering(
+    name: &str,
+    seeds: Vec<Vec<u8>>,
+    max_alloc: usize,
+    mut target: impl FnMut(&[u8]),
+    mut good: impl FnMut(usize),
+) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     for s in &seeds {
         target(s);
     }
     LARGEST.store(0, Ordering::Relaxed);
-    for _ in 0..iterations() {
+    for i in 0..iterations() {
         let seed = &seeds[rng.below(seeds.len())];
         let input = mutate(&mut rng, seed, &seeds);
         target(&input);
+        good(i);
     }
     let largest = LARGEST.load(Ordering::Relaxed);
     assert!(
@@ -144,7 +160,6 @@ fn lidar_and_depth_cloud_decoders() {
     let seeds = vec![
         lidar::encode::seed_float(1, 0, [1.0; 3], [0.1; 3], &pts(20)),
         lidar::encode::sdk_int16([0.0; 3], [0.0; 3], &pts(20), 50.0),
-        lidar::encode::sdk_float([0.0; 3], [0.0; 3], &pts(20)),
         lidar::encode::sdk_int16_xyz([0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0]; 20], 10.0),
     ];
     fuzz("lidar", seeds, 1 << 16, |d| {
@@ -155,8 +170,11 @@ fn lidar_and_depth_cloud_decoders() {
         if let Ok(c) = decode_depth_cloud(b, 10.0) {
             assert_eq!(c.data.len(), c.points * 16);
         }
-        if let Some(n) = cloud_len_in_region(d) {
-            assert!(n <= d.len());
+        if let Ok(c) = decode_lidar_region(d, 50.0) {
+            assert!(c.data.len() == c.points * 16 && 28 + c.points * 8 <= d.len());
+        }
+        if let Ok(c) = decode_depth_cloud_region(d, 10.0) {
+            assert!(c.data.len() == c.points * 16 && 28 + c.points * 6 <= d.len());
         }
     });
 }
@@ -247,15 +265,39 @@ fn images() {
         encode::png(&gray, 32, 24, Encoding::Mono16).unwrap(),
         px.clone(),
     ];
-    let mut jpeg = JpegDecoder::new(4096 * 4096).unwrap();
+    let good_jpeg = seeds[0].clone();
+    let good_png = seeds[1].clone();
+    let jpeg = std::cell::RefCell::new(JpegDecoder::new(4096 * 4096).unwrap());
+    let expected_jpeg = jpeg.borrow_mut().decode(&good_jpeg, Encoding::Bgr8).unwrap().data;
     // The JPEG decoder may allocate up to its pixel bound × 3 for a lying header.
-    fuzz("images", seeds, 4096 * 4096 * 3 + 4096, |d| {
-        let _ = jpeg.decode(d, Encoding::Bgr8);
-        let _ = jpeg.decode(d, Encoding::Mono8);
-        let _ = decode_png(d, Encoding::Bgr8, 1 << 22);
-        let _ = decode_png(d, Encoding::Mono16, 1 << 22);
-        let _ = raw_image(Bytes::copy_from_slice(d), 32, 24, Encoding::Bgr8);
-    });
+    fuzz_recovering(
+        "images",
+        seeds,
+        4096 * 4096 * 3 + 4096,
+        |d| {
+            let mut jpeg = jpeg.borrow_mut();
+            let _ = jpeg.size(d);
+            let _ = jpeg.decode(d, Encoding::Bgr8);
+            let _ = jpeg.decode(d, Encoding::Mono8);
+            let _ = decode_png(d, Encoding::Bgr8, 1 << 22);
+            let _ = decode_png(d, Encoding::Mono16, 1 << 22);
+            let _ = raw_image(Bytes::copy_from_slice(d), 32, 24, Encoding::Bgr8);
+        },
+        |i| {
+            let mut jpeg = jpeg.borrow_mut();
+            assert_eq!(
+                jpeg.size(&good_jpeg).unwrap(),
+                (32, 24),
+                "JPEG header after bad input {i}"
+            );
+            let img = jpeg.decode(&good_jpeg, Encoding::Bgr8).unwrap();
+            assert_eq!(img.data, expected_jpeg, "JPEG after bad input {i}");
+            assert_eq!(
+                &decode_png(&good_png, Encoding::Bgr8, 1 << 22).unwrap().data[..],
+                &px[..]
+            );
+        },
+    );
 }
 
 #[test]
@@ -280,22 +322,47 @@ fn reassembler_under_hostile_streams() {
         ..Default::default()
     };
     let max_frame = cfg.max_frame_bytes;
-    let mut r = Reassembler::new(cfg);
+    let r = Reassembler::new(cfg);
     let mut datagrams = Vec::new();
     for (i, kind) in [HeaderKind::Image24, HeaderKind::Frame32].into_iter().enumerate() {
         let payload: Vec<u8> = (0..3000).map(|b| (b as u8).wrapping_add(i as u8)).collect();
         datagrams.extend(split_frame(kind, i as i32, i as f64, &payload, 1000));
     }
-    let mut t = Duration::ZERO;
-    fuzz("reassembler", datagrams, max_frame + 65_536, |d| {
-        t += Duration::from_micros(300);
-        if let Some(f) = r.push(d, t) {
-            assert!(f.payload.len() <= max_frame);
-        }
-        assert!(r.partial_frames() <= r.config().max_partial_frames);
-        assert!(r.buffered_bytes() <= r.config().max_partial_frames * (max_frame + 65_536));
-    });
-    assert!(r.stats().datagrams > 0);
+    let r = std::cell::RefCell::new(r);
+    let t = std::cell::Cell::new(Duration::ZERO);
+    let tick = || {
+        t.set(t.get() + Duration::from_micros(300));
+        t.get()
+    };
+    fuzz_recovering(
+        "reassembler",
+        datagrams,
+        max_frame + 65_536,
+        |d| {
+            let mut r = r.borrow_mut();
+            if let Some(f) = r.push(d, tick()) {
+                assert!(f.payload.len() <= max_frame);
+            }
+            assert!(r.partial_frames() <= r.config().max_partial_frames);
+            assert!(r.buffered_bytes() <= r.config().max_partial_frames * (max_frame + 65_536));
+        },
+        |i| {
+            // A frame of the real stream, in order: it comes out whole and alone.
+            let kind = [HeaderKind::Image24, HeaderKind::Frame32][i % 2];
+            let payload: Vec<u8> = (0..2500).map(|b| (b + i) as u8).collect();
+            let stamp = 1000.0 + i as f64 * 0.01;
+            let mut out = None;
+            for d in split_frame(kind, 100_000 + i as i32, stamp, &payload, 1000) {
+                if let Some(f) = r.borrow_mut().push(&d, tick()) {
+                    assert!(out.is_none(), "good frame {i}: two frames out of one");
+                    out = Some(f);
+                }
+            }
+            let f = out.unwrap_or_else(|| panic!("good frame {i} after a bad datagram was not delivered"));
+            assert_eq!((f.time_stamp, &f.payload), (stamp, &payload), "good frame {i}");
+        },
+    );
+    assert!(r.borrow().stats().datagrams > 0);
 }
 
 #[test]
@@ -303,12 +370,31 @@ fn shm_reader_on_garbage_regions() {
     let _one = one_at_a_time();
     let mut good = vec![0u8; 9 + 64];
     write_frame(&mut good[..], 1.0, &[7; 64]);
-    let mut reader = ShmReader::new();
-    let mut out = Vec::new();
-    fuzz("shm", vec![good], 1 << 12, |d| {
-        let mut region = d.to_vec();
-        if reader.poll(&mut region[..], 64, &mut out).is_some() {
-            assert!(out.len() <= 64 && out.len() + 9 <= region.len());
-        }
-    });
+    let reader = std::cell::RefCell::new(ShmReader::new());
+    let out = std::cell::RefCell::new(Vec::new());
+    let mut region = [0u8; 9 + 64];
+    fuzz_recovering(
+        "shm",
+        vec![good],
+        1 << 12,
+        |d| {
+            let mut bad = d.to_vec();
+            let mut out = out.borrow_mut();
+            if reader.borrow_mut().poll(&mut bad[..], 64, &mut out).is_some() {
+                assert!(out.len() <= 64 && out.len() + 9 <= bad.len());
+            }
+        },
+        |i| {
+            let frame = [i as u8; 64];
+            let stamp = 1e6 + i as f64;
+            assert!(write_frame(&mut region[..], stamp, &frame));
+            let mut out = out.borrow_mut();
+            assert_eq!(
+                reader.borrow_mut().poll(&mut region[..], 64, &mut out),
+                Some(stamp),
+                "frame {i}"
+            );
+            assert_eq!(&out[..], &frame[..]);
+        },
+    );
 }

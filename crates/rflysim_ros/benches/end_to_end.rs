@@ -315,11 +315,11 @@ fn cloud_100k() -> PointCloud2 {
 fn reference_publisher(kind: &str, rate: f64) {
     let ctx = r2r::Context::create().unwrap();
     let mut node = r2r::Node::create(ctx, "rflysim_bench_reference", "").unwrap();
-    let qos = rflysim_ros::qos::sensor_publisher(rflysim_ros::qos::DEFAULT_SENSOR_DEPTH);
+    let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
     let topic = &format!("/rflysim_bench/reference_{kind}");
     let period = (rate > 0.0).then(|| Duration::from_secs_f64(1.0 / rate));
     let mut next = Instant::now();
-    let stamp = || rflysim_ros::time::to_ros_time(wall());
+    let stamp = || ros_common::time::to_ros_time(wall());
     macro_rules! run {
         ($msg:expr, $t:ty) => {{
             let p = node.create_publisher::<$t>(topic, qos).unwrap();

@@ -8,17 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use r2r::{Context, Node, QosProfile};
-use tokio::sync::watch;
 
 use rflysim_proto::config::{load_config, AngleUnit, SensorConfig};
 use rflysim_proto::sensor::SensorClass;
 
 use crate::coptersim::{run_heartbeat, CopterBridge, CopterSettings};
-use crate::msgs::Covariances;
-use crate::params;
 use crate::sensor::{SensorPipeline, SensorSettings};
-use crate::stats::SensorStats;
-use crate::time::{ClockPublisher, TimeBase};
+use ros_common::msgs::Covariances;
+use ros_common::params;
+use ros_common::stats::StreamStats;
+use ros_common::time::{ClockPublisher, TimeBase};
 
 /// Which part of RflySim an executable bridges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +117,7 @@ impl Settings {
             .ok()
             .filter(|w| *w < 20)
             .ok_or_else(|| bad("window_id", "expected 0..19"))?;
-        let depth = params::int(node, "qos_depth", crate::qos::DEFAULT_SENSOR_DEPTH as i64).map_err(e)?;
+        let depth = params::int(node, "qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64).map_err(e)?;
         let unit = params::string(node, "angle_unit", "auto").map_err(e)?;
         let angle_unit = match unit.as_str() {
             "auto" => AngleUnit::Auto,
@@ -171,7 +170,7 @@ impl Settings {
             heartbeat_multicast: params::boolean(node, "heartbeat_multicast", true).map_err(e)?,
             angle_unit,
             sensor: SensorSettings {
-                qos: crate::qos::sensor_publisher(depth.clamp(1, 1000) as usize),
+                qos: ros_common::qos::sensor_publisher(depth.clamp(1, 1000) as usize),
                 rcvbuf: params::int(node, "rcvbuf_bytes", 32 << 20)
                     .map_err(e)?
                     .clamp(1 << 16, 1 << 30) as usize,
@@ -231,12 +230,8 @@ fn run(role: Role) -> Result<(), String> {
     let logger = main_node.logger().to_string();
     let settings = Settings::from_node(&main_node)?;
     let sensors = settings.sensors(role)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("tokio runtime: {e}"))?;
-    let (stop_tx, stop_rx) = watch::channel(false);
+    let runtime = ros_common::lifecycle::runtime()?;
+    let (stop_tx, stop_rx) = ros_common::lifecycle::stop_channel();
 
     let time = Arc::new(TimeBase::new(settings.use_sim_time));
     let clock = if settings.use_sim_time {
@@ -247,8 +242,8 @@ fn run(role: Role) -> Result<(), String> {
         None
     };
     let mut nodes = vec![];
-    let mut request_list: Vec<(SensorConfig, Arc<SensorStats>)> = Vec::new();
-    let mut watched: Vec<crate::diagnostics::Watched> = Vec::new();
+    let mut request_list: Vec<(SensorConfig, Arc<StreamStats>)> = Vec::new();
+    let mut watched: Vec<ros_common::diagnostics::Watched> = Vec::new();
     let _guard = runtime.enter();
 
     if role == Role::Gimbal {
@@ -269,12 +264,12 @@ fn run(role: Role) -> Result<(), String> {
     // Mounts never change: one latched message on /tf_static.
     let _static_tf = if settings.publish_tf && role != Role::Gimbal && !sensors.is_empty() {
         let p = main_node
-            .create_publisher::<r2r::tf2_msgs::msg::TFMessage>("/tf_static", crate::qos::latched())
+            .create_publisher::<r2r::tf2_msgs::msg::TFMessage>("/tf_static", ros_common::qos::latched())
             .map_err(|e| e.to_string())?;
-        let stamp = crate::time::to_ros_time(if settings.use_sim_time {
+        let stamp = ros_common::time::to_ros_time(if settings.use_sim_time {
             0.0
         } else {
-            crate::time::wall_now()
+            ros_common::time::wall_now()
         });
         p.publish(&crate::tf::static_tf(&sensors, stamp))
             .map_err(|e| e.to_string())?;
@@ -288,7 +283,7 @@ fn run(role: Role) -> Result<(), String> {
             Node::create(ctx.clone(), &format!("rflysim_sensor{}", cfg.seq_id), "").map_err(|e| e.to_string())?;
         match SensorPipeline::new(&mut node, cfg.clone(), time.clone(), settings.sensor.clone()) {
             Ok(p) => {
-                watched.push(crate::diagnostics::Watched {
+                watched.push(ros_common::diagnostics::Watched {
                     name: format!("rflysim_bridge: sensor{} {}", cfg.seq_id, p.topic()),
                     hardware_id: format!("rflysim/sensor{}", cfg.seq_id),
                     stats: p.stats.clone(),
@@ -313,12 +308,12 @@ fn run(role: Role) -> Result<(), String> {
         for &id in &settings.copter_ids {
             let mut node = Node::create(ctx.clone(), &format!("rflysim_uav{id}"), "").map_err(|e| e.to_string())?;
             let copter = CopterBridge::new(&mut node, id, time.clone(), &copter_settings).map_err(|e| e.to_string())?;
-            watched.push(crate::diagnostics::Watched {
+            watched.push(ros_common::diagnostics::Watched {
                 name: format!("rflysim_bridge: uav{id} imu"),
                 hardware_id: format!("rflysim/uav{id}"),
                 stats: copter.imu_stats.clone(),
             });
-            watched.push(crate::diagnostics::Watched {
+            watched.push(ros_common::diagnostics::Watched {
                 name: format!("rflysim_bridge: uav{id} true state"),
                 hardware_id: format!("rflysim/uav{id}"),
                 stats: copter.state_stats.clone(),
@@ -331,7 +326,7 @@ fn run(role: Role) -> Result<(), String> {
         let p = main_node
             .create_publisher("/diagnostics", QosProfile::default().keep_last(10).reliable())
             .map_err(|e| e.to_string())?;
-        runtime.spawn(crate::diagnostics::run(
+        runtime.spawn(ros_common::diagnostics::run(
             p,
             watched,
             settings.diagnostics_period,
@@ -356,13 +351,7 @@ fn run(role: Role) -> Result<(), String> {
             stop_rx.clone(),
         ));
     }
-    // Parameter services (`ros2 param`), and use_sim_time's /clock subscription.
     nodes.insert(0, main_node);
-    for node in &mut nodes {
-        if let Ok((handler, _events)) = node.make_parameter_handler() {
-            runtime.spawn(handler);
-        }
-    }
     r2r::log_info!(
         &logger,
         "running with {} node(s); time base: {}",
@@ -374,27 +363,7 @@ fn run(role: Role) -> Result<(), String> {
         }
     );
 
-    let spinner_stop = stop_rx.clone();
-    let spinner = std::thread::spawn(move || {
-        let slice = Duration::from_millis((20 / nodes.len().max(1) as u64).max(1));
-        while !*spinner_stop.borrow() {
-            for n in &mut nodes {
-                n.spin_once(slice);
-            }
-        }
-        nodes
-    });
-    runtime.block_on(async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
-        }
-    });
-    r2r::log_info!(&logger, "shutting down");
-    let _ = stop_tx.send(true);
-    runtime.shutdown_timeout(Duration::from_secs(2));
-    // The nodes (and their publishers) go last, after every task using them.
-    let _nodes = spinner.join();
+    drop(_guard);
+    ros_common::lifecycle::run_until_signalled(runtime, nodes, stop_tx, &logger);
     Ok(())
 }

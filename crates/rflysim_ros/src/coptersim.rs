@@ -10,14 +10,15 @@ use r2r::sensor_msgs::msg::Imu;
 use r2r::{Node, Publisher, QosProfile};
 use tokio::sync::watch;
 
-use rflysim_proto::frames::{quat_normalize, Quat};
+use frames::{quat_normalize, Quat};
 use rflysim_proto::request::{imu_data_port, imu_request_port, ImuRequest};
 use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 
-use crate::msgs::{self, Covariances};
+use crate::msgs;
 use crate::names;
-use crate::stats::{RateLimitedLog, SensorStats};
-use crate::time::{ClockPublisher, TimeBase};
+use ros_common::msgs::Covariances;
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::{ClockPublisher, TimeBase};
 
 /// The address this host has towards `peer` (what CopterSim must send to).
 pub fn local_ip_towards(peer: Ipv4Addr) -> Ipv4Addr {
@@ -46,8 +47,8 @@ pub struct CopterBridge {
     logger: String,
     /// The latest true-state attitude (FRD in NED) and when it came.
     attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
-    pub imu_stats: Arc<SensorStats>,
-    pub state_stats: Arc<SensorStats>,
+    pub imu_stats: Arc<StreamStats>,
+    pub state_stats: Arc<StreamStats>,
 }
 
 impl std::fmt::Debug for CopterBridge {
@@ -76,7 +77,7 @@ impl CopterBridge {
             imu: node.create_publisher(&names::imu_topic(copter, s.several), s.qos.clone())?,
             state: node.create_publisher(&names::state_odom_topic(copter), s.qos.clone())?,
             tf: if s.tf {
-                Some(node.create_publisher("/tf", QosProfile::default().keep_last(100).reliable())?)
+                Some(node.create_publisher("/tf", ros_common::qos::tf())?)
             } else {
                 None
             },
@@ -88,8 +89,8 @@ impl CopterBridge {
             send_requests: s.send_requests,
             logger: node.logger().to_string(),
             attitude: Arc::new(Mutex::new(None)),
-            imu_stats: Arc::new(SensorStats::default()),
-            state_stats: Arc::new(SensorStats::default()),
+            imu_stats: Arc::new(StreamStats::default()),
+            state_stats: Arc::new(StreamStats::default()),
         })
     }
 
@@ -106,7 +107,7 @@ impl CopterBridge {
             .unwrap()
             .filter(|(_, at)| at.elapsed() < Duration::from_millis(500))
             .map(|(q, _)| q);
-        let header = msgs::header(self.time.stamp(sample.time_stamp), &names::base_frame(self.copter));
+        let header = ros_common::msgs::header(self.time.stamp(sample.time_stamp), &names::base_frame(self.copter));
         msgs::imu(sample, fresh, header, &self.cov)
     }
 
@@ -203,7 +204,7 @@ struct StatePart {
     cov: Covariances,
     logger: String,
     attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
-    stats: Arc<SensorStats>,
+    stats: Arc<StreamStats>,
 }
 
 impl StatePart {
@@ -230,14 +231,14 @@ impl StatePart {
                     match TrueState::decode(&buf[..n]) {
                         Ok(s) if s.copter_id == i32::from(self.copter) => {
                             *self.attitude.lock().unwrap() = Some((quat_normalize(s.quaternion.map(f64::from)), Instant::now()));
-                            let header = msgs::header(self.time.stamp(s.runned_time), &names::odom_frame(self.copter));
+                            let header = ros_common::msgs::header(self.time.stamp(s.runned_time), &names::odom_frame(self.copter));
                             let odom = msgs::odometry_from_true_state(&s, header, &names::base_frame(self.copter), &self.cov);
                             match self.state.publish(&odom) {
                                 Ok(()) => self.stats.published(n),
                                 Err(_) => self.stats.drop_frame("publish_failed"),
                             }
                             if let Some(tf) = &self.tf {
-                                let _ = tf.publish(&crate::tf::odometry_tf(&odom));
+                                let _ = tf.publish(&ros_common::tf::odometry_tf(&odom));
                             }
                         }
                         Ok(_) => self.stats.drop_frame("other_vehicle"),

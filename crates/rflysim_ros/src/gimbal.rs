@@ -115,7 +115,8 @@ pub fn ctrl_request(
             ("pitch", c.pitch, 9_000),
             ("yaw", c.yaw, 18_000),
         ] {
-            if v.abs() > limit {
+            // Not `v.abs()`: |i32::MIN| does not fit an i32.
+            if !(-limit..=limit).contains(&v) {
                 return Err(format!("{name} {v} (deg × 100) outside ±{}°", limit / 100));
             }
         }
@@ -325,6 +326,21 @@ mod tests {
         )
         .unwrap();
         GimbalCommandState::new(&cfg[0])
+    }
+
+    #[test]
+    fn extreme_angles_are_refused_not_wrapped() {
+        for (roll, pitch, yaw) in [(i32::MIN, 0, 0), (0, i32::MIN, 0), (0, 0, i32::MIN), (i32::MAX, 0, 0)] {
+            let c = Ctrl {
+                ctrl_type: 0x4,
+                roll,
+                pitch,
+                yaw,
+                ..Default::default()
+            };
+            let e = ctrl_request(&state(), &c, &SEED_000_BITS).unwrap_err();
+            assert!(e.contains("outside"), "{e}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use rflysim_proto::request::{console_command, RequestForm, VisionSensorReq};
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
-use crate::stats::RateLimitedLog;
+use ros_common::stats::RateLimitedLog;
 
 #[derive(Debug, Clone)]
 pub struct GimbalSettings {
@@ -171,9 +171,9 @@ fn ai_to_request(
 
 fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus {
     let st = status_from_echo(e, cfg);
-    let stamp = crate::time::to_ros_time(crate::time::wall_now());
+    let stamp = ros_common::time::to_ros_time(ros_common::time::wall_now());
     CameraStatus {
-        header: crate::msgs::header(stamp, &names::optical_frame(cfg)),
+        header: ros_common::msgs::header(stamp, &names::optical_frame(cfg)),
         id: cfg.seq_id.min(255) as u8,
         frame_rate: cfg.rate_hz() as f32,
         capture_max_sec: 0.0,

@@ -1,20 +1,17 @@
-//! The rflysim_bridge ROS 2 side: how RflySim data becomes ROS 2 messages and
-//! how the nodes are put together. Wire formats live in `rflysim_proto`; this
-//! crate only maps them onto ROS types, topics, QoS, time and parameters.
+//! RflySim's ROS 2 nodes: how RflySim data becomes ROS 2 messages and how the
+//! nodes are put together. Wire formats live in `rflysim_proto`; plumbing
+//! that any simulator's nodes share (QoS, parameters, time, diagnostics,
+//! camera info, lazy JPEG decode, TF) in `ros_common`; this crate maps
+//! RflySim's payloads onto ROS types and its topic tree.
 
 pub mod app;
 pub mod coptersim;
-pub mod diagnostics;
 pub mod gimbal;
 pub mod gimbal_node;
 pub mod mavros;
 pub mod msgs;
 pub mod names;
 pub mod net;
-pub mod params;
-pub mod qos;
 pub mod requests;
 pub mod sensor;
-pub mod stats;
 pub mod tf;
-pub mod time;

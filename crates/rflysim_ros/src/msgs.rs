@@ -1,74 +1,17 @@
 //! RflySim payloads (as `rflysim_proto` decodes them) → ROS 2 messages.
 //! Pure functions: no node, no I/O.
 
-use bytes::Bytes;
-use r2r::builtin_interfaces::msg::Time;
-use r2r::geometry_msgs::msg::{Point, Pose, PoseWithCovariance, Quaternion, Twist, TwistWithCovariance, Vector3};
+use r2r::geometry_msgs::msg::{Quaternion, Twist, TwistWithCovariance};
 use r2r::nav_msgs::msg::Odometry;
-use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image, Imu, PointCloud2, PointField, RegionOfInterest};
+use r2r::sensor_msgs::msg::{Imu, PointCloud2, PointField};
 use r2r::std_msgs::msg::Header;
-
-use rflysim_proto::frames::{
-    euler_to_quat, frd_to_flu, ned_frd_to_enu_flu, ned_to_enu, quat_normalize, rotate, Quat, Vec3,
+use ros_common::msgs::{
+    diagonal3, diagonal6, pose_with_covariance, quaternion, unknown_covariance, vector3, Covariances,
 };
-use rflysim_proto::image::Image as WireImage;
+
+use frames::{euler_to_quat, frd_to_flu, ned_frd_to_enu_flu, ned_to_enu, quat_normalize, rotate, Quat};
 use rflysim_proto::lidar::{LidarPose, POINT_STEP};
-use rflysim_proto::sensor::Encoding;
 use rflysim_proto::telemetry::{ImuSample, TrueState};
-
-pub fn header(stamp: Time, frame_id: &str) -> Header {
-    Header {
-        stamp,
-        frame_id: frame_id.to_string(),
-    }
-}
-
-/// Takes the bytes without a copy when nothing else holds them.
-pub fn into_vec(b: Bytes) -> Vec<u8> {
-    Vec::from(b)
-}
-
-pub fn image(img: WireImage, header: Header) -> Image {
-    Image {
-        header,
-        height: img.height,
-        width: img.width,
-        encoding: img.encoding.ros_name().to_string(),
-        is_bigendian: 0,
-        step: img.step,
-        data: into_vec(img.data),
-    }
-}
-
-/// `image_transport`'s format string for a JPEG of `encoding`.
-pub fn compressed_image(jpeg: Vec<u8>, encoding: Encoding, header: Header) -> CompressedImage {
-    let e = encoding.ros_name();
-    CompressedImage {
-        header,
-        format: format!("{e}; jpeg compressed {e}"),
-        data: jpeg,
-    }
-}
-
-/// Pinhole intrinsics from image size and horizontal FOV: fx = fy =
-/// (w / 2) / tan(fov / 2), principal point at the image centre, no distortion.
-pub fn camera_info(width: u32, height: u32, fov_deg: f64, header: Header) -> CameraInfo {
-    let f = f64::from(width) / 2.0 / (fov_deg.to_radians() / 2.0).tan();
-    let (cx, cy) = (f64::from(width) / 2.0, f64::from(height) / 2.0);
-    CameraInfo {
-        header,
-        height,
-        width,
-        distortion_model: "plumb_bob".into(),
-        d: vec![0.0; 5],
-        k: vec![f, 0.0, cx, 0.0, f, cy, 0.0, 0.0, 1.0],
-        r: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
-        p: vec![f, 0.0, cx, 0.0, 0.0, f, cy, 0.0, 0.0, 0.0, 1.0, 0.0],
-        binning_x: 0,
-        binning_y: 0,
-        roi: RegionOfInterest::default(),
-    }
-}
 
 /// x, y, z, seg (FLOAT32 at 0, 4, 8, 12; point_step 16; height 1).
 pub fn point_cloud(data: Vec<u8>, header: Header) -> PointCloud2 {
@@ -106,88 +49,19 @@ pub fn ned_points_to_enu(data: &mut [u8]) {
     }
 }
 
-fn vec3(v: Vec3) -> Vector3 {
-    Vector3 {
-        x: v[0],
-        y: v[1],
-        z: v[2],
-    }
-}
-
-fn quat(q: Quat) -> Quaternion {
-    Quaternion {
-        w: q[0],
-        x: q[1],
-        y: q[2],
-        z: q[3],
-    }
-}
-
-fn diag6(position: f64, orientation: f64) -> Vec<f64> {
-    let mut c = vec![0.0; 36];
-    for i in 0..3 {
-        c[i * 7] = position;
-        c[(i + 3) * 7] = orientation;
-    }
-    c
-}
-
-/// Variances reported for simulator ground truth.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Covariances {
-    pub pose_position: f64,
-    pub pose_orientation: f64,
-    pub twist_linear: f64,
-    pub twist_angular: f64,
-    pub imu_gyro: f64,
-    pub imu_accel: f64,
-    pub imu_orientation: f64,
-}
-
-impl Default for Covariances {
-    fn default() -> Self {
-        Self {
-            pose_position: 1e-6,
-            pose_orientation: 1e-6,
-            twist_linear: 1e-4,
-            twist_angular: 1e-4,
-            imu_gyro: 1e-6,
-            imu_accel: 1e-4,
-            imu_orientation: 1e-6,
-        }
-    }
-}
-
-/// An ENU pose from the simulator, with its (small) ground-truth covariance.
-fn ground_truth_pose(p: Vec3, q: Quat, cov: &Covariances) -> PoseWithCovariance {
-    PoseWithCovariance {
-        pose: Pose {
-            position: Point {
-                x: p[0],
-                y: p[1],
-                z: p[2],
-            },
-            orientation: quat(q),
-        },
-        covariance: diag6(cov.pose_position, cov.pose_orientation),
-    }
-}
-
 /// The pose that comes with a LiDAR frame, as odometry in ENU / FLU. Its
 /// twist is unknown (covariance −1, as REP-145 marks unknown data).
 pub fn odometry_from_lidar_pose(pose: &LidarPose, header: Header, child_frame: &str, cov: &Covariances) -> Odometry {
     let p = ned_to_enu(pose.position.map(f64::from));
     let e = pose.euler.map(f64::from);
     let q = ned_frd_to_enu_flu(euler_to_quat(e[0], e[1], e[2]));
-    let mut twist_cov = vec![0.0; 36];
-    twist_cov[0] = -1.0;
     Odometry {
         header,
         child_frame_id: child_frame.to_string(),
-        pose: ground_truth_pose(p, q, cov),
+        pose: pose_with_covariance(p, q, cov),
         twist: TwistWithCovariance {
             twist: Twist::default(),
-            covariance: twist_cov,
+            covariance: unknown_covariance(36),
         },
     }
 }
@@ -204,13 +78,13 @@ pub fn odometry_from_true_state(s: &TrueState, header: Header, child_frame: &str
     Odometry {
         header,
         child_frame_id: child_frame.to_string(),
-        pose: ground_truth_pose(p, q, cov),
+        pose: pose_with_covariance(p, q, cov),
         twist: TwistWithCovariance {
             twist: Twist {
-                linear: vec3(v_body),
-                angular: vec3(w_body),
+                linear: vector3(v_body),
+                angular: vector3(w_body),
             },
-            covariance: diag6(cov.twist_linear, cov.twist_angular),
+            covariance: diagonal6(cov.twist_linear, cov.twist_angular),
         },
     }
 }
@@ -219,31 +93,26 @@ pub fn odometry_from_true_state(s: &TrueState, header: Header, child_frame: &str
 /// packet lacks, comes from CopterSim's true state when given; otherwise
 /// `orientation_covariance[0] = -1` (REP-145).
 pub fn imu(sample: &ImuSample, orientation_ned_frd: Option<Quat>, header: Header, cov: &Covariances) -> Imu {
-    let diag3 = |v: f64| vec![v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v];
     let (orientation, orientation_covariance) = match orientation_ned_frd {
-        Some(q) => (quat(ned_frd_to_enu_flu(q)), diag3(cov.imu_orientation)),
-        None => {
-            let mut c = vec![0.0; 9];
-            c[0] = -1.0;
-            (
-                Quaternion {
-                    x: 0.0,
-                    y: 0.0,
-                    z: 0.0,
-                    w: 1.0,
-                },
-                c,
-            )
-        }
+        Some(q) => (quaternion(ned_frd_to_enu_flu(q)), diagonal3(cov.imu_orientation)),
+        None => (
+            Quaternion {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                w: 1.0,
+            },
+            unknown_covariance(9),
+        ),
     };
     Imu {
         header,
         orientation,
         orientation_covariance,
-        angular_velocity: vec3(frd_to_flu(sample.gyro.map(f64::from))),
-        angular_velocity_covariance: diag3(cov.imu_gyro),
-        linear_acceleration: vec3(frd_to_flu(sample.acc.map(f64::from))),
-        linear_acceleration_covariance: diag3(cov.imu_accel),
+        angular_velocity: vector3(frd_to_flu(sample.gyro.map(f64::from))),
+        angular_velocity_covariance: diagonal3(cov.imu_gyro),
+        linear_acceleration: vector3(frd_to_flu(sample.acc.map(f64::from))),
+        linear_acceleration_covariance: diagonal3(cov.imu_accel),
     }
 }
 
@@ -251,8 +120,10 @@ pub fn imu(sample: &ImuSample, orientation_ned_frd: Option<Quat>, header: Header
 mod tests {
     use super::*;
 
+    use r2r::builtin_interfaces::msg::Time;
+
     fn h() -> Header {
-        header(Time { sec: 1, nanosec: 2 }, "f")
+        ros_common::msgs::header(Time { sec: 1, nanosec: 2 }, "f")
     }
 
     #[test]
@@ -315,13 +186,6 @@ mod tests {
             vec![("x", 0), ("y", 4), ("z", 8), ("seg", 12)]
         );
         assert!(pc.is_dense);
-    }
-
-    #[test]
-    fn camera_info_from_fov() {
-        let ci = camera_info(640, 480, 90.0, h());
-        assert!((ci.k[0] - 320.0).abs() < 1e-9 && (ci.k[4] - 320.0).abs() < 1e-9);
-        assert_eq!((ci.k[2], ci.k[5], ci.p[3]), (320.0, 240.0, 0.0));
     }
 
     #[test]

@@ -10,8 +10,8 @@ use tokio::sync::watch;
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::request::{RequestForm, VisionSensorReq, REQUEST_BASE_PORT, REQUEST_CHECKSUM};
 
-use crate::stats::SensorStats;
-use crate::time::wall_now;
+use ros_common::stats::StreamStats;
+use ros_common::time::wall_now;
 
 /// The request for one sensor, in the form its config calls for (8
 /// `otherParams`: the legacy 92-byte form; else 144 bytes).
@@ -31,7 +31,7 @@ pub fn request_port(window_id: u16) -> u16 {
 /// Sends each sensor's request once a second while it has published nothing
 /// for `quiet` (or ever).
 pub async fn run_requests(
-    sensors: Vec<(SensorConfig, Arc<SensorStats>)>,
+    sensors: Vec<(SensorConfig, Arc<StreamStats>)>,
     sim_ip: Ipv4Addr,
     window_id: u16,
     logger: String,

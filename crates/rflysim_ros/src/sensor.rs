@@ -6,24 +6,29 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use r2r::nav_msgs::msg::Odometry;
-use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image, PointCloud2};
+use r2r::sensor_msgs::msg::PointCloud2;
 use r2r::std_msgs::msg::Float32;
 use r2r::{Node, Publisher, QosProfile};
 use tokio::sync::watch;
 
+use image_codec::{decode_png, CodecError};
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
-use rflysim_proto::image::{decode_png, raw_image, JpegDecoder};
-use rflysim_proto::lidar::{cloud_len_in_region, decode_depth_cloud, decode_lidar, PointCloud};
+use rflysim_proto::image::raw_image;
+use rflysim_proto::lidar::{
+    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, PointCloud,
+};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::sensor::{Encoding, ImageFormat, SensorClass, SensorKind, Transport};
-use rflysim_proto::shm::{RawRegion, ShmReader, HEADER_LEN};
+use rflysim_proto::shm::{payload_capacity, RawRegion, ShmReader, HEADER_LEN};
 use rflysim_proto::telemetry::LaserDistance;
+use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
 
-use crate::msgs::{self, Covariances};
+use crate::msgs;
 use crate::names;
-use crate::stats::{RateLimitedLog, SensorStats};
-use crate::time::TimeBase;
+use ros_common::msgs::Covariances;
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::TimeBase;
 
 /// Settings shared by every sensor of a process.
 #[derive(Debug, Clone)]
@@ -43,7 +48,7 @@ pub struct SensorSettings {
 impl Default for SensorSettings {
     fn default() -> Self {
         Self {
-            qos: crate::qos::sensor_publisher(crate::qos::DEFAULT_SENSOR_DEPTH),
+            qos: ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH),
             rcvbuf: 32 << 20,
             max_frame_bytes: 64 << 20,
             covariances: Covariances::default(),
@@ -57,10 +62,7 @@ impl Default for SensorSettings {
 enum Outputs {
     Camera {
         encoding: Encoding,
-        image: Publisher<Image>,
-        info: Publisher<CameraInfo>,
-        compressed: Option<Publisher<CompressedImage>>,
-        jpeg: Option<JpegDecoder>,
+        camera: CameraPublisher,
     },
     Cloud {
         depth: bool,
@@ -83,12 +85,25 @@ unsafe impl Send for MappedRegion {}
 #[derive(Debug)]
 enum FrameError {
     Decode(DecodeError),
+    Camera(CameraError),
     Publish(r2r::Error),
 }
 
 impl From<DecodeError> for FrameError {
     fn from(e: DecodeError) -> Self {
         FrameError::Decode(e)
+    }
+}
+
+impl From<CodecError> for FrameError {
+    fn from(e: CodecError) -> Self {
+        FrameError::Decode(e.into())
+    }
+}
+
+impl From<CameraError> for FrameError {
+    fn from(e: CameraError) -> Self {
+        FrameError::Camera(e)
     }
 }
 
@@ -102,6 +117,7 @@ impl FrameError {
     fn reason(&self) -> &'static str {
         match self {
             FrameError::Decode(e) => e.reason(),
+            FrameError::Camera(e) => e.reason(),
             FrameError::Publish(_) => "publish_failed",
         }
     }
@@ -111,6 +127,7 @@ impl std::fmt::Display for FrameError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FrameError::Decode(e) => e.fmt(f),
+            FrameError::Camera(e) => e.fmt(f),
             FrameError::Publish(e) => write!(f, "publish: {e}"),
         }
     }
@@ -123,11 +140,11 @@ pub struct SensorPipeline {
     transport: Transport,
     outputs: Outputs,
     time: Arc<TimeBase>,
-    pub stats: Arc<SensorStats>,
+    pub stats: Arc<StreamStats>,
     settings: SensorSettings,
     logger: String,
     warn_limit: RateLimitedLog,
-    clock: Option<Arc<crate::time::ClockPublisher>>,
+    clock: Option<Arc<ros_common::time::ClockPublisher>>,
 }
 
 impl std::fmt::Debug for SensorPipeline {
@@ -160,25 +177,16 @@ impl SensorPipeline {
         let outputs = match kind.class {
             SensorClass::Camera(encoding) => {
                 let jpeg_stream = ImageFormat::for_transport(transport) == ImageFormat::Jpeg;
+                let topics = CameraTopics {
+                    image: topic.clone(),
+                    info: format!("{topic}/camera_info"),
+                    compressed: jpeg_stream.then(|| format!("{topic}/compressed")),
+                };
+                let max_pixels = settings.max_frame_bytes / encoding.bytes_per_pixel();
                 Outputs::Camera {
                     encoding,
-                    image: node.create_publisher(&topic, qos.clone()).map_err(err)?,
-                    info: node
-                        .create_publisher(&format!("{topic}/camera_info"), qos.clone())
-                        .map_err(err)?,
-                    compressed: if jpeg_stream {
-                        Some(
-                            node.create_publisher(&format!("{topic}/compressed"), qos.clone())
-                                .map_err(err)?,
-                        )
-                    } else {
-                        None
-                    },
-                    jpeg: if jpeg_stream {
-                        Some(JpegDecoder::new(settings.max_frame_bytes / 3).map_err(|e| e.to_string())?)
-                    } else {
-                        None
-                    },
+                    camera: CameraPublisher::new(node, &topics, &qos, max_pixels, settings.always_decode)
+                        .map_err(|e| format!("sensor {}: {e}", cfg.seq_id))?,
                 }
             }
             SensorClass::Lidar | SensorClass::DepthCloud => Outputs::Cloud {
@@ -191,10 +199,7 @@ impl SensorPipeline {
                     .create_publisher(&names::odom_topic(cfg.target_copter, true), qos.clone())
                     .map_err(err)?,
                 tf: if settings.tf_from_lidar {
-                    Some(
-                        node.create_publisher("/tf", QosProfile::default().keep_last(100).reliable())
-                            .map_err(err)?,
-                    )
+                    Some(node.create_publisher("/tf", ros_common::qos::tf()).map_err(err)?)
                 } else {
                     None
                 },
@@ -212,7 +217,7 @@ impl SensorPipeline {
             transport,
             outputs,
             time,
-            stats: Arc::new(SensorStats::default()),
+            stats: Arc::new(StreamStats::default()),
             settings,
             logger: node.logger().to_string(),
             warn_limit: RateLimitedLog::new(Duration::from_secs(5)),
@@ -222,7 +227,7 @@ impl SensorPipeline {
     }
 
     /// With `use_sim_time`: each frame's sim time also advances `/clock`.
-    pub fn with_clock(mut self, clock: Option<Arc<crate::time::ClockPublisher>>) -> Self {
+    pub fn with_clock(mut self, clock: Option<Arc<ros_common::time::ClockPublisher>>) -> Self {
         self.clock = clock;
         self
     }
@@ -256,8 +261,8 @@ impl SensorPipeline {
             Ok(()) => {
                 self.stats.published(len);
                 if !self.time.uses_sim_time() {
-                    let stamp = crate::time::from_ros_time(&stamp_for_latency);
-                    self.stats.set_latency_ms((crate::time::wall_now() - stamp) * 1e3);
+                    let stamp = ros_common::time::from_ros_time(&stamp_for_latency);
+                    self.stats.set_latency_ms((ros_common::time::wall_now() - stamp) * 1e3);
                 }
                 if let Some(clock) = &self.clock {
                     clock.advance(sim_time);
@@ -270,54 +275,15 @@ impl SensorPipeline {
     fn publish(&mut self, stamp: r2r::builtin_interfaces::msg::Time, payload: Vec<u8>) -> Result<(), FrameError> {
         let (w, h) = self.cfg.size();
         match &mut self.outputs {
-            Outputs::Camera {
-                encoding,
-                image,
-                info,
-                compressed,
-                jpeg,
-            } => {
-                let optical = names::optical_frame(&self.cfg);
-                let header = msgs::header(stamp, &optical);
+            Outputs::Camera { encoding, camera } => {
+                let header = ros_common::msgs::header(stamp, &names::optical_frame(&self.cfg));
+                let fov = f64::from(self.cfg.camera_fov_deg);
                 let img = match ImageFormat::for_transport(self.transport) {
                     ImageFormat::Raw => raw_image(Bytes::from(payload), u32::from(w), u32::from(h), *encoding)?,
                     ImageFormat::Png => decode_png(&payload, *encoding, self.settings.max_frame_bytes)?,
-                    ImageFormat::Jpeg => {
-                        let decoder = jpeg.as_mut().expect("a JPEG stream has a decoder");
-                        let wanted = self.settings.always_decode
-                            || image.get_inter_process_subscription_count().unwrap_or(1) > 0;
-                        // Without raw subscribers only the header is read: the JPEG goes out as is.
-                        let decoded = if wanted {
-                            Some(decoder.decode(&payload, *encoding)?)
-                        } else {
-                            None
-                        };
-                        let size = match &decoded {
-                            Some(d) => (d.width, d.height),
-                            None => decoder.size(&payload)?,
-                        };
-                        if let Some(c) = compressed {
-                            c.publish(&msgs::compressed_image(payload, *encoding, header.clone()))?;
-                        }
-                        let Some(d) = decoded else {
-                            info.publish(&msgs::camera_info(
-                                size.0,
-                                size.1,
-                                f64::from(self.cfg.camera_fov_deg),
-                                header,
-                            ))?;
-                            return Ok(());
-                        };
-                        d
-                    }
+                    ImageFormat::Jpeg => return Ok(camera.publish_jpeg(payload, *encoding, fov, header)?),
                 };
-                info.publish(&msgs::camera_info(
-                    img.width,
-                    img.height,
-                    f64::from(self.cfg.camera_fov_deg),
-                    header.clone(),
-                ))?;
-                image.publish(&msgs::image(img, header))?;
+                camera.publish_decoded(img, fov, header)?;
                 Ok(())
             }
             Outputs::Cloud {
@@ -328,10 +294,13 @@ impl SensorPipeline {
                 tf,
             } => {
                 let range = self.cfg.lidar_max_range();
-                let decoded: PointCloud = if *depth {
-                    decode_depth_cloud(Bytes::from(payload), range)?
-                } else {
-                    decode_lidar(Bytes::from(payload), range)?
+                // A region is sized for the most points; a datagram stream's frame is exact.
+                let in_region = self.transport == Transport::SharedMemory;
+                let decoded: PointCloud = match (*depth, in_region) {
+                    (true, true) => decode_depth_cloud_region(&payload, range)?,
+                    (false, true) => decode_lidar_region(&payload, range)?,
+                    (true, false) => decode_depth_cloud(Bytes::from(payload), range)?,
+                    (false, false) => decode_lidar(Bytes::from(payload), range)?,
                 };
                 let world = self.cfg.type_id == 21;
                 let frame = if world {
@@ -339,7 +308,7 @@ impl SensorPipeline {
                 } else {
                     names::sensor_frame(&self.cfg)
                 };
-                let mut data = msgs::into_vec(decoded.data);
+                let mut data = ros_common::msgs::into_vec(decoded.data);
                 if world {
                     msgs::ned_points_to_enu(&mut data);
                 }
@@ -357,14 +326,14 @@ impl SensorPipeline {
                 // The cloud and its pose share one stamp.
                 let odom = msgs::odometry_from_lidar_pose(
                     &decoded.pose,
-                    msgs::header(stamp.clone(), &odom_frame),
+                    ros_common::msgs::header(stamp.clone(), &odom_frame),
                     &names::base_frame(copter),
                     &self.settings.covariances,
                 );
-                cloud.publish(&msgs::point_cloud(data, msgs::header(stamp, &frame)))?;
+                cloud.publish(&msgs::point_cloud(data, ros_common::msgs::header(stamp, &frame)))?;
                 if global { odom_global } else { odom_local }.publish(&odom)?;
                 if let (Some(tf), false) = (tf, global) {
-                    tf.publish(&crate::tf::odometry_tf(&odom))?;
+                    tf.publish(&ros_common::tf::odometry_tf(&odom))?;
                 }
                 Ok(())
             }
@@ -449,7 +418,7 @@ impl SensorPipeline {
                 );
             }
             last_counts = counts;
-            self.stats.set_reassembly(&counts);
+            self.stats.set_transport_drops(&counts.drop_counts());
         }
     }
 
@@ -457,10 +426,7 @@ impl SensorPipeline {
     pub async fn run_shm(mut self, mut shutdown: watch::Receiver<bool>) {
         let name = self.cfg.shm_name();
         let (w, h) = self.cfg.size();
-        let area_len = match self.kind.class {
-            SensorClass::Camera(e) => usize::from(w) * usize::from(h) * e.bytes_per_pixel(),
-            _ => usize::MAX,
-        };
+        let area_len = payload_capacity(self.kind, w, h);
         let mut logged_wait = false;
         let shmem = loop {
             // The open result is taken apart before any await: a mapping is not `Send`.
@@ -512,17 +478,7 @@ impl SensorPipeline {
             }
             let torn_before = reader.stats().torn;
             if let Some(t) = reader.poll(&mut region, area_len, &mut buf) {
-                let mut payload = std::mem::take(&mut buf);
-                if !self.kind.is_camera() {
-                    match cloud_len_in_region(&payload) {
-                        Some(n) => payload.truncate(n),
-                        None => {
-                            self.warn_drop("bad_length", "no point count fits the region");
-                            continue;
-                        }
-                    }
-                }
-                self.handle_frame(t, payload);
+                self.handle_frame(t, std::mem::take(&mut buf));
             }
             if reader.stats().torn > torn_before {
                 self.warn_drop("torn", "the frame changed while it was copied");

@@ -1,40 +1,15 @@
-//! TF: static transforms for every sensor mount (vehicle FLU body → sensor
-//! FLU → camera optical), and odom → base_link from odometry.
+//! TF of RflySim's sensors: static transforms for every sensor mount
+//! (vehicle FLU body → sensor FLU → camera optical).
 
 use r2r::builtin_interfaces::msg::Time;
-use r2r::geometry_msgs::msg::{Quaternion, Transform, TransformStamped, Vector3};
-use r2r::nav_msgs::msg::Odometry;
+use r2r::geometry_msgs::msg::TransformStamped;
 use r2r::tf2_msgs::msg::TFMessage;
+use ros_common::tf::{optical_rotation, transform};
 
+use frames::{euler_to_quat, frd_mount_to_flu, frd_to_flu, quat_normalize};
 use rflysim_proto::config::{MountAttitude, SensorConfig};
-use rflysim_proto::frames::{euler_to_quat, frd_mount_to_flu, frd_to_flu, quat_normalize, Quat};
 
 use crate::names;
-
-fn transform(stamp: Time, parent: &str, child: &str, t: [f64; 3], q: Quat) -> TransformStamped {
-    TransformStamped {
-        header: crate::msgs::header(stamp, parent),
-        child_frame_id: child.to_string(),
-        transform: Transform {
-            translation: Vector3 {
-                x: t[0],
-                y: t[1],
-                z: t[2],
-            },
-            rotation: Quaternion {
-                w: q[0],
-                x: q[1],
-                y: q[2],
-                z: q[3],
-            },
-        },
-    }
-}
-
-/// Sensor FLU → optical (z forward, x right, y down): roll −90°, yaw −90°.
-pub fn optical_rotation() -> Quat {
-    euler_to_quat(-std::f64::consts::FRAC_PI_2, 0.0, -std::f64::consts::FRAC_PI_2)
-}
 
 /// The mount of one sensor as static transforms (two for a camera).
 pub fn mount_transforms(cfg: &SensorConfig, stamp: Time) -> Vec<TransformStamped> {
@@ -72,36 +47,11 @@ pub fn static_tf(sensors: &[SensorConfig], stamp: Time) -> TFMessage {
     }
 }
 
-/// odom → base_link of an odometry message.
-pub fn odometry_tf(o: &Odometry) -> TFMessage {
-    let p = &o.pose.pose.position;
-    let q = &o.pose.pose.orientation;
-    TFMessage {
-        transforms: vec![transform(
-            o.header.stamp.clone(),
-            &o.header.frame_id,
-            &o.child_frame_id,
-            [p.x, p.y, p.z],
-            [q.w, q.x, q.y, q.z],
-        )],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use frames::rotate;
     use rflysim_proto::config::{parse_config, AngleUnit};
-    use rflysim_proto::frames::rotate;
-
-    #[test]
-    fn optical_axes() {
-        let q = optical_rotation();
-        // Optical z (forward) is sensor x; optical x (right) is −y; optical y (down) is −z.
-        let close = |a: [f64; 3], b: [f64; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-12);
-        assert!(close(rotate(q, [0.0, 0.0, 1.0]), [1.0, 0.0, 0.0]));
-        assert!(close(rotate(q, [1.0, 0.0, 0.0]), [0.0, -1.0, 0.0]));
-        assert!(close(rotate(q, [0.0, 1.0, 0.0]), [0.0, 0.0, -1.0]));
-    }
 
     #[test]
     fn a_camera_below_and_right_pitched_down() {

@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use frames::{euler_to_quat, quat_normalize};
+use image_codec::encode;
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::frames::{euler_to_quat, quat_normalize};
 use rflysim_proto::gimbal::{slot, GimbalBitTable, GimbalControl};
 use rflysim_proto::header::{split_frame, HeaderKind, MAX_PACKET_PAYLOAD};
-use rflysim_proto::image::encode;
 use rflysim_proto::lidar;
 use rflysim_proto::request::{
     decode_console_command, ImuRequest, RequestForm, VisionSensorReq, GIMBAL_ECHO_CHECKSUM, REQUEST_BASE_PORT,
@@ -230,7 +230,7 @@ impl GimbalState {
         let has = |c| bits.bit(c).is_some_and(|b| r.bitmask & b != 0);
         // Angles and FOV travel in the request's own fields.
         self.euler = if r.eular_or_quat > 0.5 {
-            rflysim_proto::frames::quat_to_euler(quat_normalize(r.sensor_ang_quat.map(f64::from)))
+            frames::quat_to_euler(quat_normalize(r.sensor_ang_quat.map(f64::from)))
         } else {
             r.sensor_ang_eular.map(f64::from)
         };
@@ -316,7 +316,7 @@ struct Spawner {
 }
 
 fn log(msg: &str) {
-    eprintln!("[rflysim_sim] {msg}");
+    crate::log::line(msg);
 }
 
 impl Emulator {
@@ -524,7 +524,11 @@ impl StreamWorker {
     ) -> io::Result<Self> {
         let transport = cfg.transport().unwrap_or(Transport::UdpCompressed);
         let shm = if transport == Transport::SharedMemory {
-            let len = region_len(max_payload_len(&cfg), cfg.type_id);
+            let kind = cfg
+                .kind()
+                .ok_or_else(|| io::Error::other(format!("sensor {}: unknown TypeID", cfg.seq_id)))?;
+            let (w, h) = cfg.size();
+            let len = region_len(kind, w, h);
             Some(ShmRegion::create(&cfg.shm_name(), len)?)
         } else {
             None
@@ -613,8 +617,9 @@ impl StreamWorker {
                     self.max_range(),
                 );
                 let axis = i32::from(kind.type_id == 21);
+                // A region holds the SDK int16 layout, the one RflySim3D writes (spec §4).
                 if self.shm.is_some() {
-                    lidar::encode::sdk_float(pos, euler, &pts)
+                    lidar::encode::sdk_int16(pos, euler, &pts, self.max_range() as f32)
                 } else {
                     match self.options.lidar_layout {
                         LidarLayout::Seed => lidar::encode::seed_float(copter, axis, pos, euler, &pts),
@@ -849,19 +854,6 @@ fn add_counts(a: FaultCounts, b: FaultCounts) -> FaultCounts {
         corrupted: a.corrupted + b.corrupted,
         truncated: a.truncated + b.truncated,
         garbage: a.garbage + b.garbage,
-    }
-}
-
-/// The largest payload a sensor can produce (shared-memory regions are sized by it).
-pub fn max_payload_len(cfg: &SensorConfig) -> usize {
-    let (w, h) = cfg.size();
-    let n = usize::from(w.max(1)) * usize::from(h.max(1));
-    match cfg.kind().map(|k| k.class) {
-        Some(SensorClass::Camera(e)) => n * e.bytes_per_pixel(),
-        Some(SensorClass::Lidar) => 28 + 16 * n,
-        Some(SensorClass::DepthCloud) => 28 + 6 * n,
-        Some(SensorClass::LaserDistance) => 56,
-        Some(SensorClass::Detections) | None => 4 + 24 * 64,
     }
 }
 
@@ -1136,7 +1128,7 @@ fn gimbal_status_loop(o: Options, stop: Arc<AtomicBool>, clock: Arc<SimClock>, s
                     data_width: i32::from(cfg.data_width),
                     camera_fov: cfg.camera_fov_deg,
                     pos_ue: origin.map(|c| (c * 100.0) as f32),
-                    ang_euler: rflysim_proto::frames::quat_to_euler(rot).map(|c| c as f32),
+                    ang_euler: frames::quat_to_euler(rot).map(|c| c as f32),
                     ang_quat: Some(rot.map(|c| c as f32)),
                     time_stamp: t,
                 }

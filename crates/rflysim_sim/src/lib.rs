@@ -4,6 +4,7 @@
 
 pub mod emulator;
 pub mod faults;
+pub mod log;
 pub mod render;
 pub mod transport;
 pub mod world;

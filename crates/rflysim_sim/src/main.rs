@@ -1,5 +1,6 @@
 //! `rflysim_sim`: the built-in RflySim emulator. See `--help`.
 
+use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -172,18 +173,19 @@ fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1).collect()) {
         Ok(Some(o)) => o,
         Ok(None) => {
-            print!("{HELP}");
+            // `rflysim_sim --help | head -1` closes the pipe early: no panic.
+            let _ = std::io::stdout().write_all(HELP.as_bytes());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("rflysim_sim: {e}");
+            let _ = writeln!(std::io::stderr(), "rflysim_sim: {e}");
             return ExitCode::from(2);
         }
     };
     let emulator = match Emulator::start(options) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("rflysim_sim: {e}");
+            let _ = writeln!(std::io::stderr(), "rflysim_sim: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -200,8 +202,8 @@ fn main() -> ExitCode {
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
         let mut done = tokio::task::spawn_blocking(move || waiter.wait());
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => eprintln!("[rflysim_sim] SIGINT: stopping"),
-            _ = term.recv() => eprintln!("[rflysim_sim] SIGTERM: stopping"),
+            _ = tokio::signal::ctrl_c() => rflysim_sim::log::line("SIGINT: stopping"),
+            _ = term.recv() => rflysim_sim::log::line("SIGTERM: stopping"),
             _ = &mut done => return,
         }
         emulator.request_stop();

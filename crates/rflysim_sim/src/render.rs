@@ -3,8 +3,8 @@
 //! range finder ray-cast against the same scene. RGB, depth, gray,
 //! segmentation and infrared of one instant therefore agree.
 
+use frames::{euler_to_quat, frd_to_flu, quat_mul, quat_normalize, rotate, Quat, Vec3};
 use rflysim_proto::config::{MountAttitude, SensorConfig};
-use rflysim_proto::frames::{euler_to_quat, frd_to_flu, quat_mul, quat_normalize, rotate, Quat, Vec3};
 use rflysim_proto::sensor::Encoding;
 use rflysim_proto::telemetry::LaserDistance;
 

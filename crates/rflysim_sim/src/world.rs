@@ -5,7 +5,7 @@
 //! RflySim's conventions: world NED (metres, ground at z = 0, up is −z), body
 //! FRD, Euler roll/pitch/yaw (Z-Y-X).
 
-use rflysim_proto::frames::{quat_to_euler, Quat, Vec3};
+use frames::{quat_to_euler, Quat, Vec3};
 
 pub const GRAVITY: f64 = 9.81;
 
@@ -330,7 +330,7 @@ fn slab(o: Vec3, d: Vec3, b: &Block) -> Option<(f64, Vec3)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rflysim_proto::frames::rotate;
+    use frames::rotate;
 
     #[test]
     fn at_rest_the_accelerometer_reads_minus_g_down() {

@@ -8,9 +8,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use image_codec::{decode_png, JpegDecoder};
 use rflysim_proto::config::{parse_config, AngleUnit, SensorConfig};
 use rflysim_proto::gimbal::{GimbalControl, GimbalEcho, SEED_000_BITS};
-use rflysim_proto::image::{decode_png, raw_image, JpegDecoder};
+use rflysim_proto::image::raw_image;
 use rflysim_proto::lidar::{decode_depth_cloud, decode_lidar, CloudLayout};
 use rflysim_proto::reassembly::{Frame, Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{ImuRequest, RequestForm, VisionSensorReq};

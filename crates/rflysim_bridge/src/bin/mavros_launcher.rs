@@ -5,7 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use rflysim_ros::{mavros, params};
+use rflysim_ros::mavros;
+use ros_common::params;
 use tokio::signal::unix::SignalKind;
 
 fn main() -> std::process::ExitCode {

@@ -11,7 +11,7 @@ use r2r::rflysim_bridge::msg::{CameraParams, CameraStatus};
 use r2r::sensor_msgs::msg::{PointCloud2, PointField};
 use r2r::std_msgs::msg::Header;
 use r2r::QosProfile;
-use rflysim_ros::params;
+use ros_common::params;
 
 fn header(seq: u32) -> Header {
     Header {

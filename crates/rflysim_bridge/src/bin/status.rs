@@ -21,7 +21,7 @@ fn main() -> std::process::ExitCode {
     let run = || -> Result<(), String> {
         let ctx = r2r::Context::create().map_err(|e| e.to_string())?;
         let mut node = r2r::Node::create(ctx, "rflysim_status", "").map_err(|e| e.to_string())?;
-        let once = rflysim_ros::params::boolean(&node, "once", false).map_err(|e| e.to_string())?;
+        let once = ros_common::params::boolean(&node, "once", false).map_err(|e| e.to_string())?;
         let mut sub = node
             .subscribe::<DiagnosticArray>("/diagnostics", QosProfile::default().keep_last(50).reliable())
             .map_err(|e| e.to_string())?;

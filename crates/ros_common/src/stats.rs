@@ -1,4 +1,4 @@
-//! Per-sensor counters (what went through, what was dropped and why) and
+//! Per-stream counters (what went through, what was dropped and why) and
 //! log lines limited in rate, so that bad input is visible without flooding.
 
 use std::collections::BTreeMap;
@@ -6,22 +6,26 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rflysim_proto::reassembly::ReassemblyStats;
+/// Counted among the drops, but not faults of the input: a transport that
+/// duplicates, and a simulator that restarts.
+pub const NOT_FAULTS: [&str; 2] = ["duplicate", "restart"];
 
 #[derive(Debug, Default)]
-pub struct SensorStats {
+pub struct StreamStats {
     pub frames_published: AtomicU64,
     pub bytes_in: AtomicU64,
     pub datagrams: AtomicU64,
     /// Wall-clock seconds (epoch) of the last frame published.
     last_frame: Mutex<Option<f64>>,
     drops: Mutex<BTreeMap<&'static str, u64>>,
-    reassembly: Mutex<ReassemblyStats>,
+    /// Drop counts a transport keeps itself (e.g. a datagram reassembler),
+    /// replaced as a whole at each update.
+    transport_drops: Mutex<BTreeMap<&'static str, u64>>,
     /// Age of the last frame's data when it was published (wall clock − stamp).
     latency_ms: Mutex<Option<f64>>,
 }
 
-impl SensorStats {
+impl StreamStats {
     pub fn drop_frame(&self, reason: &'static str) {
         *self.drops.lock().unwrap().entry(reason).or_default() += 1;
     }
@@ -40,33 +44,22 @@ impl SensorStats {
         *self.latency_ms.lock().unwrap()
     }
 
-    pub fn set_reassembly(&self, s: &ReassemblyStats) {
-        *self.reassembly.lock().unwrap() = *s;
+    /// The transport's own counters, by reason.
+    pub fn set_transport_drops(&self, counts: &[(&'static str, u64)]) {
+        let mut t = self.transport_drops.lock().unwrap();
+        t.clear();
+        t.extend(counts.iter().filter(|(_, n)| *n > 0).copied());
     }
 
     pub fn last_frame(&self) -> Option<f64> {
         *self.last_frame.lock().unwrap()
     }
 
-    /// Every drop reason with its count: the decoder's own, and the reassembler's.
+    /// Every drop reason with its count: the decoder's own, and the transport's.
     pub fn drops(&self) -> BTreeMap<&'static str, u64> {
         let mut d = self.drops.lock().unwrap().clone();
-        let r = *self.reassembly.lock().unwrap();
-        for (k, v) in [
-            ("garbage", r.garbage),
-            ("bad_length", r.bad_length),
-            ("oversize", r.oversize),
-            ("inconsistent", r.inconsistent),
-            ("duplicate", r.duplicates),
-            ("late", r.late),
-            ("incomplete", r.incomplete),
-            ("timed_out", r.timed_out),
-            ("missing", r.frames_missing),
-            ("restart", r.restarts),
-        ] {
-            if v > 0 {
-                *d.entry(k).or_default() += v;
-            }
+        for (k, v) in self.transport_drops.lock().unwrap().iter() {
+            *d.entry(k).or_default() += v;
         }
         d
     }
@@ -74,7 +67,7 @@ impl SensorStats {
     pub fn total_dropped(&self) -> u64 {
         self.drops()
             .iter()
-            .filter(|(k, _)| **k != "duplicate" && **k != "restart")
+            .filter(|(k, _)| !NOT_FAULTS.contains(k))
             .map(|(_, v)| v)
             .sum()
     }
@@ -124,16 +117,11 @@ mod tests {
     }
 
     #[test]
-    fn drops_merge_decoder_and_reassembler_reasons() {
-        let s = SensorStats::default();
+    fn drops_merge_decoder_and_transport_reasons() {
+        let s = StreamStats::default();
         s.drop_frame("bad_image");
         s.drop_frame("bad_image");
-        s.set_reassembly(&ReassemblyStats {
-            garbage: 3,
-            timed_out: 1,
-            duplicates: 5,
-            ..Default::default()
-        });
+        s.set_transport_drops(&[("garbage", 3), ("timed_out", 1), ("duplicate", 5), ("late", 0)]);
         let d = s.drops();
         assert_eq!(
             (d["bad_image"], d["garbage"], d["timed_out"], d["duplicate"]),

@@ -1,5 +1,7 @@
-//! RflySim's frames (NED world, FRD body) to REP-103's (ENU world, FLU body),
-//! for vectors and orientations, and RflySim's Euler angles to quaternions.
+//! A simulator's aerospace frames (NED world, FRD body) to REP-103's (ENU
+//! world, FLU body), for vectors and orientations, and Z-Y-X Euler angles to
+//! quaternions. Pure math shared by every simulator's protocol crate,
+//! emulator and bridge, so that a conversion is written (and tested) once.
 //!
 //! Quaternions are `[w, x, y, z]`, Hamilton convention, rotating body
 //! coordinates into world coordinates.

@@ -1,4 +1,4 @@
-//! Quality-of-service choices shared by every publisher of the bridge.
+//! Quality-of-service choices shared by every publisher of every bridge.
 
 use r2r::QosProfile;
 
@@ -13,6 +13,12 @@ pub const DEFAULT_SENSOR_DEPTH: usize = 5;
 /// A short history keeps a slow subscriber from holding many frames.
 pub fn sensor_publisher(depth: usize) -> QosProfile {
     QosProfile::default().keep_last(depth.max(1)).reliable().volatile()
+}
+
+/// QoS of `/tf`: what tf2's listeners subscribe with (reliable, volatile,
+/// a history deep enough for bursts of transforms).
+pub fn tf() -> QosProfile {
+    QosProfile::default().keep_last(100).reliable()
 }
 
 /// QoS for data that a late subscriber still needs (static transforms).

@@ -9,7 +9,7 @@ use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
 use r2r::Publisher;
 use tokio::sync::watch;
 
-use crate::stats::SensorStats;
+use crate::stats::StreamStats;
 use crate::time::{to_ros_time, wall_now};
 
 /// One stream the diagnostics report on.
@@ -17,7 +17,7 @@ use crate::time::{to_ros_time, wall_now};
 pub struct Watched {
     pub name: String,
     pub hardware_id: String,
-    pub stats: Arc<SensorStats>,
+    pub stats: Arc<StreamStats>,
 }
 
 #[derive(Debug, Clone, Copy, Default)]

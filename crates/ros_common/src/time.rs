@@ -1,6 +1,7 @@
-//! One time base for every sensor (the Python SDK stamps each sensor on its
-//! own clock): simulation time is mapped to wall-clock time through the
-//! CopterSim heartbeat when one is heard, else through the first frame. With
+//! One time base for every stream of a process (RflySim's Python SDK stamps
+//! each sensor on its own clock): simulation time is mapped to wall-clock
+//! time through an anchor the simulator sends (RflySim: the CopterSim
+//! heartbeat) when one is heard, else through the first frame. With
 //! `use_sim_time`, stamps are simulation time itself (and `/clock` carries it).
 
 use std::sync::Mutex;
@@ -12,7 +13,7 @@ use r2r::builtin_interfaces::msg::Time;
 pub enum TimeSourceKind {
     /// Not anchored yet.
     None,
-    /// Epoch of sim time 0 from the CopterSim heartbeat.
+    /// Epoch of sim time 0 from the simulator (RflySim: the CopterSim heartbeat).
     Heartbeat,
     /// Wall-clock arrival of the first frame (or of the first after a restart).
     FirstFrame,

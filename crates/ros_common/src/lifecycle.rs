@@ -1,0 +1,70 @@
+//! How every bridge executable lives and ends: one tokio runtime for its
+//! streams, its nodes spun on a thread of their own with their parameter
+//! services, and an orderly stop on SIGINT or SIGTERM (within a second,
+//! whatever happened to the process's output), the nodes dropped last.
+
+use std::time::Duration;
+
+use r2r::Node;
+use tokio::runtime::Runtime;
+use tokio::sync::watch;
+
+/// What a bridge's tasks hold: they end when it turns true.
+pub type StopSignal = watch::Receiver<bool>;
+
+/// The runtime of a bridge: two workers (the machines this runs on often
+/// have two cores; heavy decoding goes to blocking threads, not to them).
+pub fn runtime() -> Result<Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))
+}
+
+/// A stop signal and its sender.
+pub fn stop_channel() -> (watch::Sender<bool>, StopSignal) {
+    watch::channel(false)
+}
+
+/// Resolves at the first SIGINT or SIGTERM.
+pub async fn signalled() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            match term.as_mut() {
+                Some(t) => { t.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
+}
+
+/// Serves the nodes' parameters, spins them, and returns at SIGINT or
+/// SIGTERM after stopping every task of `runtime` through `stop`.
+pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::Sender<bool>, logger: &str) {
+    let _guard = runtime.enter();
+    // Parameter services (`ros2 param`), and use_sim_time's /clock subscription.
+    for node in &mut nodes {
+        if let Ok((handler, _events)) = node.make_parameter_handler() {
+            runtime.spawn(handler);
+        }
+    }
+    let spinner_stop = stop.subscribe();
+    let spinner = std::thread::spawn(move || {
+        let slice = Duration::from_millis((20 / nodes.len().max(1) as u64).max(1));
+        while !*spinner_stop.borrow() {
+            for n in &mut nodes {
+                n.spin_once(slice);
+            }
+        }
+        nodes
+    });
+    runtime.block_on(signalled());
+    r2r::log_info!(logger, "shutting down");
+    let _ = stop.send(true);
+    runtime.shutdown_timeout(Duration::from_secs(1) / 2);
+    // The nodes (and their publishers) go last, after every task using them.
+    let _nodes = spinner.join();
+}

@@ -1,0 +1,175 @@
+//! Builders of standard ROS 2 messages that any simulator's nodes use:
+//! headers, images, camera info, vectors and quaternions, REP-145
+//! covariances. Pure functions: no node, no I/O.
+
+use bytes::Bytes;
+use frames::{Quat, Vec3};
+use image_codec::{Encoding, Image as DecodedImage};
+use r2r::builtin_interfaces::msg::Time;
+use r2r::geometry_msgs::msg::{Point, Pose, PoseWithCovariance, Quaternion, Vector3};
+use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image, RegionOfInterest};
+use r2r::std_msgs::msg::Header;
+
+pub fn header(stamp: Time, frame_id: &str) -> Header {
+    Header {
+        stamp,
+        frame_id: frame_id.to_string(),
+    }
+}
+
+/// Takes the bytes without a copy when nothing else holds them.
+pub fn into_vec(b: Bytes) -> Vec<u8> {
+    Vec::from(b)
+}
+
+pub fn image(img: DecodedImage, header: Header) -> Image {
+    Image {
+        header,
+        height: img.height,
+        width: img.width,
+        encoding: img.encoding.ros_name().to_string(),
+        is_bigendian: 0,
+        step: img.step,
+        data: into_vec(img.data),
+    }
+}
+
+/// `image_transport`'s format string for a JPEG of `encoding`.
+pub fn compressed_image(jpeg: Vec<u8>, encoding: Encoding, header: Header) -> CompressedImage {
+    let e = encoding.ros_name();
+    CompressedImage {
+        header,
+        format: format!("{e}; jpeg compressed {e}"),
+        data: jpeg,
+    }
+}
+
+/// Pinhole intrinsics from image size and horizontal FOV: fx = fy =
+/// (w / 2) / tan(fov / 2), principal point at the image centre, no distortion.
+pub fn camera_info(width: u32, height: u32, fov_deg: f64, header: Header) -> CameraInfo {
+    let f = f64::from(width) / 2.0 / (fov_deg.to_radians() / 2.0).tan();
+    let (cx, cy) = (f64::from(width) / 2.0, f64::from(height) / 2.0);
+    CameraInfo {
+        header,
+        height,
+        width,
+        distortion_model: "plumb_bob".into(),
+        d: vec![0.0; 5],
+        k: vec![f, 0.0, cx, 0.0, f, cy, 0.0, 0.0, 1.0],
+        r: vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+        p: vec![f, 0.0, cx, 0.0, 0.0, f, cy, 0.0, 0.0, 0.0, 1.0, 0.0],
+        binning_x: 0,
+        binning_y: 0,
+        roi: RegionOfInterest::default(),
+    }
+}
+
+pub fn vector3(v: Vec3) -> Vector3 {
+    Vector3 {
+        x: v[0],
+        y: v[1],
+        z: v[2],
+    }
+}
+
+pub fn point(p: Vec3) -> Point {
+    Point {
+        x: p[0],
+        y: p[1],
+        z: p[2],
+    }
+}
+
+/// `[w, x, y, z]` (the `frames` crate's order) → `geometry_msgs/Quaternion`.
+pub fn quaternion(q: Quat) -> Quaternion {
+    Quaternion {
+        w: q[0],
+        x: q[1],
+        y: q[2],
+        z: q[3],
+    }
+}
+
+/// A 3 × 3 covariance with `v` on the diagonal.
+pub fn diagonal3(v: f64) -> Vec<f64> {
+    vec![v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v]
+}
+
+/// A 6 × 6 covariance: `linear` for x, y, z and `angular` for the rotations.
+pub fn diagonal6(linear: f64, angular: f64) -> Vec<f64> {
+    let mut c = vec![0.0; 36];
+    for i in 0..3 {
+        c[i * 7] = linear;
+        c[(i + 3) * 7] = angular;
+    }
+    c
+}
+
+/// REP-145's mark for data that is not there: element 0 is −1.
+pub fn unknown_covariance(n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; n];
+    c[0] = -1.0;
+    c
+}
+
+/// Variances reported for simulator data (diagonal; parameters of the nodes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Covariances {
+    pub pose_position: f64,
+    pub pose_orientation: f64,
+    pub twist_linear: f64,
+    pub twist_angular: f64,
+    pub imu_gyro: f64,
+    pub imu_accel: f64,
+    pub imu_orientation: f64,
+}
+
+impl Default for Covariances {
+    fn default() -> Self {
+        Self {
+            pose_position: 1e-6,
+            pose_orientation: 1e-6,
+            twist_linear: 1e-4,
+            twist_angular: 1e-4,
+            imu_gyro: 1e-6,
+            imu_accel: 1e-4,
+            imu_orientation: 1e-6,
+        }
+    }
+}
+
+/// A pose in REP-103 frames with the configured pose covariance.
+pub fn pose_with_covariance(position: Vec3, orientation: Quat, cov: &Covariances) -> PoseWithCovariance {
+    PoseWithCovariance {
+        pose: Pose {
+            position: point(position),
+            orientation: quaternion(orientation),
+        },
+        covariance: diagonal6(cov.pose_position, cov.pose_orientation),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h() -> Header {
+        header(Time { sec: 1, nanosec: 2 }, "f")
+    }
+
+    #[test]
+    fn camera_info_from_fov() {
+        let ci = camera_info(640, 480, 90.0, h());
+        assert!((ci.k[0] - 320.0).abs() < 1e-9 && (ci.k[4] - 320.0).abs() < 1e-9);
+        assert_eq!((ci.k[2], ci.k[5], ci.p[3]), (320.0, 240.0, 0.0));
+    }
+
+    #[test]
+    fn covariance_layouts() {
+        let c = diagonal6(1.0, 2.0);
+        assert_eq!((c[0], c[7], c[14], c[21], c[28], c[35]), (1.0, 1.0, 1.0, 2.0, 2.0, 2.0));
+        assert_eq!(c.iter().sum::<f64>(), 9.0);
+        assert_eq!(diagonal3(3.0).iter().sum::<f64>(), 9.0);
+        assert_eq!(unknown_covariance(9)[0], -1.0);
+    }
+}

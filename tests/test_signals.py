@@ -1,0 +1,61 @@
+"""Every executable stops within a second on SIGINT and SIGTERM, also after
+whoever read its output has gone: the situation of a child that `ros2 launch`
+orphaned when it was itself killed (launch's documented behaviour)."""
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from conftest import ROOT, executable
+
+CONFIG = ROOT / "config" / "Config.json"
+
+# name → arguments; each runs for real (the bridge without a simulator waits for data).
+EXECUTABLES = {
+    "rflysim_sim": ["--window-id", "19", "--stats", "0.2", "--no-heartbeat", "--gimbal-target", "none"],
+    "bridge": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "window_id:=19", "-p", "heartbeat_port:=42905"],
+    "gimbal_node": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "status_port:=42906"],
+}
+
+
+def start_with_pipes(name):
+    return subprocess.Popen(
+        [str(executable(name)), *EXECUTABLES[name]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def stops_within(proc, seconds):
+    try:
+        proc.wait(timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("name", sorted(EXECUTABLES))
+def test_stops_within_a_second_after_its_reader_has_gone(name, sig):
+    proc = start_with_pipes(name)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None, f"{name} exited early: {proc.stderr.read().decode(errors='replace')[-2000:]}"
+        # The reader goes away; the process keeps logging into a closed pipe.
+        proc.stdout.close()
+        proc.stderr.close()
+        time.sleep(1.0)
+        assert proc.poll() is None, f"{name} died when its output pipe closed (exit {proc.returncode})"
+        started = time.monotonic()
+        os.kill(proc.pid, sig)
+        assert stops_within(proc, 1.0), f"{name} still ran 1 s after {sig.name} with its output gone"
+        assert time.monotonic() - started <= 1.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
