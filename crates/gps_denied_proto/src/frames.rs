@@ -13,60 +13,36 @@
 //! Positive pitch tilts the nose down (forward flight), positive roll lowers
 //! the right side (flight to the right, −y).
 //!
-//! Quaternions are `[x, y, z, w]`, as `geometry_msgs/Quaternion`.
+//! Quaternions are the `frames` crate's: `[w, x, y, z]`, body → world.
+
+use std::f64::consts::FRAC_1_SQRT_2;
+
+use frames::{euler_to_quat, rotate, Quat, Vec3};
 
 use crate::telemetry::{Euler, LandingPad};
 
-pub type Quaternion = [f64; 4];
-
-/// Body → world rotation of the IMU's Euler angles.
-pub fn quaternion_from_euler(e: Euler) -> Quaternion {
-    let (sr, cr) = (e.roll * 0.5).sin_cos();
-    let (sp, cp) = (e.pitch * 0.5).sin_cos();
-    let (sy, cy) = (e.yaw * 0.5).sin_cos();
-    [
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ]
+/// Body → world orientation of the IMU's Euler angles (`frames`' Z-Y-X,
+/// which is PyBullet's order: the angles need no frame change here).
+pub fn orientation(e: Euler) -> Quat {
+    euler_to_quat(e.roll, e.pitch, e.yaw)
 }
 
-/// Rotates `v` by the unit quaternion `q`.
-pub fn rotate(q: Quaternion, v: [f64; 3]) -> [f64; 3] {
-    let [x, y, z, w] = q;
-    // v' = v + 2w(u × v) + 2u × (u × v), u = (x, y, z)
-    let u = [x, y, z];
-    let cross = |a: [f64; 3], b: [f64; 3]| {
-        [
-            a[1] * b[2] - a[2] * b[1],
-            a[2] * b[0] - a[0] * b[2],
-            a[0] * b[1] - a[1] * b[0],
-        ]
-    };
-    let t = cross(u, v).map(|c| 2.0 * c);
-    let ut = cross(u, t);
-    [
-        v[0] + w * t[0] + ut[0],
-        v[1] + w * t[1] + ut[1],
-        v[2] + w * t[2] + ut[2],
-    ]
+/// A body-frame vector in the world frame, for a drone at attitude `e`.
+pub fn body_to_world(e: Euler, v: Vec3) -> Vec3 {
+    rotate(orientation(e), v)
 }
 
-pub fn conjugate(q: Quaternion) -> Quaternion {
-    [-q[0], -q[1], -q[2], q[3]]
+/// A world-frame vector in the body frame of a drone at attitude `e`.
+pub fn world_to_body(e: Euler, v: Vec3) -> Vec3 {
+    let q = orientation(e);
+    rotate([q[0], -q[1], -q[2], -q[3]], v)
 }
 
 /// The camera looks straight down from `base_link`; the image's top is the
 /// drone's front. Its optical frame (x right in the image, y down in the
 /// image, z along the view) in body axes: x_opt = −y, y_opt = −x,
 /// z_opt = −z — a half turn about (1, −1, 0)/√2.
-pub const CAMERA_OPTICAL_IN_BODY: Quaternion = [
-    std::f64::consts::FRAC_1_SQRT_2,
-    -std::f64::consts::FRAC_1_SQRT_2,
-    0.0,
-    0.0,
-];
+pub const CAMERA_OPTICAL_IN_BODY: Quat = [0.0, FRAC_1_SQRT_2, -FRAC_1_SQRT_2, 0.0];
 
 /// A body-frame point in the camera's optical frame.
 pub fn body_to_optical(p: [f64; 3]) -> [f64; 3] {
@@ -82,6 +58,7 @@ pub fn pad_in_body(pad: &LandingPad) -> [f64; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use frames::rotate;
     use std::f64::consts::{FRAC_1_SQRT_2, FRAC_PI_2};
 
     fn close(a: &[f64], b: &[f64]) -> bool {
@@ -94,27 +71,18 @@ mod tests {
 
     #[test]
     fn single_axis_quarter_turns() {
-        // A quarter turn about axis n is (n sin 45°, cos 45°).
+        // A quarter turn about axis n is (cos 45°, n sin 45°).
         let h = FRAC_1_SQRT_2;
-        assert!(close(
-            &quaternion_from_euler(euler(FRAC_PI_2, 0.0, 0.0)),
-            &[h, 0.0, 0.0, h]
-        ));
-        assert!(close(
-            &quaternion_from_euler(euler(0.0, FRAC_PI_2, 0.0)),
-            &[0.0, h, 0.0, h]
-        ));
-        assert!(close(
-            &quaternion_from_euler(euler(0.0, 0.0, FRAC_PI_2)),
-            &[0.0, 0.0, h, h]
-        ));
-        assert!(close(&quaternion_from_euler(Euler::default()), &[0.0, 0.0, 0.0, 1.0]));
+        assert!(close(&orientation(euler(FRAC_PI_2, 0.0, 0.0)), &[h, h, 0.0, 0.0]));
+        assert!(close(&orientation(euler(0.0, FRAC_PI_2, 0.0)), &[h, 0.0, h, 0.0]));
+        assert!(close(&orientation(euler(0.0, 0.0, FRAC_PI_2)), &[h, 0.0, 0.0, h]));
+        assert!(close(&orientation(Euler::default()), &[1.0, 0.0, 0.0, 0.0]));
     }
 
     #[test]
     fn yaw_is_applied_first_in_body_axes() {
         // roll 90° then yaw 90° (q = qz · qx): body x → world y, body y → world z.
-        let q = quaternion_from_euler(euler(FRAC_PI_2, 0.0, FRAC_PI_2));
+        let q = orientation(euler(FRAC_PI_2, 0.0, FRAC_PI_2));
         assert!(close(&rotate(q, [1.0, 0.0, 0.0]), &[0.0, 1.0, 0.0]));
         assert!(close(&rotate(q, [0.0, 1.0, 0.0]), &[0.0, 0.0, 1.0]));
         assert!(close(&rotate(q, [0.0, 0.0, 1.0]), &[1.0, 0.0, 0.0]));
@@ -123,10 +91,17 @@ mod tests {
     }
 
     #[test]
+    fn world_to_body_undoes_the_orientation() {
+        let e = euler(0.2, -0.4, 2.5);
+        let v = [1.0, -2.0, 3.0];
+        assert!(close(&world_to_body(e, rotate(orientation(e), v)), &v));
+    }
+
+    #[test]
     fn positive_pitch_is_nose_down_and_positive_roll_right_side_down() {
-        let nose = rotate(quaternion_from_euler(euler(0.0, 0.3, 0.0)), [1.0, 0.0, 0.0]);
+        let nose = rotate(orientation(euler(0.0, 0.3, 0.0)), [1.0, 0.0, 0.0]);
         assert!(nose[2] < 0.0 && nose[0] > 0.0);
-        let left = rotate(quaternion_from_euler(euler(0.3, 0.0, 0.0)), [0.0, 1.0, 0.0]);
+        let left = rotate(orientation(euler(0.3, 0.0, 0.0)), [0.0, 1.0, 0.0]);
         assert!(left[2] > 0.0, "the left side rises, so the right side is down");
     }
 
@@ -135,12 +110,12 @@ mod tests {
         // cos/sin of 15°: (√6 ± √2)/4; products written out by hand.
         let (c, s) = ((6f64.sqrt() + 2f64.sqrt()) / 4.0, (6f64.sqrt() - 2f64.sqrt()) / 4.0);
         let a = 30f64.to_radians();
-        let q = quaternion_from_euler(euler(a, a, a));
+        let q = orientation(euler(a, a, a));
         let want = [
+            c * c * c + s * s * s,
             s * c * c - c * s * s,
             c * s * c + s * c * s,
             c * c * s - s * s * c,
-            c * c * c + s * s * s,
         ];
         assert!(close(&q, &want));
         assert!((q.iter().map(|x| x * x).sum::<f64>() - 1.0).abs() < 1e-12);
@@ -154,6 +129,6 @@ mod tests {
         assert!(close(&rotate(q, [0.0, 1.0, 0.0]), &[-1.0, 0.0, 0.0]));
         assert!(close(&rotate(q, [0.0, 0.0, 1.0]), &[0.0, 0.0, -1.0]));
         let p = [0.7, -0.3, -4.0];
-        assert!(close(&rotate(conjugate(q), p), &body_to_optical(p)));
+        assert!(close(&rotate([q[0], -q[1], -q[2], -q[3]], p), &body_to_optical(p)));
     }
 }

@@ -2,7 +2,7 @@
 //! every absent part is reported missing, and the Euler convention is the
 //! composition of its three single-axis rotations.
 
-use gps_denied_proto::frames::{quaternion_from_euler, rotate};
+use gps_denied_proto::frames::{body_to_world, orientation};
 use gps_denied_proto::{
     parse_telemetry, CameraGeometry, Command, DroneTelemetry, Euler, Fault, LandingPad, Limits, PadReport, Part,
     RoverTelemetry, Telemetry, Vector3,
@@ -127,7 +127,8 @@ proptest! {
     fn euler_quaternion_is_yaw_then_pitch_then_roll_in_body_axes(
         roll in -3.2..3.2f64, pitch in -1.6..1.6f64, yaw in -3.2..3.2f64, v in vector(),
     ) {
-        let q = quaternion_from_euler(Euler { roll, pitch, yaw });
+        let e = Euler { roll, pitch, yaw };
+        let q = orientation(e);
         let norm: f64 = q.iter().map(|c| c * c).sum();
         prop_assert!((norm - 1.0).abs() < 1e-12);
         let (sr, cr) = roll.sin_cos();
@@ -137,7 +138,7 @@ proptest! {
         let rx = [v[0], cr * v[1] - sr * v[2], sr * v[1] + cr * v[2]];
         let ry = [cp * rx[0] + sp * rx[2], rx[1], -sp * rx[0] + cp * rx[2]];
         let rz = [cy * ry[0] - sy * ry[1], sy * ry[0] + cy * ry[1], ry[2]];
-        let got = rotate(q, v);
+        let got = body_to_world(e, v);
         let scale = v.iter().fold(1.0f64, |m, c| m.max(c.abs()));
         for i in 0..3 {
             prop_assert!((got[i] - rz[i]).abs() < 1e-9 * scale, "{:?} vs {:?}", got, rz);

@@ -253,7 +253,7 @@ pub fn run(options: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Result<
         socket,
         geometry,
         camera,
-        renderer: Renderer::new(camera, options.jpeg_quality)?,
+        renderer: Renderer::new(camera, options.jpeg_quality),
         world: World::new(options.pattern),
         injector: FaultInjector::new(options.faults),
         counts: Counts::default(),

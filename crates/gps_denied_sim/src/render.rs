@@ -5,25 +5,26 @@
 //! pad by colour.
 
 use gps_denied_proto::camera::CameraModel;
-use gps_denied_proto::frames::quaternion_from_euler;
-use gps_denied_proto::frames::rotate;
+use gps_denied_proto::frames::body_to_world;
+use image_codec::{encode, Encoding};
 
 use crate::world::{World, PAD_RADIUS, ROVER_LENGTH, ROVER_TOP, ROVER_WIDTH};
 
-pub const PAD_RGB: [u8; 3] = [220, 30, 30];
-pub const MARK_RGB: [u8; 3] = [245, 245, 245];
-pub const DECK_RGB: [u8; 3] = [55, 55, 65];
-pub const GROUND_RGB: [[u8; 3]; 2] = [[70, 125, 60], [95, 150, 75]];
-pub const SKY_RGB: [u8; 3] = [150, 190, 235];
+// Colours in bgr8 order, the encoder's.
+pub const PAD_BGR: [u8; 3] = [30, 30, 220];
+pub const MARK_BGR: [u8; 3] = [245, 245, 245];
+pub const DECK_BGR: [u8; 3] = [65, 55, 55];
+pub const GROUND_BGR: [[u8; 3]; 2] = [[60, 125, 70], [75, 150, 95]];
+pub const SKY_BGR: [u8; 3] = [235, 190, 150];
 /// Metres per checker square.
 const TILE: f64 = 1.0;
 
 pub struct Renderer {
     camera: CameraModel,
+    quality: i32,
     /// Each pixel's viewing ray in the body frame.
     rays: Vec<[f64; 3]>,
-    rgb: Vec<u8>,
-    compressor: turbojpeg::Compressor,
+    bgr: Vec<u8>,
 }
 
 impl std::fmt::Debug for Renderer {
@@ -42,12 +43,7 @@ fn on_mark(x: f64, y: f64) -> bool {
 }
 
 impl Renderer {
-    pub fn new(camera: CameraModel, quality: i32) -> Result<Self, String> {
-        let mut compressor = turbojpeg::Compressor::new().map_err(|e| e.to_string())?;
-        compressor.set_quality(quality).map_err(|e| e.to_string())?;
-        compressor
-            .set_subsamp(turbojpeg::Subsamp::Sub2x2)
-            .map_err(|e| e.to_string())?;
+    pub fn new(camera: CameraModel, quality: i32) -> Self {
         let rays = (0..camera.height)
             .flat_map(|v| (0..camera.width).map(move |u| (u, v)))
             .map(|(u, v)| {
@@ -56,36 +52,35 @@ impl Renderer {
                 [-o[1], -o[0], -o[2]]
             })
             .collect();
-        let rgb = vec![0; camera.width as usize * camera.height as usize * 3];
-        Ok(Self {
+        let bgr = vec![0; camera.width as usize * camera.height as usize * 3];
+        Self {
             camera,
+            quality,
             rays,
-            rgb,
-            compressor,
-        })
+            bgr,
+        }
     }
 
-    /// The view from the drone now, as packed RGB.
+    /// The view from the drone now, as packed bgr8.
     pub fn render(&mut self, world: &World) -> &[u8] {
         let d = &world.drone;
-        let q = quaternion_from_euler(d.attitude);
         // Columns of the body → world rotation, once per frame.
         let (ex, ey, ez) = (
-            rotate(q, [1.0, 0.0, 0.0]),
-            rotate(q, [0.0, 1.0, 0.0]),
-            rotate(q, [0.0, 0.0, 1.0]),
+            body_to_world(d.attitude, [1.0, 0.0, 0.0]),
+            body_to_world(d.attitude, [0.0, 1.0, 0.0]),
+            body_to_world(d.attitude, [0.0, 0.0, 1.0]),
         );
         let [px, py, pz] = d.position;
         let [rx, ry, _] = world.rover_position();
         let (hs, hc) = world.rover_heading().sin_cos();
-        for (ray, out) in self.rays.iter().zip(self.rgb.chunks_exact_mut(3)) {
+        for (ray, out) in self.rays.iter().zip(self.bgr.chunks_exact_mut(3)) {
             let w = [
                 ex[0] * ray[0] + ey[0] * ray[1] + ez[0] * ray[2],
                 ex[1] * ray[0] + ey[1] * ray[1] + ez[1] * ray[2],
                 ex[2] * ray[0] + ey[2] * ray[1] + ez[2] * ray[2],
             ];
             let colour = if w[2] >= -1e-9 {
-                SKY_RGB
+                SKY_BGR
             } else {
                 let mut colour = None;
                 if pz > ROVER_TOP {
@@ -94,11 +89,11 @@ impl Renderer {
                     let (lx, ly) = (hc * dx + hs * dy, -hs * dx + hc * dy);
                     if lx.abs() <= ROVER_LENGTH / 2.0 && ly.abs() <= ROVER_WIDTH / 2.0 {
                         colour = Some(if lx * lx + ly * ly > PAD_RADIUS * PAD_RADIUS {
-                            DECK_RGB
+                            DECK_BGR
                         } else if on_mark(lx, ly) {
-                            MARK_RGB
+                            MARK_BGR
                         } else {
-                            PAD_RGB
+                            PAD_BGR
                         });
                     }
                 }
@@ -106,25 +101,19 @@ impl Renderer {
                     let t = -pz / w[2];
                     let (gx, gy) = (px + t * w[0], py + t * w[1]);
                     let parity = ((gx / TILE).floor() + (gy / TILE).floor()).rem_euclid(2.0) as usize;
-                    GROUND_RGB[parity]
+                    GROUND_BGR[parity]
                 })
             };
             out.copy_from_slice(&colour);
         }
-        &self.rgb
+        &self.bgr
     }
 
     /// The view as a JPEG.
     pub fn jpeg(&mut self, world: &World) -> Result<Vec<u8>, String> {
         self.render(world);
-        let image = turbojpeg::Image {
-            pixels: self.rgb.as_slice(),
-            width: self.camera.width as usize,
-            pitch: self.camera.width as usize * 3,
-            height: self.camera.height as usize,
-            format: turbojpeg::PixelFormat::RGB,
-        };
-        self.compressor.compress_to_vec(image).map_err(|e| e.to_string())
+        let (w, h) = (self.camera.width, self.camera.height);
+        encode::jpeg(&self.bgr, w, h, Encoding::Bgr8, self.quality).map_err(|e| e.to_string())
     }
 }
 
@@ -135,10 +124,10 @@ mod tests {
     use gps_denied_proto::PadReport;
 
     /// Centroid of the pad's red pixels.
-    fn red_centroid(rgb: &[u8], width: usize) -> Option<(f64, f64, usize)> {
+    fn red_centroid(bgr: &[u8], width: usize) -> Option<(f64, f64, usize)> {
         let (mut su, mut sv, mut n) = (0.0, 0.0, 0usize);
-        for (i, px) in rgb.chunks_exact(3).enumerate() {
-            if px == PAD_RGB {
+        for (i, px) in bgr.chunks_exact(3).enumerate() {
+            if px == PAD_BGR {
                 su += (i % width) as f64;
                 sv += (i / width) as f64;
                 n += 1;
@@ -150,7 +139,7 @@ mod tests {
     #[test]
     fn the_pad_appears_where_landing_pad_says() {
         let camera = CameraModel::default();
-        let mut r = Renderer::new(camera, 70).unwrap();
+        let mut r = Renderer::new(camera, 70);
         let mut w = World::new(Pattern::Figure8);
         w.drone.position[0] += 1.2;
         w.drone.position[1] -= 0.6;
@@ -183,7 +172,7 @@ mod tests {
     #[test]
     fn no_pad_in_view_means_no_red() {
         let camera = CameraModel::default();
-        let mut r = Renderer::new(camera, 70).unwrap();
+        let mut r = Renderer::new(camera, 70);
         let mut w = World::new(Pattern::Circular);
         w.drone.position[0] += 6.0;
         assert_eq!(w.pad_detection(&camera), PadReport::NotVisible);

@@ -12,7 +12,7 @@
 //! lifts it off.
 
 use gps_denied_proto::camera::CameraModel;
-use gps_denied_proto::frames::{conjugate, quaternion_from_euler, rotate};
+use gps_denied_proto::frames::world_to_body;
 use gps_denied_proto::{Command, DroneTelemetry, Euler, LandingPad, PadReport, RoverTelemetry, Vector3};
 
 pub const GRAVITY: f64 = 9.81;
@@ -241,9 +241,8 @@ impl World {
     pub fn pad_detection(&self, camera: &CameraModel) -> PadReport {
         let d = &self.drone;
         let [rx, ry, _] = self.rover_position();
-        let q = quaternion_from_euler(d.attitude);
         let offset = [rx - d.position[0], ry - d.position[1], ROVER_TOP - d.position[2]];
-        let body = rotate(conjugate(q), offset);
+        let body = world_to_body(d.attitude, offset);
         let distance = d.position[2] - ROVER_TOP;
         if !(MIN_DETECTION_DISTANCE..=MAX_DETECTION_DISTANCE).contains(&distance) {
             return PadReport::NotVisible;
@@ -264,9 +263,8 @@ impl World {
     /// Everything but the camera (the caller adds geometry and image).
     pub fn telemetry(&self, camera: &CameraModel) -> DroneTelemetry {
         let d = &self.drone;
-        let q = quaternion_from_euler(d.attitude);
         let specific_force = [d.acceleration[0], d.acceleration[1], d.acceleration[2] + GRAVITY];
-        let f = rotate(conjugate(q), specific_force);
+        let f = world_to_body(d.attitude, specific_force);
         let (s, c) = d.attitude.yaw.sin_cos();
         let [vx, vy, vz] = d.velocity;
         DroneTelemetry {

@@ -13,6 +13,7 @@ use gps_denied_proto::camera::CameraModel;
 use gps_denied_proto::{
     parse_telemetry, Command as DroneCommand, DroneTelemetry, Fault, Limits, PadReport, Parsed, Part, Telemetry,
 };
+use image_codec::{Encoding, JpegDecoder};
 
 struct Sim(Child);
 
@@ -65,11 +66,11 @@ fn next_drone_frame(socket: &UdpSocket) -> (DroneTelemetry, SocketAddr) {
     }
 }
 
-/// Centroid of the pad's red pixels in a decoded RGB image.
-fn red_centroid(rgb: &[u8], width: usize) -> Option<(f64, f64)> {
+/// Centroid of the pad's red pixels in a decoded bgr8 image.
+fn red_centroid(bgr: &[u8], width: usize) -> Option<(f64, f64)> {
     let (mut su, mut sv, mut n) = (0.0, 0.0, 0usize);
-    for (i, px) in rgb.chunks_exact(3).enumerate() {
-        if px[0] > 150 && px[1] < 90 && px[2] < 90 {
+    for (i, px) in bgr.chunks_exact(3).enumerate() {
+        if px[2] > 150 && px[1] < 90 && px[0] < 90 {
             su += (i % width) as f64;
             sv += (i / width) as f64;
             n += 1;
@@ -82,7 +83,7 @@ fn red_centroid(rgb: &[u8], width: usize) -> Option<(f64, f64)> {
 fn telemetry_frames_carry_an_image_every_fifth_frame_showing_the_pad() {
     let (_sim, socket) = start(&["--rate", "50", "--frames", "30"]);
     let camera = CameraModel::default();
-    let mut decompressor = turbojpeg::Decompressor::new().unwrap();
+    let mut decoder = JpegDecoder::new(320 * 240).unwrap();
     let mut images = 0;
     for k in 0..30u32 {
         let (d, _) = receive(&socket);
@@ -95,24 +96,15 @@ fn telemetry_frames_carry_an_image_every_fifth_frame_showing_the_pad() {
         assert_eq!(t.image.is_some(), k % 5 == 0, "frame {k}");
         let Some(jpeg) = t.image else { continue };
         images += 1;
-        let header = decompressor.read_header(&jpeg).unwrap();
-        assert_eq!((header.width, header.height), (320, 240));
-        let mut rgb = vec![0u8; 320 * 240 * 3];
-        let out = turbojpeg::Image {
-            pixels: rgb.as_mut_slice(),
-            width: 320,
-            pitch: 320 * 3,
-            height: 240,
-            format: turbojpeg::PixelFormat::RGB,
-        };
-        decompressor.decompress(&jpeg, out).unwrap();
+        let image = decoder.decode(&jpeg, Encoding::Bgr8).unwrap();
+        assert_eq!((image.width, image.height), (320, 240));
         let Some(PadReport::Detected(pad)) = t.landing_pad else {
             panic!("frame {k}: the pad is below the drone at start")
         };
         let (u, v) = camera
             .project_body([pad.relative_x, pad.relative_y, -pad.distance])
             .unwrap();
-        let (cu, cv) = red_centroid(&rgb, 320).expect("red pad pixels");
+        let (cu, cv) = red_centroid(&image.data, 320).expect("red pad pixels");
         assert!(
             (cu - u).abs() < 2.0 && (cv - v).abs() < 2.0,
             "({cu}, {cv}) vs ({u}, {v})"
