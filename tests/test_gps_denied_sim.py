@@ -112,8 +112,8 @@ def test_images_decode_with_the_seed_snippet_and_show_the_pad(processes, link):
         pad = t["landing_pad"]
         assert pad is not None and 0.0 < pad["confidence"] <= 1.0
         # Downward camera, image top = forward, image right = the drone's right.
-        u = 159.5 - FOCAL * pad["relative_y"] / pad["distance"]
-        v = 119.5 - FOCAL * pad["relative_x"] / pad["distance"]
+        u = 160 - FOCAL * pad["relative_y"] / pad["distance"]
+        v = 120 - FOCAL * pad["relative_x"] / pad["distance"]
         cu, cv = red_centroid(image)
         assert abs(cu - u) < 2.5 and abs(cv - v) < 2.5, ((cu, cv), (u, v), pad)
 

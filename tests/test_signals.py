@@ -17,6 +17,8 @@ EXECUTABLES = {
     "rflysim_sim": ["--window-id", "19", "--stats", "0.2", "--no-heartbeat", "--gimbal-target", "none"],
     "bridge": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "window_id:=19", "-p", "heartbeat_port:=42905"],
     "gimbal_node": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "status_port:=42906"],
+    "gps_denied_sim": ["--bind", "127.0.0.1:42908", "--target", "127.0.0.1:42909", "--stats", "0.2"],
+    "gps_denied_bridge": ["--ros-args", "-p", "local_port:=42910", "-p", "sim_port:=42911"],
 }
 
 

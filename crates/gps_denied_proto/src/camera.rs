@@ -1,7 +1,8 @@
 //! The pinhole model of the downward camera from `camera.width`, `height`
-//! and `fov` (horizontal, degrees): square pixels, principal point at the
-//! image centre, no distortion. The emulator renders with it and the bridge
-//! writes `camera_info` from it, so the two agree.
+//! and `fov` (horizontal, degrees): square pixels, no distortion, principal
+//! point at (w/2, h/2) — the intrinsics the bridge publishes in
+//! `camera_info` (ros_common's), so that what the emulator renders is what
+//! a user's vision code computes with.
 
 use crate::frames::body_to_optical;
 use crate::telemetry::CameraGeometry;
@@ -13,7 +14,7 @@ pub struct CameraModel {
     pub height: u32,
     /// Focal length in pixels (fx = fy).
     pub focal: f64,
-    /// Principal point; pixel centres are at integer coordinates (ROS, OpenCV).
+    /// Principal point (pixel centres at integer coordinates, as in OpenCV).
     pub cx: f64,
     pub cy: f64,
 }
@@ -37,21 +38,9 @@ impl CameraModel {
             width: g.width,
             height: g.height,
             focal: (w / 2.0) / (g.fov_deg.to_radians() / 2.0).tan(),
-            cx: (w - 1.0) / 2.0,
-            cy: (h - 1.0) / 2.0,
+            cx: w / 2.0,
+            cy: h / 2.0,
         }
-    }
-
-    /// Row-major 3×3 intrinsics, `sensor_msgs/CameraInfo.k`.
-    pub fn k(&self) -> [f64; 9] {
-        [self.focal, 0.0, self.cx, 0.0, self.focal, self.cy, 0.0, 0.0, 1.0]
-    }
-
-    /// Row-major 3×4 projection, `sensor_msgs/CameraInfo.p`.
-    pub fn p(&self) -> [f64; 12] {
-        [
-            self.focal, 0.0, self.cx, 0.0, 0.0, self.focal, self.cy, 0.0, 0.0, 0.0, 1.0, 0.0,
-        ]
     }
 
     /// The pixel `(u, v)` where a point in front of the camera appears
@@ -84,8 +73,7 @@ mod tests {
         let m = CameraModel::default();
         // 160 / tan 30° = 160 √3
         assert!((m.focal - 160.0 * 3f64.sqrt()).abs() < 1e-9);
-        assert_eq!((m.cx, m.cy), (159.5, 119.5));
-        assert_eq!(m.k()[8], 1.0);
+        assert_eq!((m.cx, m.cy), (160.0, 120.0));
     }
 
     #[test]
@@ -104,6 +92,6 @@ mod tests {
         );
         // The edge of the horizontal field of view is the image's edge.
         let (u, _) = m.project_body([0.0, -(30f64.to_radians().tan()), -1.0]).unwrap();
-        assert!((u - (m.cx + 160.0)).abs() < 1e-9 && m.contains(u - 0.5, 0.0));
+        assert!((u - (m.cx + 160.0)).abs() < 1e-9 && !m.contains(u, 0.0) && m.contains(u - 0.5, 0.0));
     }
 }

@@ -79,14 +79,12 @@ impl InputCounters {
 
     /// Every non-zero count of bad input, named `reason` or `part/fault`
     /// (e.g. `malformed_json`, `camera.image/bad_base64`), in a fixed order.
-    pub fn bad_input(&self) -> impl Iterator<Item = (String, u64)> + '_ {
-        let refused = REFUSALS.iter().zip(self.refused).map(|(n, c)| ((*n).to_owned(), c));
-        let parts = Part::ALL.iter().flat_map(move |&p| {
-            Fault::ALL
-                .iter()
-                .map(move |&f| (format!("{}/{}", p.name(), f.name()), self.part(p, f)))
-        });
-        let foreign = std::iter::once(("foreign_source".to_owned(), self.foreign_source));
+    pub fn bad_input(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        let refused = REFUSALS.iter().copied().zip(self.refused);
+        let parts = Part::ALL
+            .iter()
+            .flat_map(move |&p| Fault::ALL.iter().map(move |&f| (p.key(f), self.part(p, f))));
+        let foreign = std::iter::once(("foreign_source", self.foreign_source));
         refused.chain(parts).chain(foreign).filter(|(_, c)| *c > 0)
     }
 }
@@ -119,14 +117,26 @@ mod tests {
         assert_eq!(c.part(Part::Landed, Fault::Invalid), 2);
         assert_eq!(c.part(Part::Image, Fault::BadBase64), 1);
         assert_eq!(c.part(Part::Image, Fault::Missing), 1);
-        let named: Vec<(String, u64)> = c.bad_input().collect();
-        assert!(named.contains(&("malformed_json".into(), 1)));
-        assert!(named.contains(&("not_an_object".into(), 1)));
-        assert!(named.contains(&("landed/invalid".into(), 2)));
-        assert!(named.contains(&("camera.image/bad_base64".into(), 1)));
-        assert!(named.contains(&("foreign_source".into(), 2)));
+        let named: Vec<(&str, u64)> = c.bad_input().collect();
+        assert!(named.contains(&("malformed_json", 1)));
+        assert!(named.contains(&("not_an_object", 1)));
+        assert!(named.contains(&("landed/invalid", 2)));
+        assert!(named.contains(&("camera.image/bad_base64", 1)));
+        assert!(named.contains(&("foreign_source", 2)));
         assert!(named.iter().all(|(_, n)| *n > 0));
         assert_eq!(c.bad_total(), named.iter().map(|(_, n)| n).sum::<u64>());
+    }
+
+    #[test]
+    fn keys_are_part_slash_fault() {
+        for p in Part::ALL {
+            for f in [Fault::Missing, Fault::Invalid] {
+                assert_eq!(p.key(f), format!("{}/{}", p.name(), f.name()));
+            }
+        }
+        for f in [Fault::ImageTooLong, Fault::BadBase64, Fault::NotJpeg] {
+            assert_eq!(Part::Image.key(f), format!("camera.image/{}", f.name()));
+        }
     }
 
     #[test]

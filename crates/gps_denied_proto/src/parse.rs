@@ -71,21 +71,45 @@ impl Part {
 
     /// The wire path, for logs and diagnostics.
     pub fn name(self) -> &'static str {
-        match self {
-            Part::Orientation => "imu.orientation",
-            Part::AngularVelocity => "imu.angular_velocity",
-            Part::LinearAcceleration => "imu.linear_acceleration",
-            Part::Altitude => "altimeter.altitude",
-            Part::VerticalVelocity => "altimeter.vertical_velocity",
-            Part::Velocity => "velocity",
-            Part::LandingPad => "landing_pad",
-            Part::Camera => "camera",
-            Part::Image => "camera.image",
-            Part::Landed => "landed",
-            Part::Timestamp => "timestamp",
-            Part::RoverPosition => "rover.position",
-            Part::RoverVelocity => "rover.velocity",
-            Part::RoverPattern => "rover.pattern",
+        self.names().0
+    }
+
+    /// `part/fault` (e.g. `landed/invalid`), a counter's name.
+    pub fn key(self, fault: Fault) -> &'static str {
+        match fault {
+            Fault::Missing => self.names().1,
+            Fault::Invalid => self.names().2,
+            // Only `camera.image` has these.
+            Fault::ImageTooLong => "camera.image/image_too_long",
+            Fault::BadBase64 => "camera.image/bad_base64",
+            Fault::NotJpeg => "camera.image/not_jpeg",
+        }
+    }
+
+    /// Static names, so that counters can be keyed without allocating.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
+        macro_rules! named {
+            ($($part:ident => $name:literal),* $(,)?) => {
+                match self {
+                    $(Part::$part => ($name, concat!($name, "/missing"), concat!($name, "/invalid")),)*
+                }
+            };
+        }
+        named! {
+            Orientation => "imu.orientation",
+            AngularVelocity => "imu.angular_velocity",
+            LinearAcceleration => "imu.linear_acceleration",
+            Altitude => "altimeter.altitude",
+            VerticalVelocity => "altimeter.vertical_velocity",
+            Velocity => "velocity",
+            LandingPad => "landing_pad",
+            Camera => "camera",
+            Image => "camera.image",
+            Landed => "landed",
+            Timestamp => "timestamp",
+            RoverPosition => "rover.position",
+            RoverVelocity => "rover.velocity",
+            RoverPattern => "rover.pattern",
         }
     }
 }
