@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::sensor::{SensorKind, Transport};
+use crate::sensor::{SensorClass, SensorKind, Transport};
 
 /// How mount Euler angles in the file are to be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,7 +64,7 @@ impl SensorConfig {
         Transport::from_code(self.send_protocol[0])
     }
 
-    /// The receiver RflySim3D sends to; `None` for 0.0.0.0, meaning this host.
+    /// The receiver RflySim3D sends to; 0.0.0.0 means this host (loopback).
     pub fn receiver_ip(&self) -> Ipv4Addr {
         let o = |i: usize| self.send_protocol[i].min(255) as u8;
         let ip = Ipv4Addr::new(o(1), o(2), o(3), o(4));
@@ -81,6 +81,39 @@ impl SensorConfig {
             0 => 9999u16.saturating_add(self.seq_id),
             p => p,
         }
+    }
+
+    /// The largest frame this sensor can send, by its configured size and
+    /// kind (spec §3): what a lying datagram header may make a receiver
+    /// buffer. `None` where the size can change at run time (a gimbal camera's
+    /// resolution is a control) or has no bound of its own (detections).
+    pub fn max_frame_len(&self) -> Option<usize> {
+        let (w, h) = self.size();
+        let pixels = usize::from(w.max(1)) * usize::from(h.max(1));
+        let kind = self.kind()?;
+        match kind.class {
+            _ if self.type_id == 9 => None,
+            SensorClass::Camera(e) => {
+                let raw = pixels * e.bytes_per_pixel();
+                Some(match self.transport()? {
+                    Transport::UdpCompressed => COMPRESSED_SLACK + pixels * MAX_JPEG_BYTES_PER_PIXEL,
+                    Transport::UdpPng => COMPRESSED_SLACK + raw + raw / 8,
+                    Transport::UdpRaw | Transport::SharedMemory => raw,
+                })
+            }
+            // The seed's float layout is the larger of the two.
+            SensorClass::Lidar | SensorClass::DepthCloud => Some(36 + 16 * pixels),
+            SensorClass::LaserDistance => Some(crate::telemetry::LaserDistance::LEN),
+            SensorClass::Detections => None,
+        }
+    }
+
+    /// The most pixels an image of this camera may decode to: its configured
+    /// size with room for a larger render, or `None` for a gimbal camera,
+    /// whose resolution is a control.
+    pub fn max_image_pixels(&self) -> Option<usize> {
+        let (w, h) = self.size();
+        (self.type_id != 9).then(|| 4 * usize::from(w.max(1)) * usize::from(h.max(1)))
     }
 
     pub fn rate_hz(&self) -> f64 {
@@ -393,6 +426,37 @@ fn parse_sensor(index: usize, value: &Value, unit: AngleUnit) -> Result<SensorCo
     })
 }
 
+/// A JPEG never needs more than this per pixel (libjpeg-turbo's own bound
+/// for 4:4:4 is 6 bytes per pixel with room to spare; noisy quality-100
+/// frames come near 3).
+const MAX_JPEG_BYTES_PER_PIXEL: usize = 6;
+/// Headers, tables and markers of a compressed file.
+const COMPRESSED_SLACK: usize = 64 << 10;
+
+/// Sensors of one config that would share a UDP port: RflySim3D would
+/// send both streams there and no receiver could tell them apart. One line
+/// per clash, naming both SeqIDs.
+pub fn udp_port_clashes(sensors: &[SensorConfig]) -> Vec<String> {
+    let mut clashes = Vec::new();
+    let udp: Vec<&SensorConfig> = sensors
+        .iter()
+        .filter(|c| c.transport().is_some_and(|t| t.is_udp()))
+        .collect();
+    for (i, a) in udp.iter().enumerate() {
+        for b in &udp[i + 1..] {
+            if a.udp_port() == b.udp_port() {
+                clashes.push(format!(
+                    "sensors {} and {} both use UDP port {}",
+                    a.seq_id,
+                    b.seq_id,
+                    a.udp_port()
+                ));
+            }
+        }
+    }
+    clashes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,5 +560,48 @@ mod tests {
         assert_eq!(strip_comments("{\"a\":\"x//y#z\"} // c"), "{\"a\":\"x//y#z\"} ");
         assert_eq!(strip_comments("1 /* a\nb */ 2"), "1 \n  2");
         assert_eq!(strip_comments("\"q\\\"#\" # c\n3"), "\"q\\\"#\" \n3");
+    }
+
+    #[test]
+    fn sensors_sharing_a_udp_port_are_reported() {
+        let cfg = parse_config(
+            r#"{"VisionSensors":[
+                {"SeqID":1,"TypeID":1,"SendProtocol":[1,0,0,0,0,0,0,0]},
+                {"SeqID":2,"TypeID":1,"SendProtocol":[1,0,0,0,0,10000,0,0]},
+                {"SeqID":3,"TypeID":1,"SendProtocol":[0,0,0,0,0,10000,0,0]},
+                {"SeqID":4,"TypeID":1,"SendProtocol":[2,0,0,0,0,0,0,0]}]}"#,
+            AngleUnit::Auto,
+        )
+        .unwrap();
+        // 1 → 9999 + 1 = 10000 = 2's port; 3 is shared memory; 4 → 10003.
+        assert_eq!(udp_port_clashes(&cfg), vec!["sensors 1 and 2 both use UDP port 10000"]);
+        assert!(udp_port_clashes(&cfg[2..]).is_empty());
+    }
+
+    #[test]
+    fn frame_bounds_follow_the_configured_size() {
+        let cfg = parse_config(
+            r#"{"VisionSensors":[
+                {"SeqID":1,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0]},
+                {"SeqID":2,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[1,0,0,0,0,0,0,0]},
+                {"SeqID":3,"TypeID":20,"DataWidth":100,"DataHeight":16,"SendProtocol":[1,0,0,0,0,0,0,0]},
+                {"SeqID":4,"TypeID":9,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0]},
+                {"SeqID":5,"TypeID":5,"SendProtocol":[1,0,0,0,0,0,0,0]}]}"#,
+            AngleUnit::Auto,
+        )
+        .unwrap();
+        let bounds: Vec<Option<usize>> = cfg.iter().map(SensorConfig::max_frame_len).collect();
+        assert_eq!(
+            bounds,
+            vec![
+                Some(640 * 480 * 3),
+                Some((64 << 10) + 640 * 480 * 6),
+                Some(36 + 16 * 1600),
+                None,
+                Some(56)
+            ]
+        );
+        assert_eq!(cfg[0].max_image_pixels(), Some(4 * 640 * 480));
+        assert_eq!(cfg[3].max_image_pixels(), None);
     }
 }

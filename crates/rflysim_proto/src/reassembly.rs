@@ -6,7 +6,9 @@
 //! - a frame with a lost packet is dropped alone, when it goes stale or when
 //!   too many frames are in flight, and counted;
 //! - memory is bounded: at most `max_partial_frames` frames of at most
-//!   `max_frame_bytes` each, whatever `pkg_num` / `pkg_len` claim;
+//!   `max_frame_bytes` each and `max_buffered_bytes` in all, whatever
+//!   `pkg_num` / `pkg_len` claim (a sensor's bound comes from its configured
+//!   size, so one lying datagram cannot make it allocate 64 MiB);
 //! - a simulator restart (frame ids and time going back) needs no recovery:
 //!   new frames have new keys; the event is counted;
 //! - each datagram is copied once, into its place in the frame's buffer.
@@ -23,6 +25,9 @@ pub struct ReassemblerConfig {
     pub max_packets_per_frame: u32,
     /// Frames being filled at once; reordering across more frames than this loses the oldest.
     pub max_partial_frames: usize,
+    /// Bytes held by all partial frames together; a new frame that needs more
+    /// room drops the oldest ones.
+    pub max_buffered_bytes: usize,
     /// A partial frame with no new packet for this long is dropped.
     pub stale_after: Duration,
     /// How many finished (or abandoned) frames are remembered to recognise late packets.
@@ -31,12 +36,25 @@ pub struct ReassemblerConfig {
     pub restart_time_jump: f64,
 }
 
+impl ReassemblerConfig {
+    /// For a stream whose frames are at most `max_frame_bytes`: room for two
+    /// of them in flight (a frame and its successor overtaking it).
+    pub fn for_frames_of(max_frame_bytes: usize) -> Self {
+        Self {
+            max_frame_bytes,
+            max_buffered_bytes: max_frame_bytes.saturating_mul(2).max(1 << 20),
+            ..Self::default()
+        }
+    }
+}
+
 impl Default for ReassemblerConfig {
     fn default() -> Self {
         Self {
             max_frame_bytes: 64 << 20,
             max_packets_per_frame: 4096,
             max_partial_frames: 4,
+            max_buffered_bytes: 128 << 20,
             stale_after: Duration::from_millis(500),
             remembered_frames: 256,
             restart_time_jump: 1.0,
@@ -169,7 +187,8 @@ impl Partial {
 }
 
 enum Verdict {
-    Keep,
+    /// Kept, at this index of the partial frames (making room may move it).
+    Keep(usize),
     Drop,
 }
 
@@ -270,10 +289,10 @@ impl Reassembler {
                 self.start_partial(key, &header, now)
             }
         };
-        match self.add_packet(idx, &header, body, datagram.len(), now) {
-            Verdict::Keep => {}
+        let idx = match self.add_packet(idx, &header, body, datagram.len(), now) {
+            Verdict::Keep(idx) => idx,
             Verdict::Drop => return None,
-        }
+        };
         if self.partials[idx].complete() {
             let p = self.partials.swap_remove(idx);
             return self.finish(p);
@@ -343,6 +362,23 @@ impl Reassembler {
             self.finished.pop_front();
         }
         self.finished.push_back(key);
+    }
+
+    /// Drops the oldest partial frames other than `keep` until `bytes` more
+    /// fit in `max_buffered_bytes`; `keep`'s index then, or `None` when it
+    /// cannot fit even alone.
+    fn make_room(&mut self, keep: FrameKey, bytes: usize) -> Option<usize> {
+        loop {
+            if self.buffered_bytes().saturating_add(bytes) <= self.config.max_buffered_bytes {
+                return self.partials.iter().position(|p| p.key == keep);
+            }
+            let oldest = (0..self.partials.len())
+                .filter(|&i| self.partials[i].key != keep)
+                .min_by_key(|&i| self.partials[i].started)?;
+            let p = self.partials.swap_remove(oldest);
+            self.stats.incomplete += 1;
+            self.remember(p.key);
+        }
     }
 
     fn start_partial(&mut self, key: FrameKey, header: &DatagramHeader, now: Duration) -> usize {
@@ -416,8 +452,27 @@ impl Reassembler {
         now: Duration,
     ) -> Verdict {
         let max_frame = self.config.max_frame_bytes;
-        let p = &mut self.partials[idx];
         let id = header.pkg_id as u32;
+        // The first packet that is not the last sizes the frame's buffer:
+        // room for it is made first, from the oldest other frames.
+        let sizes_buffer = {
+            let p = &self.partials[idx];
+            p.chunk.is_none() && id + 1 != p.pkg_num && !body.is_empty()
+        };
+        let idx = if sizes_buffer {
+            let key = self.partials[idx].key;
+            let bytes = (self.partials[idx].pkg_num as usize).saturating_mul(body.len());
+            match self.make_room(key, bytes) {
+                Some(i) => i,
+                None => {
+                    self.stats.oversize += 1;
+                    return self.drop_partial(idx);
+                }
+            }
+        } else {
+            idx
+        };
+        let p = &mut self.partials[idx];
         if header.pkg_num as u32 != p.pkg_num {
             self.stats.inconsistent += 1;
             return self.drop_partial(idx);
@@ -488,7 +543,7 @@ impl Reassembler {
         }
         p.mark(id);
         p.last_arrival = now;
-        Verdict::Keep
+        Verdict::Keep(idx)
     }
 
     fn finish(&mut self, p: Partial) -> Option<Frame> {
@@ -788,5 +843,45 @@ mod tests {
         let p = packets(HeaderKind::Image24, 0, 1.0, &payload, 100);
         let out = push_all(&mut r, &[p[2].clone(), p[0].clone(), p[1].clone()]);
         assert_eq!(out[0].payload, payload);
+    }
+
+    fn lying_datagram(frame_id: i32, pkg_num: i32, body_len: usize) -> Vec<u8> {
+        let mut d = DatagramHeader {
+            kind: HeaderKind::Frame32,
+            pkg_len: (32 + body_len) as i32,
+            pkg_id: 0,
+            pkg_num,
+            frame_id: Some(frame_id),
+            time_stamp: 1.0,
+        }
+        .encode();
+        d.extend(std::iter::repeat_n(7u8, body_len));
+        d
+    }
+
+    #[test]
+    fn one_lying_datagram_allocates_nothing_beyond_the_sensors_bound() {
+        // A 60 KB datagram claiming 1,100 packets: 66 MB, for a 1 MB sensor.
+        let mut r = Reassembler::new(ReassemblerConfig::for_frames_of(1 << 20));
+        assert!(r.push(&lying_datagram(1, 1100, 60_000), MS).is_none());
+        assert_eq!((r.stats().oversize, r.buffered_bytes()), (1, 0));
+    }
+
+    #[test]
+    fn partial_frames_stay_within_the_total_budget_and_the_newest_completes() {
+        let cfg = ReassemblerConfig::for_frames_of(1 << 20);
+        let budget = cfg.max_buffered_bytes;
+        let mut r = Reassembler::new(cfg);
+        // Frames of 15 × 60 KB = 900 KB, each missing its other packets.
+        for id in 0..6 {
+            r.push(&lying_datagram(id, 15, 60_000), MS);
+            assert!(r.buffered_bytes() <= budget, "{} > {budget}", r.buffered_bytes());
+        }
+        assert!(r.stats().incomplete >= 4);
+        let payload = frame_bytes(3, 900_000);
+        let out = push_all(&mut r, &packets(HeaderKind::Frame32, 100, 2.0, &payload, 60_000));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].payload, payload);
+        assert!(r.buffered_bytes() <= budget);
     }
 }

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use r2r::{Context, Node, QosProfile};
 
-use rflysim_proto::config::{load_config, AngleUnit, SensorConfig};
+use rflysim_proto::config::{load_config, udp_port_clashes, AngleUnit, SensorConfig};
 use rflysim_proto::sensor::SensorClass;
 
 use crate::coptersim::{run_heartbeat, CopterBridge, CopterSettings};
 use crate::sensor::{SensorPipeline, SensorSettings};
 use ros_common::msgs::Covariances;
+use ros_common::net::SenderFilter;
 use ros_common::params;
 use ros_common::stats::StreamStats;
 use ros_common::time::{ClockPublisher, TimeBase};
@@ -80,6 +81,8 @@ pub struct Settings {
     pub request_checksum: u16,
     pub status_port: u16,
     pub status_multicast: bool,
+    /// Who may send to the bridge's sockets (`sim_ip`, loopback, `allowed_senders`).
+    pub senders: SenderFilter,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +148,10 @@ impl Settings {
         let gimbal_bits = rflysim_proto::gimbal::GimbalBitTable::by_name(&bits_name)
             .ok_or_else(|| bad("gimbal_bits", format!("{bits_name:?} is not seed000 or sdk")))?;
         let checksum = params::int(node, "request_checksum", 12345).map_err(e)?;
+        let extra_senders = params::string_array(node, "allowed_senders", &[]).map_err(e)?;
+        let senders = SenderFilter::new(sim_ip, &extra_senders).map_err(|m| bad("allowed_senders", m))?;
         Ok(Settings {
+            senders: senders.clone(),
             publish_tf,
             tf_source,
             diagnostics_period: Duration::from_secs_f64(
@@ -180,6 +186,7 @@ impl Settings {
                 covariances,
                 always_decode: params::boolean(node, "decode_jpeg_always", false).map_err(e)?,
                 tf_from_lidar: publish_tf && tf_source == TfSource::Lidar,
+                senders,
                 ..SensorSettings::default()
             },
         })
@@ -195,6 +202,10 @@ impl Settings {
             .as_ref()
             .ok_or("parameter rflysim_config: the path of a RflySim Config.json is needed")?;
         let all = load_config(path, self.angle_unit).map_err(|e| e.to_string())?;
+        let clashes = udp_port_clashes(&all);
+        if !clashes.is_empty() {
+            return Err(format!("{}: {}", path.display(), clashes.join("; ")));
+        }
         let mut chosen: Vec<SensorConfig> = all.into_iter().filter(|c| role.wants(c)).collect();
         if role != Role::Bridge {
             chosen = match self.seq_id {
@@ -255,7 +266,14 @@ fn run(role: Role) -> Result<(), String> {
             status_port: settings.status_port,
             status_multicast: settings.status_multicast,
             qos: settings.sensor.qos.clone(),
+            senders: settings.senders.clone(),
+            status_stats: Arc::new(StreamStats::default()),
         };
+        watched.push(ros_common::diagnostics::Watched {
+            name: "rflysim_bridge: gimbal status".into(),
+            hardware_id: "rflysim/gimbal".into(),
+            stats: gs.status_stats.clone(),
+        });
         let n = crate::gimbal_node::start(&mut main_node, &sensors, gs, stop_rx.clone())?;
         if n == 0 {
             r2r::log_warn!(&logger, "no gimbal camera (TypeID 9) in the config: nothing to control");
@@ -304,6 +322,7 @@ fn run(role: Role) -> Result<(), String> {
             qos: settings.sensor.qos.clone(),
             covariances: settings.sensor.covariances,
             tf: settings.tf_source == TfSource::State,
+            senders: settings.senders.clone(),
         };
         for &id in &settings.copter_ids {
             let mut node = Node::create(ctx.clone(), &format!("rflysim_uav{id}"), "").map_err(|e| e.to_string())?;
@@ -322,6 +341,23 @@ fn run(role: Role) -> Result<(), String> {
             nodes.push(node);
         }
     }
+    if !settings.use_sim_time && role != Role::Gimbal {
+        let heartbeat_stats = Arc::new(StreamStats::default());
+        watched.push(ros_common::diagnostics::Watched {
+            name: "rflysim_bridge: CopterSim heartbeat".into(),
+            hardware_id: "rflysim/coptersim".into(),
+            stats: heartbeat_stats.clone(),
+        });
+        runtime.spawn(run_heartbeat(
+            settings.heartbeat_port,
+            settings.heartbeat_multicast,
+            settings.senders.clone(),
+            time.clone(),
+            heartbeat_stats,
+            logger.clone(),
+            stop_rx.clone(),
+        ));
+    }
     if !watched.is_empty() {
         let p = main_node
             .create_publisher("/diagnostics", QosProfile::default().keep_last(10).reliable())
@@ -330,15 +366,6 @@ fn run(role: Role) -> Result<(), String> {
             p,
             watched,
             settings.diagnostics_period,
-            stop_rx.clone(),
-        ));
-    }
-    if !settings.use_sim_time && role != Role::Gimbal {
-        runtime.spawn(run_heartbeat(
-            settings.heartbeat_port,
-            settings.heartbeat_multicast,
-            time.clone(),
-            logger.clone(),
             stop_rx.clone(),
         ));
     }

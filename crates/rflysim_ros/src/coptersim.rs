@@ -17,7 +17,9 @@ use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 use crate::msgs;
 use crate::names;
 use ros_common::msgs::Covariances;
+use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::BadSimTime;
 use ros_common::time::{ClockPublisher, TimeBase};
 
 /// The address this host has towards `peer` (what CopterSim must send to).
@@ -44,6 +46,7 @@ pub struct CopterBridge {
     sim_ip: Ipv4Addr,
     rate_hz: u16,
     send_requests: bool,
+    senders: SenderFilter,
     logger: String,
     /// The latest true-state attitude (FRD in NED) and when it came.
     attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
@@ -68,6 +71,8 @@ pub struct CopterSettings {
     pub covariances: Covariances,
     /// Publish odom → base_link on `/tf` from the true state.
     pub tf: bool,
+    /// Who may send IMU samples and true state.
+    pub senders: SenderFilter,
 }
 
 impl CopterBridge {
@@ -87,6 +92,7 @@ impl CopterBridge {
             sim_ip: s.sim_ip,
             rate_hz: s.rate_hz,
             send_requests: s.send_requests,
+            senders: s.senders.clone(),
             logger: node.logger().to_string(),
             attitude: Arc::new(Mutex::new(None)),
             imu_stats: Arc::new(StreamStats::default()),
@@ -100,15 +106,16 @@ impl CopterBridge {
     }
 
     /// The IMU message of one sample (FLU, REP-145 covariances).
-    pub fn imu_message(&self, sample: &ImuSample) -> Imu {
+    pub fn imu_message(&self, sample: &ImuSample) -> Result<Imu, BadSimTime> {
+        let stamp = self.time.stamp(sample.time_stamp)?;
         let fresh = self
             .attitude
             .lock()
             .unwrap()
             .filter(|(_, at)| at.elapsed() < Duration::from_millis(500))
             .map(|(q, _)| q);
-        let header = ros_common::msgs::header(self.time.stamp(sample.time_stamp), &names::base_frame(self.copter));
-        msgs::imu(sample, fresh, header, &self.cov)
+        let header = ros_common::msgs::header(stamp, &names::base_frame(self.copter));
+        Ok(msgs::imu(sample, fresh, header, &self.cov))
     }
 
     /// Runs the IMU and the true-state streams; `self` is split between the
@@ -123,6 +130,7 @@ impl CopterBridge {
             logger: self.logger.clone(),
             attitude: self.attitude.clone(),
             stats: self.state_stats.clone(),
+            senders: self.senders.clone(),
         };
         let imu = tokio::spawn(self.run_imu(shutdown.clone()));
         let state = tokio::spawn(state_part.run(shutdown));
@@ -131,9 +139,9 @@ impl CopterBridge {
 
     async fn run_imu(self, mut shutdown: watch::Receiver<bool>) {
         let port = imu_data_port(self.copter);
-        let sock = match crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
-            .and_then(|(s, _)| tokio::net::UdpSocket::from_std(s))
-        {
+        let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
+            .and_then(|(s, _)| FilteredUdp::new(s, self.senders.clone(), self.imu_stats.clone(), &self.logger));
+        let mut sock = match bound {
             Ok(s) => s,
             Err(e) => return r2r::log_error!(&self.logger, "uav{}: cannot bind IMU port {port}: {e}", self.copter),
         };
@@ -150,7 +158,7 @@ impl CopterBridge {
                 String::new()
             }
         );
-        let sender = crate::net::udp_sender()
+        let sender = ros_common::net::udp_sender()
             .ok()
             .and_then(|s| tokio::net::UdpSocket::from_std(s).ok());
         let mut last_sample: Option<Instant> = None;
@@ -168,12 +176,21 @@ impl CopterBridge {
                 next_request = Instant::now() + Duration::from_secs(1);
             }
             tokio::select! {
-                r = sock.recv(&mut buf) => {
-                    let Ok(n) = r else { continue };
+                n = sock.recv(&mut buf) => {
                     match ImuSample::decode(&buf[..n]) {
                         Ok(sample) => {
                             last_sample = Some(Instant::now());
-                            match self.imu.publish(&self.imu_message(&sample)) {
+                            let message = match self.imu_message(&sample) {
+                                Ok(m) => m,
+                                Err(e) => {
+                                    self.imu_stats.drop_frame(BadSimTime::REASON);
+                                    if let Some(held) = warn.allow() {
+                                        r2r::log_warn!(&self.logger, "uav{}: IMU sample dropped: {e} ({held} more held back)", self.copter);
+                                    }
+                                    continue;
+                                }
+                            };
+                            match self.imu.publish(&message) {
                                 Ok(()) => self.imu_stats.published(n),
                                 Err(_) => self.imu_stats.drop_frame("publish_failed"),
                             }
@@ -205,14 +222,15 @@ struct StatePart {
     logger: String,
     attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
     stats: Arc<StreamStats>,
+    senders: SenderFilter,
 }
 
 impl StatePart {
     async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let port = imu_request_port(self.copter) + 1;
-        let sock = match crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
-            .and_then(|(s, _)| tokio::net::UdpSocket::from_std(s))
-        {
+        let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
+            .and_then(|(s, _)| FilteredUdp::new(s, self.senders.clone(), self.stats.clone(), &self.logger));
+        let mut sock = match bound {
             Ok(s) => s,
             Err(e) => {
                 return r2r::log_warn!(
@@ -226,12 +244,21 @@ impl StatePart {
         let mut warn = RateLimitedLog::new(Duration::from_secs(5));
         loop {
             tokio::select! {
-                r = sock.recv(&mut buf) => {
-                    let Ok(n) = r else { continue };
+                n = sock.recv(&mut buf) => {
                     match TrueState::decode(&buf[..n]) {
                         Ok(s) if s.copter_id == i32::from(self.copter) => {
                             *self.attitude.lock().unwrap() = Some((quat_normalize(s.quaternion.map(f64::from)), Instant::now()));
-                            let header = ros_common::msgs::header(self.time.stamp(s.runned_time), &names::odom_frame(self.copter));
+                            let stamp = match self.time.stamp(s.runned_time) {
+                                Ok(t) => t,
+                                Err(e) => {
+                                    self.stats.drop_frame(BadSimTime::REASON);
+                                    if let Some(held) = warn.allow() {
+                                        r2r::log_warn!(&self.logger, "uav{}: true state dropped: {e} ({held} more held back)", self.copter);
+                                    }
+                                    continue;
+                                }
+                            };
+                            let header = ros_common::msgs::header(stamp, &names::odom_frame(self.copter));
                             let odom = msgs::odometry_from_true_state(&s, header, &names::base_frame(self.copter), &self.cov);
                             match self.state.publish(&odom) {
                                 Ok(()) => self.stats.published(n),
@@ -260,14 +287,17 @@ impl StatePart {
 pub async fn run_heartbeat(
     port: u16,
     multicast: bool,
+    senders: SenderFilter,
     time: Arc<TimeBase>,
+    stats: Arc<StreamStats>,
     logger: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let group = multicast.then_some(Ipv4Addr::new(224, 0, 0, 10));
-    let bound = crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, group)
-        .or_else(|_| crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, None));
-    let sock = match bound.and_then(|(s, _)| tokio::net::UdpSocket::from_std(s)) {
+    let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, group)
+        .or_else(|_| ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, None))
+        .and_then(|(s, _)| FilteredUdp::new(s, senders, stats.clone(), &logger));
+    let mut sock = match bound {
         Ok(s) => s,
         Err(e) => {
             return r2r::log_warn!(
@@ -280,14 +310,20 @@ pub async fn run_heartbeat(
     let mut announced = false;
     loop {
         tokio::select! {
-            r = sock.recv(&mut buf) => {
-                let Ok(n) = r else { continue };
-                if let Ok(h) = Heartbeat::decode(&buf[..n]) {
-                    time.heartbeat(h.start_time_us as f64 * 1e-6);
-                    if !announced {
-                        r2r::log_info!(&logger, "time base: CopterSim heartbeat (sim time 0 = {:.3} s epoch)", h.start_time_us as f64 * 1e-6);
-                        announced = true;
+            n = sock.recv(&mut buf) => {
+                match Heartbeat::decode(&buf[..n]) {
+                    Ok(h) => {
+                        if time.heartbeat(i64::from(h.copter_id), h.start_time_us as f64 * 1e-6) {
+                            stats.published(n);
+                        } else {
+                            stats.drop_frame(ros_common::stats::OTHER_SOURCE);
+                        }
+                        if !announced {
+                            r2r::log_info!(&logger, "time base: CopterSim heartbeat (sim time 0 = {:.3} s epoch)", h.start_time_us as f64 * 1e-6);
+                            announced = true;
+                        }
                     }
+                    Err(e) => stats.drop_frame(e.reason()),
                 }
             }
             _ = shutdown.changed() => break,

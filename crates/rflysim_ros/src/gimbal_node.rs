@@ -18,7 +18,8 @@ use rflysim_proto::request::{console_command, RequestForm, VisionSensorReq};
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
-use ros_common::stats::RateLimitedLog;
+use ros_common::net::{FilteredUdp, SenderFilter};
+use ros_common::stats::{RateLimitedLog, StreamStats};
 
 #[derive(Debug, Clone)]
 pub struct GimbalSettings {
@@ -29,6 +30,10 @@ pub struct GimbalSettings {
     pub status_port: u16,
     pub status_multicast: bool,
     pub qos: QosProfile,
+    /// Who may send gimbal echoes.
+    pub senders: SenderFilter,
+    /// Echoes published and dropped (in `/diagnostics`).
+    pub status_stats: Arc<StreamStats>,
 }
 
 /// Creates the subscriptions and publishers on `node` and spawns the tasks.
@@ -39,7 +44,7 @@ pub fn start(
     shutdown: watch::Receiver<bool>,
 ) -> Result<usize, String> {
     let logger = node.logger().to_string();
-    let sock = crate::net::udp_sender().map_err(|e| format!("UDP: {e}"))?;
+    let sock = ros_common::net::udp_sender().map_err(|e| format!("UDP: {e}"))?;
     let sock = Arc::new(sock);
     let to = SocketAddrV4::new(s.sim_ip, crate::requests::request_port(s.window_id));
     let mut status_pubs: StatusOutputs = HashMap::new();
@@ -216,15 +221,17 @@ async fn status_loop(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let group = s.status_multicast.then_some(Ipv4Addr::new(224, 0, 0, 10));
-    let bound = crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, group).or_else(|e| {
-        r2r::log_warn!(
-            &logger,
-            "status port {}: multicast 224.0.0.10 not joined ({e}); unicast only",
-            s.status_port
-        );
-        crate::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, None)
-    });
-    let rx = match bound.and_then(|(s, _)| tokio::net::UdpSocket::from_std(s)) {
+    let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, group)
+        .or_else(|e| {
+            r2r::log_warn!(
+                &logger,
+                "status port {}: multicast 224.0.0.10 not joined ({e}); unicast only",
+                s.status_port
+            );
+            ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, None)
+        })
+        .and_then(|(sock, _)| FilteredUdp::new(sock, s.senders.clone(), s.status_stats.clone(), &logger));
+    let mut rx = match bound {
         Ok(r) => r,
         Err(e) => return r2r::log_error!(&logger, "no gimbal status: cannot bind UDP {}: {e}", s.status_port),
     };
@@ -235,8 +242,7 @@ async fn status_loop(
     let mut ask = tokio::time::interval(Duration::from_secs(2));
     loop {
         tokio::select! {
-            r = rx.recv(&mut buf) => {
-                let Ok(n) = r else { continue };
+            n = rx.recv(&mut buf) => {
                 let d = &buf[..n];
                 // The port carries other structs too (CameraData, crash and object data): only 148-byte echoes matter here.
                 if n != 148 {
@@ -246,11 +252,15 @@ async fn status_loop(
                     Ok(e) => {
                         if let Some((publisher, cfg, state)) = outputs.get(&e.seq_id) {
                             let zoom = state.lock().unwrap().zoom;
-                            let _ = publisher.publish(&camera_status(&e, cfg, zoom));
+                            match publisher.publish(&camera_status(&e, cfg, zoom)) {
+                                Ok(()) => s.status_stats.published(n),
+                                Err(_) => s.status_stats.drop_frame("publish_failed"),
+                            }
                             heard.insert(e.seq_id, true);
                         }
                     }
                     Err(err) => {
+                        s.status_stats.drop_frame(err.reason());
                         if let Some(held) = warn.allow() {
                             r2r::log_warn!(&logger, "gimbal status datagram ignored: {err} ({held} more held back)");
                         }

@@ -11,7 +11,6 @@ pub mod gimbal_node;
 pub mod mavros;
 pub mod msgs;
 pub mod names;
-pub mod net;
 pub mod requests;
 pub mod sensor;
 pub mod tf;

@@ -38,7 +38,7 @@ pub async fn run_requests(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let to = SocketAddrV4::new(sim_ip, request_port(window_id));
-    let sock = match crate::net::udp_sender().and_then(tokio::net::UdpSocket::from_std) {
+    let sock = match ros_common::net::udp_sender().and_then(tokio::net::UdpSocket::from_std) {
         Ok(s) => s,
         Err(e) => return r2r::log_error!(&logger, "cannot send sensor requests: {e}"),
     };

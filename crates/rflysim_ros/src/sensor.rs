@@ -27,7 +27,9 @@ use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
 use crate::msgs;
 use crate::names;
 use ros_common::msgs::Covariances;
+use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::BadSimTime;
 use ros_common::time::TimeBase;
 
 /// Settings shared by every sensor of a process.
@@ -43,6 +45,8 @@ pub struct SensorSettings {
     pub shm_poll: Duration,
     /// Publish odom → base_link on `/tf` from the pose that comes with LiDAR frames.
     pub tf_from_lidar: bool,
+    /// Who may send the sensor's datagrams.
+    pub senders: SenderFilter,
 }
 
 impl Default for SensorSettings {
@@ -55,6 +59,7 @@ impl Default for SensorSettings {
             always_decode: false,
             shm_poll: Duration::from_millis(1),
             tf_from_lidar: false,
+            senders: SenderFilter::new(std::net::Ipv4Addr::LOCALHOST, &[]).expect("no extra senders"),
         }
     }
 }
@@ -182,7 +187,10 @@ impl SensorPipeline {
                     info: format!("{topic}/camera_info"),
                     compressed: jpeg_stream.then(|| format!("{topic}/compressed")),
                 };
-                let max_pixels = settings.max_frame_bytes / encoding.bytes_per_pixel();
+                let max_pixels = cfg
+                    .max_image_pixels()
+                    .unwrap_or(usize::MAX)
+                    .min(settings.max_frame_bytes / encoding.bytes_per_pixel());
                 Outputs::Camera {
                     encoding,
                     camera: CameraPublisher::new(node, &topics, &qos, max_pixels, settings.always_decode)
@@ -236,6 +244,14 @@ impl SensorPipeline {
         names::sensor_topic(self.cfg.seq_id, self.kind.topic_suffix)
     }
 
+    /// The largest frame accepted: the sensor's own bound (from its
+    /// configured size), never more than the `max_frame_bytes` parameter.
+    fn max_frame_bytes(&self) -> usize {
+        self.cfg
+            .max_frame_len()
+            .map_or(self.settings.max_frame_bytes, |b| b.min(self.settings.max_frame_bytes))
+    }
+
     fn warn_drop(&mut self, reason: &'static str, detail: &str) {
         self.stats.drop_frame(reason);
         if let Some(held_back) = self.warn_limit.allow() {
@@ -255,7 +271,10 @@ impl SensorPipeline {
     /// Decodes and publishes one frame sampled at sim time `sim_time`.
     pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>) {
         let len = payload.len();
-        let stamp = self.time.stamp(sim_time);
+        let stamp = match self.time.stamp(sim_time) {
+            Ok(s) => s,
+            Err(e) => return self.warn_drop(BadSimTime::REASON, &e.to_string()),
+        };
         let stamp_for_latency = stamp.clone();
         match self.publish(stamp, payload) {
             Ok(()) => {
@@ -280,7 +299,11 @@ impl SensorPipeline {
                 let fov = f64::from(self.cfg.camera_fov_deg);
                 let img = match ImageFormat::for_transport(self.transport) {
                     ImageFormat::Raw => raw_image(Bytes::from(payload), u32::from(w), u32::from(h), *encoding)?,
-                    ImageFormat::Png => decode_png(&payload, *encoding, self.settings.max_frame_bytes)?,
+                    ImageFormat::Png => {
+                        let max_pixels = self.cfg.max_image_pixels().unwrap_or(usize::MAX);
+                        let max_bytes = max_pixels.saturating_mul(encoding.bytes_per_pixel());
+                        decode_png(&payload, *encoding, max_bytes.min(self.settings.max_frame_bytes))?
+                    }
                     ImageFormat::Jpeg => return Ok(camera.publish_jpeg(payload, *encoding, fov, header)?),
                 };
                 camera.publish_decoded(img, fov, header)?;
@@ -349,7 +372,7 @@ impl SensorPipeline {
     pub async fn run_udp(mut self, mut shutdown: watch::Receiver<bool>) {
         let port = self.cfg.udp_port();
         let (std_sock, granted) =
-            match crate::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, self.settings.rcvbuf, None) {
+            match ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, self.settings.rcvbuf, None) {
                 Ok(s) => s,
                 Err(e) => {
                     r2r::log_error!(&self.logger, "sensor {}: cannot bind UDP {port}: {e}", self.cfg.seq_id);
@@ -365,17 +388,19 @@ impl SensorPipeline {
             self.topic(),
             granted / 1024
         );
-        let sock = match tokio::net::UdpSocket::from_std(std_sock) {
+        let mut sock = match FilteredUdp::new(
+            std_sock,
+            self.settings.senders.clone(),
+            self.stats.clone(),
+            &self.logger,
+        ) {
             Ok(s) => s,
             Err(e) => {
                 r2r::log_error!(&self.logger, "sensor {}: {e}", self.cfg.seq_id);
                 return;
             }
         };
-        let mut reassembler = Reassembler::new(ReassemblerConfig {
-            max_frame_bytes: self.settings.max_frame_bytes,
-            ..Default::default()
-        });
+        let mut reassembler = Reassembler::new(ReassemblerConfig::for_frames_of(self.max_frame_bytes()));
         let start = Instant::now();
         let mut buf = vec![0u8; 65_536];
         let mut last_counts = *reassembler.stats();
@@ -384,8 +409,7 @@ impl SensorPipeline {
         evict.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {
-                r = sock.recv(&mut buf) => {
-                    let Ok(n) = r else { continue };
+                n = sock.recv(&mut buf) => {
                     self.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(frame) = reassembler.push(&buf[..n], start.elapsed()) {
                         self.handle_frame(frame.time_stamp, frame.payload);

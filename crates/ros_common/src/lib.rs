@@ -7,6 +7,7 @@ pub mod camera;
 pub mod diagnostics;
 pub mod lifecycle;
 pub mod msgs;
+pub mod net;
 pub mod params;
 pub mod qos;
 pub mod stats;

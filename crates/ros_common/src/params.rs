@@ -34,3 +34,7 @@ pub fn string(node: &Node, name: &str, default: &str) -> Result<String, Error> {
 pub fn int_array(node: &Node, name: &str, default: &[i64]) -> Result<Vec<i64>, Error> {
     get(node, name, default.to_vec())
 }
+
+pub fn string_array(node: &Node, name: &str, default: &[&str]) -> Result<Vec<String>, Error> {
+    get(node, name, default.iter().map(|s| s.to_string()).collect())
+}

@@ -6,9 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+/// Input of a second simulator instance that a stream does not follow (e.g.
+/// the heartbeat of another vehicle's CopterSim).
+pub const OTHER_SOURCE: &str = "other_source";
+
 /// Counted among the drops, but not faults of the input: a transport that
-/// duplicates, and a simulator that restarts.
-pub const NOT_FAULTS: [&str; 2] = ["duplicate", "restart"];
+/// duplicates, a simulator that restarts, another instance's input.
+pub const NOT_FAULTS: [&str; 3] = ["duplicate", "restart", OTHER_SOURCE];
 
 #[derive(Debug, Default)]
 pub struct StreamStats {

@@ -27,6 +27,28 @@ struct State {
     offset: Option<f64>,
     kind: TimeSourceKind,
     last_sim: f64,
+    /// The simulator instance whose anchors are followed (RflySim: one
+    /// CopterSim per vehicle, each with its own start time).
+    anchor_source: Option<i64>,
+}
+
+/// Sim time a simulator can plausibly report, in seconds (a year): a stamp
+/// outside it is a corrupt sample, not a time to map.
+pub const MAX_SIM_TIME: f64 = 365.0 * 86_400.0;
+
+/// Why a sample's time cannot be stamped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BadSimTime(pub f64);
+
+impl BadSimTime {
+    /// For counters and diagnostics.
+    pub const REASON: &'static str = "bad_stamp";
+}
+
+impl std::fmt::Display for BadSimTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "sim time {} is not a time in 0..{MAX_SIM_TIME} s", self.0)
+    }
 }
 
 /// Shared by every publisher of a process.
@@ -76,6 +98,7 @@ impl TimeBase {
                 offset: None,
                 kind,
                 last_sim: f64::NEG_INFINITY,
+                anchor_source: None,
             }),
         }
     }
@@ -88,28 +111,41 @@ impl TimeBase {
         self.state.lock().unwrap().kind
     }
 
-    /// A heartbeat: sim time 0 was `start_epoch_s` on the wall clock.
-    pub fn heartbeat(&self, start_epoch_s: f64) {
+    /// An anchor from simulator instance `source`: sim time 0 was
+    /// `start_epoch_s` on the wall clock. The first instance heard is
+    /// followed; the others' anchors are ignored (several CopterSims each
+    /// send their own, and following all of them would flip every stamp).
+    /// Returns whether the anchor was taken.
+    pub fn heartbeat(&self, source: i64, start_epoch_s: f64) -> bool {
         let mut s = self.state.lock().unwrap();
-        if !self.use_sim_time && start_epoch_s.is_finite() && start_epoch_s > 0.0 {
-            s.offset = Some(start_epoch_s);
-            s.kind = TimeSourceKind::Heartbeat;
+        let plausible = start_epoch_s.is_finite() && start_epoch_s > 0.0 && start_epoch_s < 1e11;
+        if self.use_sim_time || !plausible || s.anchor_source.is_some_and(|a| a != source) {
+            return false;
         }
+        s.anchor_source = Some(source);
+        s.offset = Some(start_epoch_s);
+        s.kind = TimeSourceKind::Heartbeat;
+        true
     }
 
     /// The stamp, in seconds, of data sampled at sim time `sim`, received now.
-    pub fn stamp_seconds(&self, sim: f64) -> f64 {
+    pub fn stamp_seconds(&self, sim: f64) -> Result<f64, BadSimTime> {
         self.stamp_seconds_at(sim, wall_now())
     }
 
-    pub fn stamp_seconds_at(&self, sim: f64, wall: f64) -> f64 {
+    /// A non-finite or absurd `sim` is refused and changes nothing: one
+    /// corrupt sample must not move the stamps of every later one.
+    pub fn stamp_seconds_at(&self, sim: f64, wall: f64) -> Result<f64, BadSimTime> {
+        if !(0.0..=MAX_SIM_TIME).contains(&sim) {
+            return Err(BadSimTime(sim));
+        }
         if self.use_sim_time {
-            return sim;
+            return Ok(sim);
         }
         let mut s = self.state.lock().unwrap();
         let restarted = sim < s.last_sim - RESTART_JUMP;
         s.last_sim = sim;
-        match s.offset {
+        Ok(match s.offset {
             Some(offset) if !(restarted && s.kind == TimeSourceKind::FirstFrame) => sim + offset,
             _ => {
                 let offset = wall - sim;
@@ -119,11 +155,11 @@ impl TimeBase {
                 }
                 sim + offset
             }
-        }
+        })
     }
 
-    pub fn stamp(&self, sim: f64) -> Time {
-        to_ros_time(self.stamp_seconds(sim))
+    pub fn stamp(&self, sim: f64) -> Result<Time, BadSimTime> {
+        self.stamp_seconds(sim).map(to_ros_time)
     }
 }
 
@@ -154,6 +190,9 @@ impl ClockPublisher {
     }
 
     pub fn advance(&self, sim: f64) {
+        if !(0.0..=MAX_SIM_TIME).contains(&sim) {
+            return;
+        }
         let mut inner = self.inner.lock().unwrap();
         let last = inner.1;
         if sim >= last + self.min_period || sim < last - RESTART_JUMP {
@@ -172,25 +211,52 @@ mod tests {
     #[test]
     fn first_frame_anchors_and_all_sensors_share_it() {
         let tb = TimeBase::new(false);
-        assert_eq!(tb.stamp_seconds_at(10.0, 1000.0), 1000.0);
+        assert_eq!(tb.stamp_seconds_at(10.0, 1000.0), Ok(1000.0));
         // Another sensor, received later, sampled at sim 10.5: same mapping.
-        assert_eq!(tb.stamp_seconds_at(10.5, 1000.9), 1000.5);
+        assert_eq!(tb.stamp_seconds_at(10.5, 1000.9), Ok(1000.5));
         assert_eq!(tb.kind(), TimeSourceKind::FirstFrame);
         // A restart (sim time back to 0) re-anchors.
-        assert_eq!(tb.stamp_seconds_at(0.0, 2000.0), 2000.0);
+        assert_eq!(tb.stamp_seconds_at(0.0, 2000.0), Ok(2000.0));
     }
 
     #[test]
     fn heartbeat_wins_and_sim_time_passes_through() {
         let tb = TimeBase::new(false);
-        tb.stamp_seconds_at(5.0, 100.0);
-        tb.heartbeat(90.0);
-        assert_eq!(tb.stamp_seconds_at(6.0, 101.2), 96.0);
+        tb.stamp_seconds_at(5.0, 100.0).unwrap();
+        assert!(tb.heartbeat(1, 90.0));
+        assert_eq!(tb.stamp_seconds_at(6.0, 101.2), Ok(96.0));
         assert_eq!(tb.kind(), TimeSourceKind::Heartbeat);
         let sim = TimeBase::new(true);
-        assert_eq!(sim.stamp_seconds_at(6.25, 101.0), 6.25);
-        sim.heartbeat(90.0);
+        assert_eq!(sim.stamp_seconds_at(6.25, 101.0), Ok(6.25));
+        assert!(!sim.heartbeat(1, 90.0));
         assert_eq!(sim.kind(), TimeSourceKind::SimTime);
+    }
+
+    #[test]
+    fn bad_sim_times_are_refused_and_change_nothing() {
+        let tb = TimeBase::new(false);
+        assert_eq!(tb.stamp_seconds_at(10.0, 1000.0), Ok(1000.0));
+        for bad in [f64::NAN, f64::INFINITY, -1.0, 1e300, MAX_SIM_TIME * 2.0] {
+            assert!(tb.stamp_seconds_at(bad, 1000.5).is_err(), "{bad}");
+            assert_eq!(tb.stamp_seconds_at(10.5, 1000.6), Ok(1000.5), "after {bad}");
+        }
+        // Before any anchor, too.
+        let fresh = TimeBase::new(false);
+        assert!(fresh.stamp_seconds_at(f64::NAN, 5.0).is_err());
+        assert_eq!(fresh.stamp_seconds_at(1.0, 5.0), Ok(5.0));
+        assert!(!fresh.heartbeat(1, f64::NAN) && !fresh.heartbeat(1, -3.0) && !fresh.heartbeat(1, 1e300));
+        assert_eq!(fresh.kind(), TimeSourceKind::FirstFrame);
+    }
+
+    #[test]
+    fn the_first_simulator_heard_keeps_the_anchor() {
+        let tb = TimeBase::new(false);
+        assert!(tb.heartbeat(1, 1000.0));
+        assert!(!tb.heartbeat(2, 5000.0), "a second CopterSim does not move the stamps");
+        assert_eq!(tb.stamp_seconds_at(1.0, 0.0), Ok(1001.0));
+        // The same CopterSim restarted: a new start time is followed.
+        assert!(tb.heartbeat(1, 2000.0));
+        assert_eq!(tb.stamp_seconds_at(1.0, 0.0), Ok(2001.0));
     }
 
     #[test]

@@ -1,0 +1,212 @@
+//! Sockets of the bridges: large receive buffers (the kernel grants at most
+//! `rmem_max`; the size granted is logged), a clear error for a port already
+//! taken, multicast membership, and who may send to them.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// A non-blocking UDP socket bound to `bind:port`, asking for `rcvbuf` bytes
+/// of receive buffer; returns it with the size actually granted. Address
+/// reuse only with a multicast group (several receivers of one group on a
+/// host is what multicast is for); a unicast port another program holds is
+/// an error that says so, not a port silently shared with it.
+pub fn udp_receiver(
+    bind: Ipv4Addr,
+    port: u16,
+    rcvbuf: usize,
+    multicast: Option<Ipv4Addr>,
+) -> io::Result<(std::net::UdpSocket, usize)> {
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    if multicast.is_some() {
+        s.set_reuse_address(true)?;
+    }
+    let _ = s.set_recv_buffer_size(rcvbuf);
+    // Linux reports twice the size it books for itself.
+    let granted = s.recv_buffer_size().unwrap_or(0) / 2;
+    s.bind(&SocketAddr::from(SocketAddrV4::new(bind, port)).into())
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AddrInUse => io::Error::new(
+                e.kind(),
+                format!("UDP port {port} is already in use on this host (another bridge, or a simulator SDK script?)"),
+            ),
+            _ => e,
+        })?;
+    if let Some(group) = multicast {
+        s.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)?;
+    }
+    s.set_nonblocking(true)?;
+    Ok((s.into(), granted))
+}
+
+/// A socket for sending requests.
+pub fn udp_sender() -> io::Result<std::net::UdpSocket> {
+    let s = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))?;
+    s.set_nonblocking(true)?;
+    Ok(s)
+}
+
+/// Which hosts a bridge takes datagrams from: the simulator's host and this
+/// machine's loopback, and whatever `allowed_senders` adds. Anything else on
+/// the network could otherwise inject frames, IMU samples or clock anchors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SenderFilter {
+    /// (network, prefix length)
+    allowed: Vec<(Ipv4Addr, u8)>,
+}
+
+impl SenderFilter {
+    /// `extra`: addresses (`192.168.1.7`), networks (`192.168.1.0/24`), or
+    /// `any` (`0.0.0.0/0`).
+    pub fn new(sim_host: Ipv4Addr, extra: &[String]) -> Result<Self, String> {
+        let mut allowed = vec![(sim_host, 32), (Ipv4Addr::new(127, 0, 0, 0), 8)];
+        for e in extra {
+            allowed.push(parse_network(e)?);
+        }
+        Ok(Self { allowed })
+    }
+
+    /// Everyone (tests of the filter's users, and an explicit `any`).
+    pub fn any() -> Self {
+        Self {
+            allowed: vec![(Ipv4Addr::UNSPECIFIED, 0)],
+        }
+    }
+
+    pub fn allows(&self, from: &SocketAddr) -> bool {
+        let ip = match from.ip() {
+            IpAddr::V4(ip) => ip,
+            IpAddr::V6(ip) => match ip.to_ipv4_mapped() {
+                Some(ip) => ip,
+                None => return false,
+            },
+        };
+        self.allowed.iter().any(|&(net, len)| {
+            let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
+            u32::from(ip) & mask == u32::from(net) & mask
+        })
+    }
+
+    /// For log lines: what is allowed.
+    pub fn describe(&self) -> String {
+        self.allowed
+            .iter()
+            .map(|(n, l)| if *l == 32 { n.to_string() } else { format!("{n}/{l}") })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn parse_network(s: &str) -> Result<(Ipv4Addr, u8), String> {
+    if s == "any" {
+        return Ok((Ipv4Addr::UNSPECIFIED, 0));
+    }
+    let (addr, len) = match s.split_once('/') {
+        Some((a, l)) => (a, l.parse::<u8>().ok().filter(|l| *l <= 32)),
+        None => (s, Some(32)),
+    };
+    match (addr.parse::<Ipv4Addr>(), len) {
+        (Ok(a), Some(l)) => Ok((a, l)),
+        _ => Err(format!("{s:?} is not an IPv4 address, a network a.b.c.d/n, or `any`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(ip: &str) -> SocketAddr {
+        SocketAddr::new(ip.parse().unwrap(), 1234)
+    }
+
+    #[test]
+    fn simulator_and_loopback_by_default() {
+        let f = SenderFilter::new(Ipv4Addr::new(192, 168, 1, 10), &[]).unwrap();
+        assert!(f.allows(&from("192.168.1.10")));
+        assert!(f.allows(&from("127.0.0.1")) && f.allows(&from("127.8.9.1")));
+        assert!(!f.allows(&from("192.168.1.11")) && !f.allows(&from("10.0.0.1")));
+        assert!(f.allows(&from("::ffff:192.168.1.10")) && !f.allows(&from("::1")));
+    }
+
+    #[test]
+    fn widened_by_addresses_networks_or_any() {
+        let f = SenderFilter::new(Ipv4Addr::LOCALHOST, &["10.1.2.3".into(), "192.168.0.0/16".into()]).unwrap();
+        assert!(f.allows(&from("10.1.2.3")) && !f.allows(&from("10.1.2.4")));
+        assert!(f.allows(&from("192.168.77.1")) && !f.allows(&from("192.169.0.1")));
+        assert!(SenderFilter::new(Ipv4Addr::LOCALHOST, &["any".into()])
+            .unwrap()
+            .allows(&from("8.8.8.8")));
+        assert!(SenderFilter::any().allows(&from("1.2.3.4")));
+        for bad in ["10.0.0.0/33", "host", "1.2.3", "1.2.3.4/x"] {
+            assert!(SenderFilter::new(Ipv4Addr::LOCALHOST, &[bad.into()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_unicast_port_in_use_is_a_clear_error() {
+        let (held, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16, None).unwrap();
+        let port = held.local_addr().unwrap().port();
+        let e = udp_receiver(Ipv4Addr::LOCALHOST, port, 1 << 16, None).unwrap_err();
+        assert!(e.to_string().contains("already in use"), "{e}");
+    }
+}
+
+/// What every bridge counts a datagram from a host outside its
+/// [`SenderFilter`] as, in `/diagnostics`.
+pub const FOREIGN_SENDER: &str = "foreign_sender";
+
+/// A bound UDP socket that hands out only the datagrams of allowed senders;
+/// the others are counted in `stats` and logged at a limited rate.
+#[derive(Debug)]
+pub struct FilteredUdp {
+    sock: tokio::net::UdpSocket,
+    port: u16,
+    filter: SenderFilter,
+    stats: std::sync::Arc<crate::stats::StreamStats>,
+    logger: String,
+    warn: crate::stats::RateLimitedLog,
+}
+
+impl FilteredUdp {
+    /// Needs a tokio runtime (the socket registers with its reactor).
+    pub fn new(
+        sock: std::net::UdpSocket,
+        filter: SenderFilter,
+        stats: std::sync::Arc<crate::stats::StreamStats>,
+        logger: &str,
+    ) -> io::Result<Self> {
+        let port = sock.local_addr()?.port();
+        Ok(Self {
+            sock: tokio::net::UdpSocket::from_std(sock)?,
+            port,
+            filter,
+            stats,
+            logger: logger.to_string(),
+            warn: crate::stats::RateLimitedLog::new(std::time::Duration::from_secs(5)),
+        })
+    }
+
+    /// The next datagram of an allowed sender, its length in `buf`.
+    /// Cancel-safe: a datagram is either returned or counted.
+    pub async fn recv(&mut self, buf: &mut [u8]) -> usize {
+        loop {
+            let Ok((n, from)) = self.sock.recv_from(buf).await else {
+                continue;
+            };
+            if self.filter.allows(&from) {
+                return n;
+            }
+            self.stats.drop_frame(FOREIGN_SENDER);
+            if let Some(held) = self.warn.allow() {
+                r2r::log_warn!(
+                    &self.logger,
+                    "UDP {}: datagram from {} ignored: only {} may send here (parameter allowed_senders widens it; {held} more held back)",
+                    self.port,
+                    from.ip(),
+                    self.filter.describe()
+                );
+            }
+        }
+    }
+}

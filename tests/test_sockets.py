@@ -1,0 +1,109 @@
+"""Only the simulator's host (sim_ip) and this machine's loopback may send
+to the bridge: anyone else on the network could otherwise inject images,
+clouds, IMU samples, heartbeats (which re-anchor every stamp) and gimbal
+status. The injector here sends from this machine's own non-loopback address,
+which the bridge must treat as a foreign host; `allowed_senders` widens it."""
+
+import json
+import socket
+import struct
+import time
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import Image
+
+from conftest import executable
+from rflysim_scenario import Scenario, sensor, stamp_seconds
+
+
+def own_lan_address():
+    """This host's address on its default route (a UDP connect sends nothing)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.254", 9))
+        ip = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if ip.startswith("127.") else ip
+
+
+INJECTED_STAMP = 4321.0
+
+
+def inject(source_ip, port, heartbeat_port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((source_ip, 0))
+    payload = bytes([200]) * (32 * 24 * 3)
+    frame = struct.pack("<6id", 1234567893, 32 + len(payload), 0, 1, 7_000_000, 0, INJECTED_STAMP) + payload
+    # A heartbeat claiming that sim time 0 was 1970-01-01 00:16:40.
+    heartbeat = struct.pack("<2i3q", 123456789, 1, 1_000_000_000, 0, 0)
+    for _ in range(20):
+        s.sendto(frame, ("127.0.0.1", port))
+        s.sendto(heartbeat, ("127.0.0.1", heartbeat_port))
+        time.sleep(0.02)
+    s.close()
+
+
+@pytest.mark.parametrize("allowed", ["default", "any"])
+def test_a_foreign_host_cannot_inject_frames_or_heartbeats(collector, processes, tmp_path, allowed):
+    source = own_lan_address()
+    if source is None:
+        pytest.skip("this machine has no non-loopback IPv4 address to send from")
+    port, heartbeat_port = 42801, 42805
+    params = {"window_id": 13, "imu": False, "use_sim_time": False, "heartbeat_port": heartbeat_port,
+              "heartbeat_multicast": False}
+    if allowed == "any":
+        params["allowed_senders"] = ["any"]
+    sc = Scenario(processes, tmp_path, [sensor(801, 1, 2, port=port, hz=20)],
+                  sim_args=["--window-id", "13", "--no-heartbeat"], bridge_params=params)
+    img = collector.subscribe(Image, "/rflysim/sensor801/img_rgb")
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    collector.wait_for(img, 3, timeout=30)
+    inject(source, port, heartbeat_port)
+    before = len(collector.messages(img))
+    msgs = collector.wait_for(img, before + 10, timeout=10)
+    injected = [m for m in msgs if bytes(m.data[:3]) == bytes([200, 200, 200])]
+    wall = time.time()
+    late_stamps = [wall - stamp_seconds(m.header) for m in msgs[before:]]
+    time.sleep(1.5)
+    counts = {}
+    for status in collector.messages(diag)[-1].status:
+        for kv in status.values:
+            if kv.key == "dropped_foreign_sender":
+                counts[status.name] = int(kv.value)
+    if allowed == "default":
+        assert not injected, "a frame from a foreign host was published"
+        assert all(abs(d) < 5 for d in late_stamps), f"stamps moved by a foreign heartbeat: {late_stamps[:3]}"
+        assert any("sensor801" in n and c >= 20 for n, c in counts.items()), counts
+        assert any("heartbeat" in n and c >= 20 for n, c in counts.items()), counts
+        assert "only 127.0.0.1, 127.0.0.0/8 may send here" in sc.bridge_output()
+    else:
+        assert injected, "allowed_senders:=[any] lets every host send"
+        assert any(d > 1e6 for d in late_stamps), "and its heartbeat re-anchors the stamps"
+
+
+def test_sensors_sharing_a_port_are_refused_at_start(processes, tmp_path):
+    cfg = tmp_path / "Config.json"
+    cfg.write_text(json.dumps({"VisionSensors": [sensor(811, 1, 2, port=42811), sensor(812, 3, 2, port=42811)]}))
+    bridge = processes.start([executable("bridge"), "--ros-args", "-p", f"rflysim_config:={cfg}"])
+    assert bridge.wait(timeout=10) != 0
+    assert "sensors 811 and 812 both use UDP port 42811" in processes.output(bridge)
+
+
+def test_a_port_already_taken_is_a_clear_error(processes, tmp_path):
+    holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    holder.bind(("0.0.0.0", 42821))
+    try:
+        cfg = tmp_path / "Config.json"
+        cfg.write_text(json.dumps({"VisionSensors": [sensor(821, 1, 2, port=42821)]}))
+        bridge = processes.start([executable("bridge"), "--ros-args", "-p", f"rflysim_config:={cfg}",
+                                  "-p", "imu:=false", "-p", "send_requests:=false"])
+        deadline = time.monotonic() + 10
+        while "already in use" not in processes.output(bridge) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "UDP port 42821 is already in use on this host" in processes.output(bridge)
+    finally:
+        holder.close()
