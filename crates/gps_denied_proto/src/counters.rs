@@ -15,7 +15,7 @@ pub struct InputCounters {
     pub drone_frames: u64,
     pub rover_frames: u64,
     /// Datagrams from a host other than the simulator's (not parsed).
-    pub foreign_source: u64,
+    pub foreign_sender: u64,
     /// Drone frames whose timestamp went back: the simulator restarted.
     pub restarts: u64,
     refused: [u64; REFUSALS.len()],
@@ -74,7 +74,7 @@ impl InputCounters {
 
     /// Messages refused whole plus parts dropped plus foreign datagrams.
     pub fn bad_total(&self) -> u64 {
-        self.refused.iter().sum::<u64>() + self.parts.iter().flatten().sum::<u64>() + self.foreign_source
+        self.refused.iter().sum::<u64>() + self.parts.iter().flatten().sum::<u64>() + self.foreign_sender
     }
 
     /// Every non-zero count of bad input, named `reason` or `part/fault`
@@ -84,7 +84,7 @@ impl InputCounters {
         let parts = Part::ALL
             .iter()
             .flat_map(move |&p| Fault::ALL.iter().map(move |&f| (p.key(f), self.part(p, f))));
-        let foreign = std::iter::once(("foreign_source", self.foreign_source));
+        let foreign = std::iter::once(("foreign_sender", self.foreign_sender));
         refused.chain(parts).chain(foreign).filter(|(_, c)| *c > 0)
     }
 }
@@ -112,7 +112,7 @@ mod tests {
             &mut c,
             r#"{"position": {"x": 0, "y": 0, "z": 0}, "pattern": "linear", "timestamp": 0.5}"#,
         );
-        c.foreign_source += 2;
+        c.foreign_sender += 2;
         assert_eq!((c.messages, c.drone_frames, c.rover_frames), (5, 2, 1));
         assert_eq!(c.part(Part::Landed, Fault::Invalid), 2);
         assert_eq!(c.part(Part::Image, Fault::BadBase64), 1);
@@ -122,7 +122,7 @@ mod tests {
         assert!(named.contains(&("not_an_object", 1)));
         assert!(named.contains(&("landed/invalid", 2)));
         assert!(named.contains(&("camera.image/bad_base64", 1)));
-        assert!(named.contains(&("foreign_source", 2)));
+        assert!(named.contains(&("foreign_sender", 2)));
         assert!(named.iter().all(|(_, n)| *n > 0));
         assert_eq!(c.bad_total(), named.iter().map(|(_, n)| n).sum::<u64>());
     }

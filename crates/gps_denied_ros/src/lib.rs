@@ -11,14 +11,13 @@ pub mod settings;
 pub mod telemetry;
 
 use std::io::Write;
-use std::net::SocketAddr;
+use std::net::SocketAddrV4;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use r2r::{Context, Node, QosProfile};
 use ros_common::diagnostics::Watched;
 use ros_common::time::{to_ros_time, wall_now, ClockPublisher};
-use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::commands::{CommandBridge, CommandSink};
 use crate::settings::{Settings, Source};
@@ -29,14 +28,16 @@ pub const NODE_NAME: &str = "gps_denied_bridge";
 pub const DEFAULT_NAMESPACE: &str = "drone";
 
 /// The bridge's one UDP socket: telemetry in, commands out.
-fn udp_socket(bind: SocketAddr, rcvbuf: usize) -> Result<Arc<tokio::net::UdpSocket>, String> {
-    let s = Socket::new(Domain::for_address(bind), Type::DGRAM, Some(Protocol::UDP)).map_err(|e| e.to_string())?;
-    // The kernel grants at most net.core.rmem_max; a smaller buffer only costs bursts.
-    let _ = s.set_recv_buffer_size(rcvbuf);
-    s.bind(&bind.into()).map_err(|e| format!("bind UDP {bind}: {e}"))?;
-    s.set_nonblocking(true).map_err(|e| e.to_string())?;
-    let socket = tokio::net::UdpSocket::from_std(s.into()).map_err(|e| e.to_string())?;
-    Ok(Arc::new(socket))
+fn udp_socket(bind: SocketAddrV4, rcvbuf: usize, logger: &str) -> Result<Arc<tokio::net::UdpSocket>, String> {
+    let (s, granted) =
+        ros_common::net::udp_receiver(*bind.ip(), bind.port(), rcvbuf, None).map_err(|e| format!("UDP {bind}: {e}"))?;
+    if granted < rcvbuf {
+        r2r::log_info!(
+            logger,
+            "UDP receive buffer: {granted} bytes granted of {rcvbuf} (net.core.rmem_max)"
+        );
+    }
+    Ok(Arc::new(tokio::net::UdpSocket::from_std(s).map_err(|e| e.to_string())?))
 }
 
 pub fn main() -> ExitCode {
@@ -65,18 +66,16 @@ fn run() -> Result<(), String> {
             bind,
             sim,
             rcvbuf,
-            any_host,
+            senders,
         } => {
-            let socket = udp_socket(*bind, *rcvbuf)?;
-            let from = if *any_host {
-                "any host".to_string()
-            } else {
-                sim.ip().to_string()
-            };
+            let socket = udp_socket(*bind, *rcvbuf, &logger)?;
             (
                 TelemetryInput::Udp(socket.clone()),
-                CommandSink::Udp { socket, to: *sim },
-                format!("telemetry on UDP {bind} from {from}, commands to {sim}"),
+                CommandSink::Udp {
+                    socket,
+                    to: (*sim).into(),
+                },
+                format!("telemetry on UDP {bind} from {}, commands to {sim}", senders.describe()),
             )
         }
         Source::Ros {

@@ -1,6 +1,6 @@
 //! The node's parameters (README, "GPS-denied drone"), read once at start.
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use gps_denied_proto::wire::{
@@ -9,6 +9,7 @@ use gps_denied_proto::wire::{
 use gps_denied_proto::{Limits, TwistGains};
 use r2r::Node;
 use ros_common::msgs::Covariances;
+use ros_common::net::SenderFilter;
 use ros_common::params;
 
 use crate::convert::{AltimeterModel, FrameIds};
@@ -17,11 +18,12 @@ use crate::convert::{AltimeterModel, FrameIds};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     /// JSON datagrams: one socket bound to `bind`, commands to `sim`,
-    /// telemetry accepted from `sim`'s host only unless `any_host`.
+    /// telemetry accepted from the hosts `senders` allows (the simulator's,
+    /// loopback, and `allowed_senders`).
     Udp {
-        bind: SocketAddr,
-        sim: SocketAddr,
-        any_host: bool,
+        bind: SocketAddrV4,
+        sim: SocketAddrV4,
+        senders: SenderFilter,
         rcvbuf: usize,
     },
     /// JSON in `std_msgs/String` on `telemetry_topic`, commands out on `command_topic`.
@@ -29,15 +31,6 @@ pub enum Source {
         telemetry_topic: String,
         command_topic: String,
     },
-}
-
-impl Source {
-    pub fn accepts(&self, from: IpAddr) -> bool {
-        match self {
-            Source::Udp { sim, any_host, .. } => *any_host || from == sim.ip(),
-            Source::Ros { .. } => true,
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -69,17 +62,16 @@ fn port(node: &Node, name: &str, default: u16) -> Result<u16, String> {
         .ok_or_else(|| bad(name, format!("{p} is not a port")))
 }
 
-/// `host:port` → an address, IPv4 first (what the simulator binds).
-fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
-    let all: Vec<SocketAddr> = (host, port)
+/// `host:port` → its IPv4 address (the simulator's sockets are IPv4).
+fn resolve(host: &str, port: u16) -> Result<SocketAddrV4, String> {
+    (host, port)
         .to_socket_addrs()
         .map_err(|e| bad("sim_host", format!("{host:?}: {e}")))?
-        .collect();
-    all.iter()
-        .find(|a| a.is_ipv4())
-        .or(all.first())
-        .copied()
-        .ok_or_else(|| bad("sim_host", format!("{host:?} has no address")))
+        .find_map(|a| match a {
+            SocketAddr::V4(a) => Some(a),
+            SocketAddr::V6(_) => None,
+        })
+        .ok_or_else(|| bad("sim_host", format!("{host:?} has no IPv4 address")))
 }
 
 impl Settings {
@@ -89,13 +81,15 @@ impl Settings {
             "udp" => {
                 let host = params::string(node, "sim_host", "127.0.0.1").map_err(e)?;
                 let bind_ip = params::string(node, "bind_address", "0.0.0.0").map_err(e)?;
-                let bind_ip: IpAddr = bind_ip
+                let bind_ip: Ipv4Addr = bind_ip
                     .parse()
-                    .map_err(|_| bad("bind_address", format!("{bind_ip:?} is not an IP address")))?;
+                    .map_err(|_| bad("bind_address", format!("{bind_ip:?} is not an IPv4 address")))?;
+                let sim = resolve(&host, port(node, "sim_port", DEFAULT_SIM_PORT)?)?;
+                let extra = params::string_array(node, "allowed_senders", &[]).map_err(e)?;
                 Source::Udp {
-                    bind: SocketAddr::new(bind_ip, port(node, "local_port", DEFAULT_LOCAL_PORT)?),
-                    sim: resolve(&host, port(node, "sim_port", DEFAULT_SIM_PORT)?)?,
-                    any_host: params::boolean(node, "accept_any_host", false).map_err(e)?,
+                    bind: SocketAddrV4::new(bind_ip, port(node, "local_port", DEFAULT_LOCAL_PORT)?),
+                    sim,
+                    senders: SenderFilter::new(*sim.ip(), &extra).map_err(|m| bad("allowed_senders", m))?,
                     rcvbuf: params::int(node, "rcvbuf_bytes", 4 << 20)
                         .map_err(e)?
                         .clamp(1 << 16, 1 << 30) as usize,

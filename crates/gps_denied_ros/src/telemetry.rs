@@ -180,19 +180,19 @@ impl TelemetryBridge {
 
     fn datagram(&mut self, data: &[u8], from: SocketAddr) {
         let accepted = match &self.settings.source {
-            Source::Udp { .. } => self.settings.source.accepts(from.ip()),
+            Source::Udp { senders, .. } => senders.allows(&from),
             Source::Ros { .. } => true,
         };
         if accepted {
             return self.message(data);
         }
-        self.counters.foreign_source += 1;
+        self.counters.foreign_sender += 1;
         self.report_counts();
         if let Some(held) = self.bad_input_log.allow() {
             r2r::log_warn!(
                 &self.logger,
-                "datagram from {from} ignored: telemetry is accepted from the simulator's host only \
-                 (accept_any_host) ({held} more bad inputs held back)"
+                "datagram from {from} ignored: telemetry is accepted from the simulator's host and \
+                 loopback only (allowed_senders widens it) ({held} more bad inputs held back)"
             );
         }
     }
