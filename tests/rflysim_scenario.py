@@ -60,11 +60,9 @@ class Scenario:
         self.config.write_text("// written by the test\n" + json.dumps({"VisionSensors": sensors}, indent=1))
         self.sensors = {s["SeqID"]: s for s in sensors}
         self.copters = copters
-        self.sim = processes.start(
-            [executable("rflysim_sim"), "--config", self.config, "--dump", self.dump, "--stats", "0",
-             "--copters", ",".join(map(str, copters)), *map(str, sim_args)],
-            name="rflysim_sim",
-        )
+        self.sim_argv = [executable("rflysim_sim"), "--config", self.config, "--dump", self.dump, "--stats", "0",
+                         "--copters", ",".join(map(str, copters)), *map(str, sim_args)]
+        self.sim = processes.start(self.sim_argv, name="rflysim_sim")
         params = {"rflysim_config": str(self.config), "use_sim_time": True, "copter_ids": list(copters)}
         params.update(bridge_params or {})
         args = [executable(bridge_executable), "--ros-args"]

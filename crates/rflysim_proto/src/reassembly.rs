@@ -97,6 +97,10 @@ pub struct ReassemblyStats {
     /// Frames dropped with packets missing because no packet came for `stale_after`.
     pub timed_out: u64,
     pub restarts: u64,
+    /// Packets with the 24-byte header that share the time stamp of a
+    /// frame already finished or abandoned but are not its packets: another
+    /// frame with the same stamp, which that header cannot tell apart.
+    pub repeated_stamp: u64,
     /// Frames never seen at all: gaps in the 32-byte header's frame ids
     /// (a frame whose every datagram was lost leaves no other trace).
     pub frames_missing: u64,
@@ -109,7 +113,7 @@ impl ReassemblyStats {
     }
 
     /// Each reason with its count, under the names diagnostics report them by.
-    pub fn drop_counts(&self) -> [(&'static str, u64); 10] {
+    pub fn drop_counts(&self) -> [(&'static str, u64); 11] {
         [
             ("garbage", self.garbage),
             ("bad_length", self.bad_length),
@@ -121,13 +125,20 @@ impl ReassemblyStats {
             ("timed_out", self.timed_out),
             ("missing", self.frames_missing),
             ("restart", self.restarts),
+            ("repeated_stamp", self.repeated_stamp),
         ]
     }
 
     /// Everything that was dropped because the input was bad or incomplete
     /// (duplicates, late packets and restarts are not faults of the input).
     pub fn input_dropped(&self) -> u64 {
-        self.frames_lost() + self.frames_missing + self.garbage + self.bad_length + self.inconsistent + self.oversize
+        self.frames_lost()
+            + self.frames_missing
+            + self.garbage
+            + self.bad_length
+            + self.inconsistent
+            + self.oversize
+            + self.repeated_stamp
     }
 }
 
@@ -138,9 +149,31 @@ struct FrameKey {
     stamp_bits: u64,
 }
 
+/// A frame finished or abandoned: its key, and (24-byte header) a sample of
+/// each packet it had, to tell a late duplicate from another frame that
+/// carries the same time stamp.
+#[derive(Debug)]
+struct Remembered {
+    key: FrameKey,
+    samples: Vec<u64>,
+}
+
+/// A cheap fingerprint of a packet: its length and its first and last bytes.
+fn packet_sample(body: &[u8]) -> u64 {
+    let edge = body.len().min(64);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ body.len() as u64;
+    for &b in body[..edge].iter().chain(&body[body.len() - edge..]) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    // 0 means "no packet" in `samples`.
+    h | 1
+}
+
 #[derive(Debug)]
 struct Partial {
     key: FrameKey,
+    /// `packet_sample` of each packet received (24-byte header only).
+    samples: Vec<u64>,
     time_stamp: f64,
     pkg_num: u32,
     /// Payload size of every packet but the last, once a non-last packet arrived.
@@ -196,7 +229,7 @@ enum Verdict {
 pub struct Reassembler {
     config: ReassemblerConfig,
     partials: Vec<Partial>,
-    finished: VecDeque<FrameKey>,
+    finished: VecDeque<Remembered>,
     newest_stamp: Option<f64>,
     /// Highest frame id started (32-byte headers), for `frames_missing`.
     newest_frame_id: Option<i32>,
@@ -273,8 +306,13 @@ impl Reassembler {
             frame_id: header.frame_id.unwrap_or(0),
             stamp_bits: header.time_stamp.to_bits(),
         };
-        if self.finished.contains(&key) {
-            self.stats.late += 1;
+        if let Some(r) = self.finished.iter().find(|r| r.key == key) {
+            let seen = r.samples.get(header.pkg_id as usize).copied();
+            if header.kind == HeaderKind::Image24 && seen != Some(packet_sample(body)) {
+                self.stats.repeated_stamp += 1;
+            } else {
+                self.stats.late += 1;
+            }
             return None;
         }
         self.note_stamp(header.time_stamp, header.frame_id);
@@ -308,7 +346,7 @@ impl Reassembler {
             if now.saturating_sub(self.partials[i].last_arrival) >= stale_after {
                 let p = self.partials.swap_remove(i);
                 self.stats.timed_out += 1;
-                self.remember(p.key);
+                self.remember(p.key, p.samples);
             } else {
                 i += 1;
             }
@@ -357,11 +395,11 @@ impl Reassembler {
         }
     }
 
-    fn remember(&mut self, key: FrameKey) {
+    fn remember(&mut self, key: FrameKey, samples: Vec<u64>) {
         if self.finished.len() >= self.config.remembered_frames.max(1) {
             self.finished.pop_front();
         }
-        self.finished.push_back(key);
+        self.finished.push_back(Remembered { key, samples });
     }
 
     /// Drops the oldest partial frames other than `keep` until `bytes` more
@@ -377,7 +415,7 @@ impl Reassembler {
                 .min_by_key(|&i| self.partials[i].started)?;
             let p = self.partials.swap_remove(oldest);
             self.stats.incomplete += 1;
-            self.remember(p.key);
+            self.remember(p.key, p.samples);
         }
     }
 
@@ -388,7 +426,7 @@ impl Reassembler {
                 .expect("at least one partial frame");
             let p = self.partials.swap_remove(oldest);
             self.stats.incomplete += 1;
-            self.remember(p.key);
+            self.remember(p.key, p.samples);
         }
         let pkg_num = header.pkg_num as u32;
         self.started += 1;
@@ -401,6 +439,11 @@ impl Reassembler {
             early_last: None,
             last_len: None,
             received: vec![0; pkg_num.div_ceil(64) as usize],
+            samples: if key.kind == HeaderKind::Image24 {
+                vec![0; pkg_num as usize]
+            } else {
+                Vec::new()
+            },
             count: 0,
             datagram_lengths: true,
             declared_len: None,
@@ -425,7 +468,12 @@ impl Reassembler {
             self.stats.bad_length += 1;
             return None;
         }
-        self.remember(key);
+        let samples = if key.kind == HeaderKind::Image24 {
+            vec![packet_sample(body)]
+        } else {
+            Vec::new()
+        };
+        self.remember(key, samples);
         self.deliver(Frame {
             header_kind: header.kind,
             frame_id: header.frame_id,
@@ -439,7 +487,7 @@ impl Reassembler {
 
     fn drop_partial(&mut self, idx: usize) -> Verdict {
         let p = self.partials.swap_remove(idx);
-        self.remember(p.key);
+        self.remember(p.key, p.samples);
         Verdict::Drop
     }
 
@@ -542,12 +590,15 @@ impl Reassembler {
             p.buf[at..at + chunk].copy_from_slice(body);
         }
         p.mark(id);
+        if let Some(sample) = p.samples.get_mut(id as usize) {
+            *sample = packet_sample(body);
+        }
         p.last_arrival = now;
         Verdict::Keep(idx)
     }
 
     fn finish(&mut self, p: Partial) -> Option<Frame> {
-        self.remember(p.key);
+        self.remember(p.key, p.samples);
         // Complete with pkg_num > 1 means a non-last packet set the chunk
         // size and every packet, the last included, is in `buf`.
         let payload = p.buf;
@@ -883,5 +934,40 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].payload, payload);
         assert!(r.buffered_bytes() <= budget);
+    }
+
+    #[test]
+    fn a_second_frame_with_the_same_stamp_is_never_joined_and_is_counted() {
+        // 24-byte header: no frame id. A loses its last packet; B, with A's
+        // time stamp, comes whole. Nothing of the two is joined.
+        let mut r = Reassembler::new(Default::default());
+        let a = frame_bytes(1, 300);
+        let b = frame_bytes(2, 300);
+        let pa = packets(HeaderKind::Image24, 0, 5.0, &a, 100);
+        let pb = packets(HeaderKind::Image24, 0, 5.0, &b, 100);
+        let out = push_all(
+            &mut r,
+            &[
+                pa[0].clone(),
+                pa[1].clone(),
+                pb[0].clone(),
+                pb[1].clone(),
+                pb[2].clone(),
+            ],
+        );
+        assert!(out.is_empty(), "a frame made of A's and B's packets");
+        assert_eq!(r.stats().inconsistent, 1);
+        assert_eq!(r.stats().repeated_stamp, 2);
+        assert_eq!(
+            r.stats().late,
+            0,
+            "B's packets are not late duplicates: they are counted as a fault"
+        );
+        // A late duplicate of a finished frame stays a duplicate, not a fault.
+        let c = frame_bytes(3, 300);
+        let pc = packets(HeaderKind::Image24, 0, 6.0, &c, 100);
+        assert_eq!(push_all(&mut r, &pc).len(), 1);
+        assert!(r.push(&pc[1], MS).is_none());
+        assert_eq!((r.stats().late, r.stats().repeated_stamp), (1, 2));
     }
 }

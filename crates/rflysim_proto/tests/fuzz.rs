@@ -22,16 +22,28 @@ use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::sensor::Encoding;
-use rflysim_proto::shm::{write_frame, ShmReader};
+use rflysim_proto::shm::{ShmReader, ShmWriter};
 use rflysim_proto::telemetry::{decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState};
 
 struct CountingAlloc;
 
 static LARGEST: AtomicUsize = AtomicUsize::new(0);
 
+thread_local! {
+    /// Only the fuzzing thread's allocations count: the test harness's own
+    /// threads allocate too (output of other tests), whatever lock is held.
+    static MEASURED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn note(size: usize) {
+    if MEASURED.with(std::cell::Cell::get) {
+        LARGEST.fetch_max(size, Ordering::Relaxed);
+    }
+}
+
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
+        note(layout.size());
         // SAFETY: forwarded unchanged.
         unsafe { System.alloc(layout) }
     }
@@ -40,7 +52,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
+        note(new_size);
         // SAFETY: forwarded unchanged.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -140,7 +152,9 @@ fn fuzz_recovering(
     for i in 0..iterations() {
         let seed = &seeds[rng.below(seeds.len())];
         let input = mutate(&mut rng, seed, &seeds);
+        MEASURED.with(|m| m.set(true));
         target(&input);
+        MEASURED.with(|m| m.set(false));
         good(i);
     }
     let largest = LARGEST.load(Ordering::Relaxed);
@@ -369,8 +383,9 @@ fn reassembler_under_hostile_streams() {
 fn shm_reader_on_garbage_regions() {
     let _one = one_at_a_time();
     let mut good = vec![0u8; 9 + 64];
-    write_frame(&mut good[..], 1.0, &[7; 64]);
+    ShmWriter::new().write(&mut good[..], 1.0, &[7; 64], Duration::ZERO);
     let reader = std::cell::RefCell::new(ShmReader::new());
+    let writer = std::cell::RefCell::new(ShmWriter::new());
     let out = std::cell::RefCell::new(Vec::new());
     let mut region = [0u8; 9 + 64];
     fuzz_recovering(
@@ -380,17 +395,23 @@ fn shm_reader_on_garbage_regions() {
         |d| {
             let mut bad = d.to_vec();
             let mut out = out.borrow_mut();
-            if reader.borrow_mut().poll(&mut bad[..], 64, &mut out).is_some() {
+            if reader
+                .borrow_mut()
+                .poll(&mut bad[..], 64, &mut out, Duration::ZERO)
+                .is_some()
+            {
                 assert!(out.len() <= 64 && out.len() + 9 <= bad.len());
             }
         },
         |i| {
             let frame = [i as u8; 64];
             let stamp = 1e6 + i as f64;
-            assert!(write_frame(&mut region[..], stamp, &frame));
+            assert!(writer
+                .borrow_mut()
+                .write(&mut region[..], stamp, &frame, Duration::ZERO));
             let mut out = out.borrow_mut();
             assert_eq!(
-                reader.borrow_mut().poll(&mut region[..], 64, &mut out),
+                reader.borrow_mut().poll(&mut region[..], 64, &mut out, Duration::ZERO),
                 Some(stamp),
                 "frame {i}"
             );

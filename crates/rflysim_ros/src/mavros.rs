@@ -1,16 +1,24 @@
 //! Launches MAVROS for every simulated vehicle and supervises the children:
 //! `ros2 launch mavros px4.launch.xml tgt_system:=<id>
 //! fcu_url:=udp://:<p+1>@<ip>:<p>` with p = 20100 + 2·(id − 1) (spec §9),
-//! namespace `mavros<id>` when there are several vehicles. A crashed child is
-//! restarted with back-off; SIGINT / SIGTERM are forwarded; on exit only the
-//! process groups started here are ended (RflySim's SDK `kill -9`s every
-//! mavros on the host).
+//! namespace `mavros<id>` when there are several vehicles. Each vehicle runs
+//! in a process group of its own, led by a [`keeper`]; [`supervisor`] says
+//! what happens to the groups (restarts with back-off, a stop within a
+//! second); only the groups started here are ever signalled (RflySim's SDK
+//! `kill -9`s every mavros on the host).
+
+pub mod keeper;
+pub mod process;
+pub mod supervisor;
 
 use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+pub use supervisor::backoff;
+use supervisor::{Host, Supervisor, STOP_SCHEDULE};
 
 /// MAVROS's UDP port on CopterSim's side for vehicle `id` (1-based).
 pub fn mavros_port(id: u16) -> u16 {
@@ -44,13 +52,32 @@ pub fn find_ros2(path_var: Option<&std::ffi::OsStr>) -> Result<PathBuf, String> 
         })
 }
 
-/// Whether the mavros package is installed, asked of `ros2 pkg prefix`.
-pub fn check_mavros(ros2: &Path) -> Result<(), String> {
-    let out = Command::new(ros2)
-        .args(["pkg", "prefix", "mavros"])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", ros2.display()))?;
-    if out.status.success() {
+/// What [`check_mavros`] gives when a stop was requested while it waited.
+pub const STOPPED: &str = "stopped";
+
+/// Whether the mavros package is installed, asked of `ros2 pkg prefix`; a
+/// stop request ends the question (and its process group) with [`STOPPED`].
+pub fn check_mavros(ros2: &Path, stop: &dyn Fn() -> bool) -> Result<(), String> {
+    let mut cmd = Command::new(ros2);
+    cmd.args(["pkg", "prefix", "mavros"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    process::die_with_parent(&mut cmd, libc::SIGTERM);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run {}: {e}", ros2.display()))?;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if stop() => {
+                end_group_now(&mut child);
+                return Err(STOPPED.into());
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("{}: {e}", ros2.display())),
+        }
+    };
+    if status.success() {
         Ok(())
     } else {
         let distro = std::env::var("ROS_DISTRO").unwrap_or_else(|_| "<distro>".into());
@@ -60,125 +87,96 @@ pub fn check_mavros(ros2: &Path) -> Result<(), String> {
     }
 }
 
-/// Back-off after the n-th crash in a row: 1, 2, 4, … 30 s.
-pub fn backoff(crashes: u32) -> Duration {
-    Duration::from_secs(1u64 << crashes.saturating_sub(1).min(5)).min(Duration::from_secs(30))
-}
-
-fn signal_group(pgid: u32, signal: i32) {
-    // SAFETY: kill(2) on a process group this launcher created.
-    unsafe {
-        libc::kill(-(pgid as i32), signal);
+/// Ends `child`'s process group within a fraction of a second.
+fn end_group_now(child: &mut Child) {
+    let pgid = child.id() as i32;
+    for (signal, wait) in [(libc::SIGTERM, 200), (libc::SIGKILL, 200)] {
+        process::signal_group(pgid, signal);
+        let deadline = Instant::now() + Duration::from_millis(wait);
+        while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
-/// One supervised vehicle.
+/// The real host: each vehicle's group is led by a [`keeper`] (this
+/// executable again) that runs `ros2`.
 #[derive(Debug)]
-struct Supervised {
-    id: u16,
-    args: Vec<String>,
-    child: Option<Child>,
-    started: Instant,
-    crashes: u32,
-    restart_at: Option<Instant>,
+struct Keepers {
+    ros2: PathBuf,
 }
 
-fn spawn(ros2: &Path, args: &[String]) -> std::io::Result<Child> {
-    // A group of its own: `ros2 launch` forks the mavros node, and both must
-    // get the signal, and nothing else on the host.
-    Command::new(ros2).args(args).process_group(0).spawn()
-}
+impl Host for Keepers {
+    type Leader = Child;
 
-/// Runs until `stop` says so; returns when every child has ended.
-pub fn supervise(
-    ros2: &Path,
-    copter_ids: &[u16],
-    sim_ip: Ipv4Addr,
-    stop: &dyn Fn() -> bool,
-    log: &dyn Fn(&str),
-) -> Result<(), String> {
-    let several = copter_ids.len() > 1;
-    let mut all: Vec<Supervised> = copter_ids
-        .iter()
-        .map(|&id| Supervised {
-            id,
-            args: launch_args(id, sim_ip, several),
-            child: None,
-            started: Instant::now(),
-            crashes: 0,
-            restart_at: Some(Instant::now()),
-        })
-        .collect();
-    while !stop() {
-        for s in &mut all {
-            if let Some(child) = &mut s.child {
-                if let Ok(Some(status)) = child.try_wait() {
-                    s.child = None;
-                    // A run that lasted a minute was no crash loop.
-                    if s.started.elapsed() > Duration::from_secs(60) {
-                        s.crashes = 0;
-                    }
-                    s.crashes += 1;
-                    let wait = backoff(s.crashes);
-                    log(&format!(
-                        "mavros for vehicle {} exited ({}); restarting in {} s",
-                        s.id,
-                        describe(status),
-                        wait.as_secs()
-                    ));
-                    s.restart_at = Some(Instant::now() + wait);
-                }
-            }
-            if s.child.is_none() && s.restart_at.is_some_and(|t| Instant::now() >= t) {
-                match spawn(ros2, &s.args) {
-                    Ok(c) => {
-                        log(&format!(
-                            "vehicle {}: {} {} (pid {})",
-                            s.id,
-                            ros2.display(),
-                            s.args.join(" "),
-                            c.id()
-                        ));
-                        s.child = Some(c);
-                        s.started = Instant::now();
-                        s.restart_at = None;
-                    }
-                    Err(e) => return Err(format!("cannot start {}: {e}", ros2.display())),
-                }
-            }
+    fn spawn(&mut self, id: u16, args: &[String]) -> std::io::Result<(Child, i32)> {
+        // /proc/self/exe: this very executable even if the file was replaced since.
+        let mut cmd = Command::new("/proc/self/exe");
+        cmd.arg0("mavros_keeper")
+            .arg(keeper::KEEPER_FLAG)
+            .arg(std::process::id().to_string())
+            .arg(id.to_string())
+            .arg(&self.ros2)
+            .args(args)
+            .process_group(0);
+        // Called on the main thread (see `supervise`): the parent-death
+        // signal fires when the spawning thread ends.
+        process::die_with_parent(&mut cmd, keeper::PARENT_GONE_SIGNAL);
+        let child = cmd.spawn()?;
+        let pgid = child.id() as i32;
+        Ok((child, pgid))
+    }
+
+    fn exited(&mut self, leader: &mut Child) -> Option<String> {
+        match leader.try_wait() {
+            Ok(Some(status)) => Some(describe(status)),
+            Ok(None) => None,
+            Err(e) => Some(format!("lost: {e}")),
         }
+    }
+
+    fn group_running(&mut self, pgid: i32) -> bool {
+        process::group_running(pgid)
+    }
+
+    fn signal_group(&mut self, pgid: i32, signal: libc::c_int) {
+        process::signal_group(pgid, signal);
+    }
+}
+
+/// Runs until `stop` says so, then ends every group (SIGINT, SIGTERM,
+/// SIGKILL: [`STOP_SCHEDULE`]) and returns. Call it on the main thread.
+pub fn supervise(ros2: &Path, copter_ids: &[u16], sim_ip: Ipv4Addr, stop: &dyn Fn() -> bool, log: &dyn Fn(&str)) {
+    let several = copter_ids.len() > 1;
+    let vehicles = copter_ids
+        .iter()
+        .map(|&id| (id, launch_args(id, sim_ip, several)))
+        .collect();
+    let mut groups = Supervisor::new(
+        Keepers {
+            ros2: ros2.to_path_buf(),
+        },
+        vehicles,
+        Instant::now(),
+    );
+    while !stop() {
+        groups.step(Instant::now(), log);
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Forward the stop: SIGINT (as a terminal would), then SIGTERM, then SIGKILL.
-    for (signal, wait) in [(libc::SIGINT, 10), (libc::SIGTERM, 5), (libc::SIGKILL, 2)] {
-        let mut running: Vec<u32> = Vec::new();
-        for c in all.iter_mut().filter_map(|s| s.child.as_mut()) {
-            if matches!(c.try_wait(), Ok(None)) {
-                running.push(c.id());
-            }
+    let [_, (term_at, _), (kill_at, _)] = STOP_SCHEDULE;
+    log(&format!(
+        "stopping: SIGINT to every MAVROS process group, SIGTERM after {} ms, SIGKILL after {} ms",
+        term_at.as_millis(),
+        kill_at.as_millis()
+    ));
+    let began = Instant::now();
+    while !groups.stop_step(began.elapsed()) {
+        if began.elapsed() > kill_at + Duration::from_millis(250) {
+            log("a MAVROS process survives SIGKILL; leaving it");
+            return;
         }
-        if running.is_empty() {
-            break;
-        }
-        for pgid in &running {
-            signal_group(*pgid, signal);
-        }
-        let deadline = Instant::now() + Duration::from_secs(wait);
-        while Instant::now() < deadline
-            && all
-                .iter_mut()
-                .filter_map(|s| s.child.as_mut())
-                .any(|c| matches!(c.try_wait(), Ok(None)))
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        std::thread::sleep(Duration::from_millis(10));
     }
-    for s in &mut all {
-        if let Some(c) = &mut s.child {
-            let _ = c.wait();
-        }
-    }
-    Ok(())
 }
 
 fn describe(status: ExitStatus) -> String {
@@ -214,11 +212,6 @@ mod tests {
                 "namespace:=mavros3".into()
             ]
         );
-    }
-
-    #[test]
-    fn backoff_grows_and_caps() {
-        assert_eq!([1, 2, 3, 4, 6, 10].map(|n| backoff(n).as_secs()), [1, 2, 4, 8, 30, 30]);
     }
 
     #[test]

@@ -86,6 +86,35 @@ struct MappedRegion(shared_memory::Shmem);
 // it is tied to the thread that mapped it.
 unsafe impl Send for MappedRegion {}
 
+/// Which file a mapping is of, and how long that file was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RegionIdentity {
+    inode: u64,
+    len: u64,
+}
+
+impl RegionIdentity {
+    fn of(path: &str) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Self {
+            inode: m.ino(),
+            len: m.len(),
+        })
+    }
+}
+
+/// Maps `/dev/shm/<name>` if it is there and at least a header long, with
+/// the identity of the file that was mapped (looked at before and after: a
+/// region replaced during the open is opened again on the next try).
+fn open_region(name: &str, path: &str) -> Option<(MappedRegion, RegionIdentity)> {
+    let before = RegionIdentity::of(path)?;
+    let shmem = shared_memory::ShmemConf::new().os_id(name).open().ok()?;
+    let after = RegionIdentity::of(path)?;
+    let fits = shmem.len() >= HEADER_LEN && shmem.len() as u64 <= after.len;
+    (before == after && fits).then_some((MappedRegion(shmem), after))
+}
+
 /// Why a frame was not published.
 #[derive(Debug)]
 enum FrameError {
@@ -449,66 +478,75 @@ impl SensorPipeline {
     /// Polls the sensor's shared-memory region until `shutdown` turns true.
     pub async fn run_shm(mut self, mut shutdown: watch::Receiver<bool>) {
         let name = self.cfg.shm_name();
+        let path = format!("/dev/shm/{name}");
         let (w, h) = self.cfg.size();
         let area_len = payload_capacity(self.kind, w, h);
+        let start = Instant::now();
+        let mut reader = ShmReader::new();
         let mut logged_wait = false;
-        let shmem = loop {
-            // The open result is taken apart before any await: a mapping is not `Send`.
-            let opened = shared_memory::ShmemConf::new()
-                .os_id(&name)
-                .open()
-                .map(MappedRegion)
-                .map_err(|e| e.to_string());
-            match opened {
-                Ok(s) => break s,
-                Err(e) => {
-                    if !logged_wait {
-                        r2r::log_info!(
+        // One pass per mapping: the writer may replace the region (a
+        // simulator restart) or shrink it; both send us back here.
+        'open: loop {
+            let Some((shmem, identity)) = open_region(&name, &path) else {
+                if !logged_wait {
+                    r2r::log_info!(
+                        &self.logger,
+                        "sensor {}: waiting for shared memory {path}",
+                        self.cfg.seq_id
+                    );
+                    logged_wait = true;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(200)) => continue 'open,
+                    _ = shutdown.changed() => return,
+                }
+            };
+            logged_wait = false;
+            r2r::log_info!(
+                &self.logger,
+                "sensor {} ({}) on shared memory {path} ({} bytes) → {}",
+                self.cfg.seq_id,
+                self.kind.description,
+                shmem.0.len(),
+                self.topic()
+            );
+            // SAFETY: `shmem` keeps the mapping alive for as long as `region` is used,
+            // and the region is checked against the file before every access.
+            let mut region = unsafe { RawRegion::new(shmem.0.as_ptr(), shmem.0.len()) };
+            let mut buf = Vec::new();
+            let mut tick = tokio::time::interval(self.settings.shm_poll);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = shutdown.changed() => return,
+                }
+                // Touching a page past the end of a shrunk file is SIGBUS: the
+                // file is looked at before the mapping is.
+                match RegionIdentity::of(&path) {
+                    Some(now) if now.inode == identity.inode && now.len >= identity.len => {}
+                    _ => {
+                        r2r::log_warn!(
                             &self.logger,
-                            "sensor {}: waiting for shared memory /dev/shm/{name} ({e})",
+                            "sensor {}: {path} was replaced, removed or shrunk; opening it again",
                             self.cfg.seq_id
                         );
-                        logged_wait = true;
-                    }
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-                        _ = shutdown.changed() => return,
+                        self.stats.drop_frame("region_replaced");
+                        continue 'open;
                     }
                 }
-            }
-        };
-        if shmem.0.len() < HEADER_LEN {
-            r2r::log_error!(&self.logger, "sensor {}: /dev/shm/{name} is too small", self.cfg.seq_id);
-            return;
-        }
-        r2r::log_info!(
-            &self.logger,
-            "sensor {} ({}) on shared memory /dev/shm/{name} ({} bytes) → {}",
-            self.cfg.seq_id,
-            self.kind.description,
-            shmem.0.len(),
-            self.topic()
-        );
-        // SAFETY: `shmem` keeps the mapping alive for as long as `region` is used.
-        let mut region = unsafe { RawRegion::new(shmem.0.as_ptr(), shmem.0.len()) };
-        let mut reader = ShmReader::new();
-        let mut buf = Vec::new();
-        let mut tick = tokio::time::interval(self.settings.shm_poll);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-        loop {
-            tokio::select! {
-                _ = tick.tick() => {}
-                _ = shutdown.changed() => break,
-            }
-            let torn_before = reader.stats().torn;
-            if let Some(t) = reader.poll(&mut region, area_len, &mut buf) {
-                self.handle_frame(t, std::mem::take(&mut buf));
-            }
-            if reader.stats().torn > torn_before {
-                self.warn_drop("torn", "the frame changed while it was copied");
+                let (torn, reclaimed) = (reader.stats().torn, reader.stats().reclaimed);
+                if let Some(t) = reader.poll(&mut region, area_len, &mut buf, start.elapsed()) {
+                    self.handle_frame(t, std::mem::take(&mut buf));
+                }
+                if reader.stats().torn > torn {
+                    self.warn_drop("torn", "the frame changed while it was copied");
+                }
+                if reader.stats().reclaimed > reclaimed {
+                    self.warn_drop("stale_reader", "the slot was held by a reader that died; taken back");
+                }
             }
         }
-        drop(shmem);
     }
 
     /// Runs the pipeline on the transport its config names.

@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use shared_memory::{Shmem, ShmemConf, ShmemError};
 use socket2::{Domain, Protocol, Socket, Type};
 
-use rflysim_proto::shm::{write_frame, RawRegion};
+use rflysim_proto::shm::{RawRegion, ShmWriter};
 
 /// A UDP socket for sending, with a large send buffer.
 pub fn udp_sender(multicast_ttl: Option<u32>) -> io::Result<UdpSocket> {
@@ -48,6 +48,8 @@ pub fn send_all(sock: &UdpSocket, to: SocketAddrV4, d: &[u8]) -> io::Result<()> 
 /// One `RflySim3DImg_<SeqID>` region, created (or taken over) by the emulator.
 pub struct ShmRegion {
     shmem: Shmem,
+    writer: ShmWriter,
+    created: std::time::Instant,
 }
 
 impl std::fmt::Debug for ShmRegion {
@@ -59,7 +61,7 @@ impl std::fmt::Debug for ShmRegion {
     }
 }
 
-// SAFETY: the mapping is only used through `write_frame`'s flag protocol.
+// SAFETY: the mapping is only used through `ShmWriter`'s flag protocol.
 unsafe impl Send for ShmRegion {}
 
 impl ShmRegion {
@@ -85,7 +87,11 @@ impl ShmRegion {
         };
         // SAFETY: zeroing our own fresh mapping of `len` bytes.
         unsafe { std::ptr::write_bytes(shmem.as_ptr(), 0, shmem.len()) };
-        Ok(ShmRegion { shmem })
+        Ok(ShmRegion {
+            shmem,
+            writer: ShmWriter::new(),
+            created: std::time::Instant::now(),
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -96,10 +102,11 @@ impl ShmRegion {
         self.shmem.len() == 0
     }
 
-    /// Writes a frame unless a reader holds the slot; `false` when skipped.
+    /// Writes a frame unless a live reader holds the slot; `false` when skipped.
     pub fn write(&mut self, time_stamp: f64, payload: &[u8]) -> bool {
         // SAFETY: the mapping lives as long as `self`.
         let mut region = unsafe { RawRegion::new(self.shmem.as_ptr(), self.shmem.len()) };
-        write_frame(&mut region, time_stamp, payload)
+        self.writer
+            .write(&mut region, time_stamp, payload, self.created.elapsed())
     }
 }

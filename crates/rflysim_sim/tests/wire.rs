@@ -304,7 +304,7 @@ fn shared_memory_frames_are_whole_and_match_the_world() {
     let mut out = Vec::new();
     let mut seen = 0;
     while seen < 5 && Instant::now() < deadline {
-        if let Some(t) = reader.poll(&mut region, 48 * 32 * 3, &mut out) {
+        if let Some(t) = reader.poll(&mut region, 48 * 32 * 3, &mut out, Duration::ZERO) {
             assert_eq!(out, rendered(&cfgs[0], Encoding::Bgr8, t), "frame at t = {t}");
             seen += 1;
         }

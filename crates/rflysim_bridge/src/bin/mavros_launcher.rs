@@ -1,71 +1,63 @@
 //! Starts and supervises `ros2 launch mavros px4.launch.xml` for every
 //! vehicle of `copter_ids`, towards CopterSim at `sim_ip` (spec §9).
 //! Parameters: `copter_ids` (default [1]), `sim_ip` (default 127.0.0.1).
+//! Started with `--mavros-keeper …` it is instead one vehicle's keeper
+//! (`rflysim_ros::mavros::keeper`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::process::ExitCode;
+use std::time::Duration;
 
-use rflysim_ros::mavros;
+use rflysim_ros::mavros::{self, keeper, process};
 use ros_common::params;
-use tokio::signal::unix::SignalKind;
 
-fn main() -> std::process::ExitCode {
-    let fail = |e: String| {
-        eprintln!("[mavros_launcher] error: {e}");
-        std::process::ExitCode::FAILURE
+fn log(message: &str) {
+    process::log_line(format!("[mavros_launcher] {message}"));
+}
+
+fn main() -> ExitCode {
+    let args: Vec<_> = std::env::args_os().collect();
+    if let Some(code) = keeper::run_if_asked(&args) {
+        return ExitCode::from(code);
+    }
+    // Before anything else: a signal during start-up must not leave children.
+    let code = match process::catch_stop_signals() {
+        Ok(()) => run(),
+        Err(e) => Err(format!("cannot catch SIGINT and SIGTERM: {e}")),
     };
-    let ctx = match r2r::Context::create() {
-        Ok(c) => c,
-        Err(e) => return fail(format!("ROS 2 context: {e}")),
-    };
-    let node = match r2r::Node::create(ctx, "rflysim_mavros_launcher", "") {
-        Ok(n) => n,
-        Err(e) => return fail(e.to_string()),
-    };
-    let logger = node.logger().to_string();
-    let ids: Vec<u16> = match params::int_array(&node, "copter_ids", &[1]) {
-        Ok(v) => match v
-            .iter()
-            .map(|&i| u16::try_from(i).ok().filter(|i| *i > 0))
-            .collect::<Option<Vec<u16>>>()
-        {
-            Some(ids) if !ids.is_empty() => ids,
-            _ => return fail(format!("parameter copter_ids: {v:?} are not vehicle ids")),
-        },
-        Err(e) => return fail(e.to_string()),
+    let code = code.unwrap_or_else(|e| {
+        log(&format!("error: {e}"));
+        ExitCode::FAILURE
+    });
+    process::flush_log(Duration::from_millis(200));
+    code
+}
+
+fn run() -> Result<ExitCode, String> {
+    let ctx = r2r::Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
+    let node = r2r::Node::create(ctx, "rflysim_mavros_launcher", "").map_err(|e| e.to_string())?;
+    let v = params::int_array(&node, "copter_ids", &[1]).map_err(|e| e.to_string())?;
+    let ids = match v
+        .iter()
+        .map(|&i| u16::try_from(i).ok().filter(|i| *i > 0))
+        .collect::<Option<Vec<u16>>>()
+    {
+        Some(ids) if !ids.is_empty() => ids,
+        _ => return Err(format!("parameter copter_ids: {v:?} are not vehicle ids")),
     };
     let Ok(Ok(sim_ip)) = params::string(&node, "sim_ip", "127.0.0.1").map(|s| s.parse::<std::net::Ipv4Addr>()) else {
-        return fail("parameter sim_ip: not an IPv4 address".into());
+        return Err("parameter sim_ip: not an IPv4 address".into());
     };
-    let ros2 = match mavros::find_ros2(std::env::var_os("PATH").as_deref())
-        .and_then(|r| mavros::check_mavros(&r).map(|()| r))
-    {
-        Ok(r) => r,
-        Err(e) => return fail(e),
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [SignalKind::terminate(), SignalKind::interrupt()] {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("runtime");
-            rt.block_on(async {
-                if let Ok(mut s) = tokio::signal::unix::signal(signal) {
-                    s.recv().await;
-                }
-            });
-            stop.store(true, Ordering::Relaxed);
-        });
+    let ros2 = mavros::find_ros2(std::env::var_os("PATH").as_deref())?;
+    match mavros::check_mavros(&ros2, &process::stop_requested) {
+        Err(e) if e == mavros::STOPPED => {}
+        result => result?,
     }
-    r2r::log_info!(&logger, "MAVROS for vehicles {ids:?}, CopterSim at {sim_ip}");
-    let log = |m: &str| r2r::log_info!(&logger, "{m}");
-    match mavros::supervise(&ros2, &ids, sim_ip, &|| stop.load(Ordering::Relaxed), &log) {
-        Ok(()) => {
-            r2r::log_info!(&logger, "every MAVROS child ended");
-            std::process::ExitCode::SUCCESS
-        }
-        Err(e) => fail(e),
+    if process::stop_requested() {
+        log("stopped during start-up");
+        return Ok(ExitCode::SUCCESS);
     }
+    log(&format!("MAVROS for vehicles {ids:?}, CopterSim at {sim_ip}"));
+    mavros::supervise(&ros2, &ids, sim_ip, &process::stop_requested, &log);
+    log("every MAVROS process group ended");
+    Ok(ExitCode::SUCCESS)
 }
