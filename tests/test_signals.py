@@ -19,6 +19,8 @@ EXECUTABLES = {
     "gimbal_node": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "status_port:=42906"],
     "auv_sim": ["--image-port", "42955", "--thruster-port", "42956", "--telemetry-port", "42957", "--stats", "0.2"],
     "auv_bridge": ["--ros-args", "-p", "image_port:=42965", "-p", "thruster_port:=42966", "-p", "telemetry_port:=42967"],
+    "gps_denied_sim": ["--bind", "127.0.0.1:42908", "--target", "127.0.0.1:42909", "--stats", "0.2"],
+    "gps_denied_bridge": ["--ros-args", "-p", "local_port:=42910", "-p", "sim_port:=42911"],
 }
 
 

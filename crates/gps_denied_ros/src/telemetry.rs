@@ -1,0 +1,331 @@
+//! The telemetry stream: JSON messages in (UDP datagrams or
+//! `std_msgs/String`), every part that arrived published on its topic with
+//! one stamp per frame, every part that did not counted and logged at a
+//! limited rate. A bad message never stops the next one.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use gps_denied_proto::wire::{DEFAULT_FOV_DEG, MAX_DATAGRAM_BYTES};
+use gps_denied_proto::{parse_telemetry, DroneTelemetry, InputCounters, PartFaults, RoverTelemetry, Telemetry};
+use image_codec::Encoding;
+use r2r::builtin_interfaces::msg::Time;
+use r2r::geometry_msgs::msg::{PointStamped, TwistStamped};
+use r2r::nav_msgs::msg::Odometry;
+use r2r::rflysim_bridge::msg::LandingPad;
+use r2r::sensor_msgs::msg::{Imu, Range};
+use r2r::std_msgs::msg::Bool;
+use r2r::{Node, Publisher, QosProfile};
+use ros_common::camera::{CameraPublisher, CameraTopics};
+use ros_common::lifecycle::StopSignal;
+use ros_common::msgs::header;
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::{to_ros_time, wall_now, ClockPublisher};
+use tokio::net::UdpSocket;
+
+use crate::convert;
+use crate::settings::{Settings, Source};
+
+/// The largest image the camera decodes (pixels): far above the seed's
+/// 320 × 240, far below what a lying JPEG header could ask for.
+const MAX_IMAGE_PIXELS: usize = 4096 * 4096;
+
+/// Where telemetry comes from.
+pub enum TelemetryInput {
+    Udp(Arc<UdpSocket>),
+    Ros(BoxStream<'static, r2r::std_msgs::msg::String>),
+}
+
+impl std::fmt::Debug for TelemetryInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TelemetryInput::Udp(_) => "TelemetryInput::Udp",
+            TelemetryInput::Ros(_) => "TelemetryInput::Ros",
+        })
+    }
+}
+
+/// The topics one telemetry frame is published on (relative names).
+pub struct Outputs {
+    imu: Publisher<Imu>,
+    altitude: Publisher<Range>,
+    velocity: Publisher<TwistStamped>,
+    landing_pad: Publisher<LandingPad>,
+    pad_point: Publisher<PointStamped>,
+    landed: Publisher<Bool>,
+    rover: Publisher<Odometry>,
+    camera: CameraPublisher,
+}
+
+impl std::fmt::Debug for Outputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outputs").field("camera", &self.camera).finish()
+    }
+}
+
+impl Outputs {
+    pub fn new(node: &mut Node, settings: &Settings, qos: &QosProfile) -> Result<Self, String> {
+        let e = |topic: &'static str| move |err: r2r::Error| format!("{topic}: {err}");
+        let topics = CameraTopics {
+            image: "camera/image_raw".into(),
+            info: "camera/camera_info".into(),
+            compressed: Some("camera/image_raw/compressed".into()),
+        };
+        Ok(Self {
+            imu: node.create_publisher("imu", qos.clone()).map_err(e("imu"))?,
+            altitude: node.create_publisher("altitude", qos.clone()).map_err(e("altitude"))?,
+            velocity: node.create_publisher("velocity", qos.clone()).map_err(e("velocity"))?,
+            landing_pad: node
+                .create_publisher("landing_pad", qos.clone())
+                .map_err(e("landing_pad"))?,
+            pad_point: node
+                .create_publisher("landing_pad/point", qos.clone())
+                .map_err(e("landing_pad/point"))?,
+            landed: node.create_publisher("landed", qos.clone()).map_err(e("landed"))?,
+            rover: node
+                .create_publisher("rover/odom", qos.clone())
+                .map_err(e("rover/odom"))?,
+            camera: CameraPublisher::new(node, &topics, qos, MAX_IMAGE_PIXELS, settings.decode_jpeg_always)?,
+        })
+    }
+}
+
+/// Counters the diagnostics read.
+#[derive(Debug, Default)]
+pub struct TelemetryStats {
+    /// Drone frames; bad input of every kind as its drops.
+    pub telemetry: Arc<StreamStats>,
+    pub camera: Arc<StreamStats>,
+    pub rover: Arc<StreamStats>,
+}
+
+pub struct TelemetryBridge {
+    input: TelemetryInput,
+    out: Outputs,
+    settings: Settings,
+    clock: Option<ClockPublisher>,
+    counters: InputCounters,
+    reported_bad: u64,
+    pub stats: TelemetryStats,
+    logger: String,
+    bad_input_log: RateLimitedLog,
+    camera_log: RateLimitedLog,
+    last_sim_time: Option<f64>,
+    last_rover_heading: Option<f64>,
+}
+
+impl std::fmt::Debug for TelemetryBridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelemetryBridge")
+            .field("input", &self.input)
+            .field("counters", &self.counters)
+            .finish()
+    }
+}
+
+impl TelemetryBridge {
+    pub fn new(
+        input: TelemetryInput,
+        out: Outputs,
+        settings: Settings,
+        clock: Option<ClockPublisher>,
+        logger: String,
+    ) -> Self {
+        Self {
+            input,
+            out,
+            settings,
+            clock,
+            counters: InputCounters::default(),
+            reported_bad: 0,
+            stats: TelemetryStats::default(),
+            logger,
+            bad_input_log: RateLimitedLog::new(Duration::from_secs(5)),
+            camera_log: RateLimitedLog::new(Duration::from_secs(5)),
+            last_sim_time: None,
+            last_rover_heading: None,
+        }
+    }
+
+    pub async fn run(mut self, mut stop: StopSignal) {
+        let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+        loop {
+            match &mut self.input {
+                TelemetryInput::Udp(socket) => {
+                    let socket = socket.clone();
+                    tokio::select! {
+                        _ = stop.changed() => return,
+                        r = socket.recv_from(&mut buf) => match r {
+                            Ok((n, from)) => self.datagram(&buf[..n], from),
+                            // An ICMP "port unreachable" of an earlier command, and the like.
+                            Err(_) => continue,
+                        },
+                    }
+                }
+                TelemetryInput::Ros(stream) => {
+                    tokio::select! {
+                        _ = stop.changed() => return,
+                        m = stream.next() => match m {
+                            Some(m) => self.message(m.data.as_bytes()),
+                            None => return,
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    fn datagram(&mut self, data: &[u8], from: SocketAddr) {
+        let accepted = match &self.settings.source {
+            Source::Udp { senders, .. } => senders.allows(&from),
+            Source::Ros { .. } => true,
+        };
+        if accepted {
+            return self.message(data);
+        }
+        self.counters.foreign_sender += 1;
+        self.report_counts();
+        if let Some(held) = self.bad_input_log.allow() {
+            r2r::log_warn!(
+                &self.logger,
+                "datagram from {from} ignored: telemetry is accepted from the simulator's host and \
+                 loopback only (allowed_senders widens it) ({held} more bad inputs held back)"
+            );
+        }
+    }
+
+    fn message(&mut self, data: &[u8]) {
+        let result = parse_telemetry(data, &self.settings.limits);
+        let restarted = self.counters.record(&result);
+        self.report_counts();
+        self.stats
+            .telemetry
+            .datagrams
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let parsed = match result {
+            Ok(p) => p,
+            Err(err) => {
+                if let Some(held) = self.bad_input_log.allow() {
+                    r2r::log_warn!(
+                        &self.logger,
+                        "telemetry message dropped: {err} ({held} more bad inputs held back)"
+                    );
+                }
+                return;
+            }
+        };
+        if restarted {
+            r2r::log_info!(&self.logger, "simulator restarted (its time went back)");
+        }
+        if !parsed.faults.is_empty() {
+            self.log_faults(&parsed.faults);
+        }
+        match parsed.telemetry {
+            Telemetry::Drone(t) => self.drone(t, data.len()),
+            Telemetry::Rover(r) => self.rover(&r, data.len()),
+        }
+    }
+
+    /// Mirrors the counters into the diagnostics when they changed.
+    fn report_counts(&mut self) {
+        let bad = self.counters.bad_total();
+        if bad != self.reported_bad {
+            self.reported_bad = bad;
+            let counts: Vec<(&'static str, u64)> = self.counters.bad_input().collect();
+            self.stats.telemetry.set_transport_drops(&counts);
+        }
+    }
+
+    fn log_faults(&mut self, faults: &PartFaults) {
+        if let Some(held) = self.bad_input_log.allow() {
+            let list: Vec<&str> = faults.iter().map(|(p, f)| p.key(f)).collect();
+            r2r::log_warn!(
+                &self.logger,
+                "telemetry parts not published: {} ({held} more bad inputs held back)",
+                list.join(", ")
+            );
+        }
+    }
+
+    /// One stamp for every topic of a frame: sim time with `use_sim_time`
+    /// (the last one known when this frame lacks it), else the receipt time.
+    fn stamp(&mut self, sim: Option<f64>) -> Time {
+        if !self.settings.use_sim_time {
+            return to_ros_time(wall_now());
+        }
+        if let Some(s) = sim {
+            self.last_sim_time = Some(s);
+            if let Some(clock) = &self.clock {
+                clock.advance(s);
+            }
+        }
+        to_ros_time(self.last_sim_time.unwrap_or(0.0))
+    }
+
+    fn drone(&mut self, mut t: DroneTelemetry, bytes: usize) {
+        let stamp = self.stamp(t.timestamp);
+        let ids = &self.settings.frames;
+        let base = header(stamp.clone(), &ids.base);
+        let out = &self.out;
+        if let Some(m) = convert::imu(&t, base.clone(), &self.settings.covariances) {
+            let _ = out.imu.publish(&m);
+        }
+        if let Some(m) = convert::altitude(&t, header(stamp.clone(), &ids.altimeter), &self.settings.altimeter) {
+            let _ = out.altitude.publish(&m);
+        }
+        if let Some(m) = convert::velocity(&t, base.clone()) {
+            let _ = out.velocity.publish(&m);
+        }
+        let _ = out.landing_pad.publish(&convert::landing_pad(&t, base.clone()));
+        if let Some(m) = convert::pad_point(&t, base) {
+            let _ = out.pad_point.publish(&m);
+        }
+        if let Some(m) = convert::landed(&t) {
+            let _ = out.landed.publish(&m);
+        }
+        if let Some(jpeg) = t.image.take() {
+            let fov = self
+                .settings
+                .camera_fov_deg
+                .or(t.camera.map(|c| c.fov_deg))
+                .unwrap_or(DEFAULT_FOV_DEG);
+            let len = jpeg.len();
+            let camera_header = header(stamp, &self.settings.frames.camera);
+            match self.out.camera.publish_jpeg(jpeg, Encoding::Bgr8, fov, camera_header) {
+                Ok(()) => self.stats.camera.published(len),
+                Err(err) => {
+                    self.stats.camera.drop_frame(err.reason());
+                    if let Some(held) = self.camera_log.allow() {
+                        r2r::log_warn!(&self.logger, "camera frame dropped: {err} ({held} more held back)");
+                    }
+                }
+            }
+        }
+        self.stats.telemetry.published(bytes);
+    }
+
+    fn rover(&mut self, r: &RoverTelemetry, bytes: usize) {
+        let stamp = if self.settings.use_sim_time {
+            to_ros_time(r.timestamp.or(self.last_sim_time).unwrap_or(0.0))
+        } else {
+            to_ros_time(wall_now())
+        };
+        let odom = convert::rover_odometry(
+            r,
+            self.last_rover_heading,
+            stamp,
+            &self.settings.frames,
+            &self.settings.covariances,
+        );
+        if let Some(h) = r.velocity.and_then(convert::rover_heading) {
+            self.last_rover_heading = Some(h);
+        }
+        if let Some(o) = odom {
+            let _ = self.out.rover.publish(&o);
+            self.stats.rover.published(bytes);
+        }
+    }
+}

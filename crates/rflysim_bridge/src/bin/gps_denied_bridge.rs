@@ -1,0 +1,6 @@
+//! The GPS-denied landing drone (seed 003): JSON telemetry → typed ROS 2
+//! topics, typed commands → JSON. Parameters: see the README.
+
+fn main() -> std::process::ExitCode {
+    gps_denied_ros::main()
+}

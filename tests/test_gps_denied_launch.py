@@ -1,0 +1,41 @@
+"""launch/gps_denied.launch.py's logic, against the recording launch double
+(`tests/launch_double`), and its rviz2 configuration's topics."""
+
+from pathlib import Path
+
+import yaml
+
+from launch_double import evaluate
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCH = ROOT / "launch" / "gps_denied.launch.py"
+
+
+def by_exe(started):
+    return {s["executable"]: s for s in started}
+
+
+def test_defaults_start_the_bridge_alone_under_drone():
+    started = by_exe(evaluate(LAUNCH))
+    assert set(started) == {"gps_denied_bridge"}
+    bridge = started["gps_denied_bridge"]
+    assert bridge["package"] == "rflysim_bridge" and bridge["namespace"] == "drone"
+    assert bridge["parameters"] == [{"source": "udp", "sim_host": "127.0.0.1", "use_sim_time": "false"}]
+
+
+def test_emulator_rviz_source_host_namespace():
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "rviz": "true", "source": "ros", "sim_host": "10.0.0.7",
+                                       "namespace": "uav2", "use_sim_time": "true"}))
+    assert set(started) == {"gps_denied_sim", "gps_denied_bridge", "rviz2"}
+    assert started["gps_denied_bridge"]["namespace"] == "uav2"
+    assert started["gps_denied_bridge"]["parameters"] == [
+        {"source": "ros", "sim_host": "10.0.0.7", "use_sim_time": "true"}]
+    assert started["rviz2"]["arguments"] == ["-d", "/opt/share/rflysim_bridge/config/gps_denied.rviz"]
+
+
+def test_rviz_config_shows_the_bridge_topics():
+    cfg = yaml.safe_load((ROOT / "config" / "gps_denied.rviz").read_text())
+    manager = cfg["Visualization Manager"]
+    topics = {d["Topic"]["Value"] for d in manager["Displays"] if "Topic" in d}
+    assert topics == {"/drone/camera/image_raw", "/drone/altitude", "/drone/landing_pad/point"}
+    assert manager["Global Options"]["Fixed Frame"] == "base_link"
