@@ -38,6 +38,9 @@ cargo build --release --locked --workspace --bins
 step "cargo test"
 cargo test --release --locked --workspace
 
+step "fuzz runs with overflow checks (profile fuzz: the wire crates, no ROS)"
+cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_proto --test fuzz
+
 step "rclpy tests over DDS"
 markers=()
 [ $quick = 1 ] && markers=(-m "not slow")

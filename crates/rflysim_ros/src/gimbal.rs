@@ -527,4 +527,67 @@ mod tests {
         assert!(ai_request(&state(), 2, &[], &SEED_000_BITS).is_err());
         assert!(ai_request(&state(), 0, &[], &SDK_BITS).is_err());
     }
+
+    /// A bounded fuzz run of the command mapping: random and extreme fields
+    /// never panic, a refused command leaves the state as it was, and a good
+    /// command after any refused one maps exactly as it would alone.
+    #[test]
+    fn fuzzed_commands_never_panic_and_refusals_change_nothing() {
+        let extremes = [i32::MIN, i32::MIN + 1, -1, 0, 1, 9_000, 18_001, i32::MAX];
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let good = Ctrl {
+            ctrl_type: 0x7,
+            width: 1280,
+            height: 720,
+            fov: 4550,
+            pitch: -3000,
+            yaw: 9000,
+            ..Default::default()
+        };
+        let (expected, _) = ctrl_request(&state(), &good, &SEED_000_BITS).unwrap();
+        let mut st = state();
+        for i in 0..20_000 {
+            let mut pick = || {
+                let r = next();
+                if r % 3 == 0 {
+                    extremes[(r >> 8) as usize % extremes.len()]
+                } else {
+                    (r >> 16) as i32
+                }
+            };
+            let c = Ctrl {
+                ctrl_type: pick() as u8,
+                height: pick() as u32,
+                width: pick() as u32,
+                fov: pick() as u32,
+                roll: pick(),
+                pitch: pick(),
+                yaw: pick(),
+                optics_multiply: pick(),
+                base_optics: pick() as u32,
+                others: (0..(pick() as u32 % 10)).map(|_| pick()).collect(),
+            };
+            let bits = if i % 2 == 0 { &SEED_000_BITS } else { &SDK_BITS };
+            if let Ok((req, next_state)) = ctrl_request(&st, &c, bits) {
+                assert!(req.sensor_ang_eular.iter().all(|a| a.is_finite() && a.abs() <= 3.15));
+                st = next_state;
+            }
+            let before = st.clone();
+            if ctrl_request(&st, &c, bits).is_err() {
+                assert_eq!(st, before);
+            }
+            // The good command maps the same from the start state, whatever came before it.
+            assert_eq!(
+                ctrl_request(&state(), &good, &SEED_000_BITS).unwrap().0,
+                expected,
+                "after {i}"
+            );
+        }
+    }
 }

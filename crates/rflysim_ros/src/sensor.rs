@@ -297,6 +297,18 @@ impl SensorPipeline {
         }
     }
 
+    /// `handle_frame`, for a frame whose decode takes milliseconds (a JPEG
+    /// or PNG camera) on a thread of its own: the runtime's two workers stay
+    /// free for the IMU and the other streams. Cheap frames stay where they are.
+    fn handle_frame_off_worker(&mut self, sim_time: f64, payload: Vec<u8>) {
+        let heavy = self.kind.is_camera() && ImageFormat::for_transport(self.transport) != ImageFormat::Raw;
+        if heavy {
+            tokio::task::block_in_place(|| self.handle_frame(sim_time, payload));
+        } else {
+            self.handle_frame(sim_time, payload);
+        }
+    }
+
     /// Decodes and publishes one frame sampled at sim time `sim_time`.
     pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>) {
         let len = payload.len();
@@ -441,7 +453,7 @@ impl SensorPipeline {
                 n = sock.recv(&mut buf) => {
                     self.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     if let Some(frame) = reassembler.push(&buf[..n], start.elapsed()) {
-                        self.handle_frame(frame.time_stamp, frame.payload);
+                        self.handle_frame_off_worker(frame.time_stamp, frame.payload);
                     }
                 }
                 _ = evict.tick() => reassembler.evict_stale(start.elapsed()),
@@ -537,7 +549,7 @@ impl SensorPipeline {
                 }
                 let (torn, reclaimed) = (reader.stats().torn, reader.stats().reclaimed);
                 if let Some(t) = reader.poll(&mut region, area_len, &mut buf, start.elapsed()) {
-                    self.handle_frame(t, std::mem::take(&mut buf));
+                    self.handle_frame_off_worker(t, std::mem::take(&mut buf));
                 }
                 if reader.stats().torn > torn {
                     self.warn_drop("torn", "the frame changed while it was copied");

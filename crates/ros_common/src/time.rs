@@ -146,13 +146,15 @@ impl TimeBase {
         let restarted = sim < s.last_sim - RESTART_JUMP;
         s.last_sim = sim;
         Ok(match s.offset {
-            Some(offset) if !(restarted && s.kind == TimeSourceKind::FirstFrame) => sim + offset,
+            Some(offset) if !restarted => sim + offset,
             _ => {
+                // The first sample, or the first after a simulator restart:
+                // a heartbeat anchor belongs to the previous run until the
+                // next heartbeat of the new one comes (up to a second later),
+                // so the sample itself anchors until then.
                 let offset = wall - sim;
-                if s.kind != TimeSourceKind::Heartbeat {
-                    s.offset = Some(offset);
-                    s.kind = TimeSourceKind::FirstFrame;
-                }
+                s.offset = Some(offset);
+                s.kind = TimeSourceKind::FirstFrame;
                 sim + offset
             }
         })
@@ -233,6 +235,20 @@ mod tests {
     }
 
     #[test]
+    fn a_restart_re_anchors_at_once_even_on_a_heartbeat_anchor() {
+        let tb = TimeBase::new(false);
+        assert!(tb.heartbeat(1, 1000.0));
+        assert_eq!(tb.stamp_seconds_at(100.0, 1100.0), Ok(1100.0));
+        // The simulator restarts at wall 1200: sim time back to 0. Until its
+        // next heartbeat, the sample anchors; stamps stay near the wall clock.
+        assert_eq!(tb.stamp_seconds_at(0.0, 1200.0), Ok(1200.0));
+        assert_eq!(tb.stamp_seconds_at(0.5, 1200.6), Ok(1200.5));
+        assert_eq!(tb.kind(), TimeSourceKind::FirstFrame);
+        assert!(tb.heartbeat(1, 1199.9));
+        assert_eq!(tb.stamp_seconds_at(1.0, 1201.0), Ok(1200.9));
+    }
+
+    #[test]
     fn bad_sim_times_are_refused_and_change_nothing() {
         let tb = TimeBase::new(false);
         assert_eq!(tb.stamp_seconds_at(10.0, 1000.0), Ok(1000.0));
@@ -271,5 +287,41 @@ mod tests {
         assert_eq!(to_ros_time(2.999_999_999_9), Time { sec: 3, nanosec: 0 });
         assert_eq!(to_ros_time(-1.0), Time { sec: 0, nanosec: 0 });
         assert!((from_ros_time(&to_ros_time(1_234.000_001)) - 1_234.000_001).abs() < 1e-9);
+    }
+
+    /// A bounded fuzz run of the time base: after any sim time, a good one
+    /// maps with the anchor it had (recovery, not just survival).
+    #[test]
+    fn fuzzed_sim_times_never_move_the_good_ones() {
+        let tb = TimeBase::new(false);
+        assert!(tb.heartbeat(1, 1_000_000.0));
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut good = 0.0;
+        for i in 0..20_000 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Only times that cannot be sim times: a plausible one going back
+            // is a restart, which rightly re-anchors.
+            let bad = match rng % 3 {
+                0 => Some(f64::from_bits(rng))
+                    .filter(|t| !(0.0..=MAX_SIM_TIME).contains(t))
+                    .unwrap_or(f64::NAN),
+                1 => [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.5, 1e300][(rng >> 8) as usize % 5],
+                _ => MAX_SIM_TIME + 1.0 + (rng >> 11) as f64,
+            };
+            let _ = tb.stamp_seconds_at(bad, 5.0);
+            if rng % 7 == 0 {
+                // Heartbeats of another CopterSim, or absurd ones: ignored.
+                let _ = tb.heartbeat(2, bad);
+                let _ = tb.heartbeat(1, f64::NAN);
+            }
+            good += 0.005;
+            assert_eq!(
+                tb.stamp_seconds_at(good, 0.0),
+                Ok(good + 1_000_000.0),
+                "after input {i}: {bad}"
+            );
+        }
     }
 }
