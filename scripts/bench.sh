@@ -3,7 +3,11 @@
 #   1. rflysim_proto: reassembly + decode next to memcpy;
 #   2. end to end (emulator → bridge → r2r subscriber) next to an r2r
 #      reference publisher, with Fast DDS's defaults and again with
-#      config/fastdds_large_data.xml.
+#      config/fastdds_large_data.xml;
+#   3. the AUV bridge end to end (auv_sim → auv_bridge → r2r subscriber,
+#      4 AUVs × 2 cameras 720p JPEG @ 30 Hz + telemetry @ 100 Hz), compressed
+#      only and with the raw images subscribed, next to a pyzmq + rclpy
+#      republisher (the Python reference) measured in the same run.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -24,3 +28,6 @@ cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
 echo
 echo "== the same with FASTRTPS_DEFAULT_PROFILES_FILE=config/fastdds_large_data.xml"
 FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo
+echo "== cargo bench -p auv_ros --bench auv_end_to_end (load: $(uptime))"
+cargo bench --locked -p auv_ros --bench auv_end_to_end 2>/dev/null

@@ -1,0 +1,242 @@
+//! End-to-end benchmark of the AUV side: `auv_sim` → `auv_bridge` → a native
+//! r2r subscriber (this process), 4 AUVs × two 1280×720 JPEG cameras at
+//! 30 Hz + telemetry at 100 Hz; once with the compressed images and poses
+//! subscribed, once with the raw images subscribed too (JPEG decode on); and
+//! next to it, in the same run, the Python reference: a pyzmq + rclpy
+//! republisher (`auv_python_reference.py`) of the same streams.
+//!
+//! Latency is from the emulator's send (its `--send-log`) to receipt here.
+//! Images are matched by the sequence number `auv_sim` writes into each
+//! JPEG's comment; raw images by their stamp (shared with the compressed
+//! image of the same message); telemetry carries no number, so a pose is
+//! matched to the latest message of its AUV logged as sent before its stamp
+//! (the republisher's arrival time) plus [`LOG_SLACK_S`].
+//!
+//! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
+//! cargo bench -p auv_ros --bench auv_end_to_end`). Prints a table; asserts
+//! nothing. `AUV_BENCH_SECONDS` sets the measuring window (default 8).
+
+mod measure;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use measure::{cpu_seconds, load_average, wall, CaseResult, Receipt, Streams};
+
+const AUV_IDS: [u8; 4] = [0, 1, 2, 3];
+const IMAGE_HZ: f64 = 30.0;
+const TELEMETRY_HZ: f64 = 100.0;
+const WARMUP_S: f64 = 4.0;
+/// Messages sent this close to the end of the window may still be in flight.
+const TAIL_S: f64 = 0.5;
+/// The emulator logs a send just after the send call returns.
+const LOG_SLACK_S: f64 = 0.002;
+
+fn window() -> f64 {
+    std::env::var("AUV_BENCH_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8.0)
+}
+
+fn bin_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    target.join("release")
+}
+
+/// A child process stopped with SIGINT (then killed) when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").args(["-INT", &self.0.id().to_string()]).status();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Ports of this run (not the seed's: other programs on the machine may hold those).
+#[derive(Clone, Copy)]
+struct Ports {
+    image: u16,
+    thruster: u16,
+    telemetry: u16,
+}
+
+enum Republisher {
+    /// With these extra `-p` parameters.
+    Bridge(&'static [&'static str]),
+    Python,
+}
+
+struct Case {
+    name: &'static str,
+    republisher: Republisher,
+    raw: bool,
+}
+
+fn ids_csv() -> String {
+    AUV_IDS.map(|i| i.to_string()).join(",")
+}
+
+fn start_sim(ports: Ports, log: &Path) -> Proc {
+    Proc(
+        Command::new(bin_dir().join("auv_sim"))
+            .args(["--auv-ids", &ids_csv(), "--width", "1280", "--height", "720"])
+            .args(["--image-rate", &IMAGE_HZ.to_string()])
+            .args(["--telemetry-rate", &TELEMETRY_HZ.to_string()])
+            .args(["--image-port", &ports.image.to_string()])
+            .args(["--thruster-port", &ports.thruster.to_string()])
+            .args(["--telemetry-port", &ports.telemetry.to_string()])
+            .args(["--reuse-frames", "--stats", "0", "--send-log"])
+            .arg(log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("auv_sim (build it: cargo build --release --workspace --bins)"),
+    )
+}
+
+fn start_republisher(case: &Case, ports: Ports, namespace: &str) -> Proc {
+    let child = match case.republisher {
+        Republisher::Bridge(params) => Command::new(bin_dir().join("auv_bridge"))
+            .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+            .args(["-p", &format!("image_port:={}", ports.image)])
+            .args(["-p", &format!("thruster_port:={}", ports.thruster)])
+            .args(["-p", &format!("telemetry_port:={}", ports.telemetry)])
+            .args(["-p", &format!("auv_ids:=[{}]", ids_csv())])
+            .args(params.iter().flat_map(|p| ["-p", p]))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("auv_bridge (build it: cargo build --release --workspace --bins)"),
+        Republisher::Python => {
+            let python = std::env::var("RFLYSIM_PYTHON").unwrap_or_else(|_| "python3".into());
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/auv_end_to_end/auv_python_reference.py");
+            Command::new(python)
+                .arg(script)
+                .args([
+                    "127.0.0.1",
+                    &ports.image.to_string(),
+                    &ports.telemetry.to_string(),
+                    &ids_csv(),
+                ])
+                .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the Python reference ($RFLYSIM_PYTHON with rclpy and pyzmq)")
+        }
+    };
+    Proc(child)
+}
+
+fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> CaseResult {
+    let dir = std::env::temp_dir().join(format!("auv_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join(format!("send_{index}.log"));
+    let _ = std::fs::remove_file(&log);
+    let namespace = format!("/auv_bench{index}");
+    let load_before = load_average();
+    let republisher = start_republisher(case, ports, &namespace);
+    let sim = start_sim(ports, &log);
+    let mut node = r2r::Node::create(ctx.clone(), &format!("auv_bench_subscriber{index}"), "").unwrap();
+    let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw);
+
+    let warm = Instant::now() + Duration::from_secs_f64(WARMUP_S);
+    while Instant::now() < warm {
+        node.spin_once(Duration::from_millis(5));
+        streams.drain(&mut Vec::new());
+    }
+    let (cpu0, sim_cpu0, start) = (cpu_seconds(republisher.0.id()), cpu_seconds(sim.0.id()), wall());
+    let until = Instant::now() + Duration::from_secs_f64(window());
+    let mut receipts: Vec<Receipt> = Vec::with_capacity(20_000);
+    while Instant::now() < until {
+        node.spin_once(Duration::from_millis(5));
+        streams.drain(&mut receipts);
+    }
+    let end = wall();
+    let cpu = (cpu_seconds(republisher.0.id()) - cpu0) / (end - start) * 100.0;
+    let sim_cpu = (cpu_seconds(sim.0.id()) - sim_cpu0) / (end - start) * 100.0;
+    drop(sim);
+    drop(republisher);
+    let sent = std::fs::read_to_string(&log).unwrap_or_default();
+    let mut result = measure::evaluate(&sent, &receipts, start, end - TAIL_S, LOG_SLACK_S, case.raw);
+    result.name = case.name.into();
+    result.cpu_percent = cpu;
+    result.sim_cpu_percent = sim_cpu;
+    result.load = (load_before, load_average());
+    result
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(0, usize::from)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    let ctx = r2r::Context::create().unwrap();
+    let base = 30_000 + (std::process::id() % 9_000) as u16 * 3;
+    let ports = Ports {
+        image: base,
+        thruster: base + 1,
+        telemetry: base + 2,
+    };
+    let cases = [
+        Case {
+            name: "auv_bridge (compressed + pose subscribed)",
+            republisher: Republisher::Bridge(&[]),
+            raw: false,
+        },
+        Case {
+            name: "auv_bridge publish_tf:=false (compressed + pose subscribed)",
+            republisher: Republisher::Bridge(&["publish_tf:=false"]),
+            raw: false,
+        },
+        Case {
+            name: "auv_bridge (+ raw image_raw subscribed: decode on)",
+            republisher: Republisher::Bridge(&[]),
+            raw: true,
+        },
+        Case {
+            name: "Python reference: pyzmq + rclpy republisher",
+            republisher: Republisher::Python,
+            raw: false,
+        },
+    ];
+    // AUV_BENCH_CASES=python runs only the cases whose name contains "python" (case-insensitive).
+    let only = std::env::var("AUV_BENCH_CASES").unwrap_or_default().to_lowercase();
+    let loadavg = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let load_at_start = loadavg();
+    let results: Vec<CaseResult> = cases
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| only.is_empty() || only.split(',').any(|w| c.name.to_lowercase().contains(w)))
+        .map(|(i, c)| run_case(&ctx, i, c, ports))
+        .collect();
+    measure::print(&results, window(), WARMUP_S, AUV_IDS.len(), IMAGE_HZ, TELEMETRY_HZ);
+    // On a shared machine, figures taken under a high load are to be repeated.
+    println!(
+        "/proc/loadavg at start: {load_at_start}; at end: {}; {} cores",
+        loadavg(),
+        cores()
+    );
+}

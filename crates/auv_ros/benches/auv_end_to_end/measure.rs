@@ -1,0 +1,316 @@
+//! Receipts, their matching to the emulator's send log, and the table.
+
+use std::collections::{HashMap, HashSet};
+
+use futures::{FutureExt, Stream, StreamExt};
+use r2r::geometry_msgs::msg::PoseStamped;
+use r2r::sensor_msgs::msg::{CompressedImage, Image};
+use r2r::QosProfile;
+
+pub fn wall() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// User + system CPU seconds of a process (clock ticks of 1/100 s).
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    (ticks(11) + ticks(12)) as f64 / 100.0
+}
+
+/// The 1-minute load average.
+pub fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(f64::NAN)
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Receipt {
+    /// `seq`: from the JPEG's comment.
+    Compressed {
+        auv: u8,
+        camera: u8,
+        seq: Option<u64>,
+        stamp_ns: i64,
+        at: f64,
+    },
+    Raw {
+        auv: u8,
+        camera: u8,
+        stamp_ns: i64,
+        at: f64,
+    },
+    Pose {
+        auv: u8,
+        stamp_ns: i64,
+        at: f64,
+    },
+}
+
+fn ns(sec: i32, nanosec: u32) -> i64 {
+    i64::from(sec) * 1_000_000_000 + i64::from(nanosec)
+}
+
+/// `seq=N` from "auv_sim auv=<id> seq=<N> camera=<name>".
+fn sequence_number(jpeg: &[u8]) -> Option<u64> {
+    let comment = std::str::from_utf8(auv_proto::image::jpeg_comment(jpeg)?).ok()?;
+    comment
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("seq="))
+        .and_then(|n| n.parse().ok())
+}
+
+type ReceiptStream = Box<dyn Stream<Item = Receipt> + Unpin>;
+
+/// Every subscription of a case; receipts are timed when drained, right after a spin.
+pub struct Streams(Vec<ReceiptStream>);
+
+impl Streams {
+    pub fn subscribe(node: &mut r2r::Node, namespace: &str, ids: &[u8], raw: bool) -> Streams {
+        let qos = QosProfile::default().keep_last(10).reliable();
+        let mut subs: Vec<ReceiptStream> = Vec::new();
+        for &auv in ids {
+            for (camera, name) in [(0u8, "front"), (1, "bottom")] {
+                let topic = format!("{namespace}/auv{auv}/{name}/image_raw");
+                let s = node
+                    .subscribe::<CompressedImage>(&format!("{topic}/compressed"), qos.clone())
+                    .unwrap();
+                subs.push(Box::new(s.map(move |m| Receipt::Compressed {
+                    auv,
+                    camera,
+                    seq: sequence_number(&m.data),
+                    stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
+                    at: wall(),
+                })));
+                if raw {
+                    // Native: the receipt needs only the stamp, not a 2.7 MB copy.
+                    let s = node.subscribe_native::<Image>(&topic, qos.clone()).unwrap();
+                    subs.push(Box::new(s.map(move |m| Receipt::Raw {
+                        auv,
+                        camera,
+                        stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
+                        at: wall(),
+                    })));
+                }
+            }
+            let s = node
+                .subscribe::<PoseStamped>(&format!("{namespace}/auv{auv}/pose"), qos.clone())
+                .unwrap();
+            subs.push(Box::new(s.map(move |m| Receipt::Pose {
+                auv,
+                stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
+                at: wall(),
+            })));
+        }
+        Streams(subs)
+    }
+
+    pub fn drain(&mut self, out: &mut Vec<Receipt>) {
+        for s in &mut self.0 {
+            while let Some(Some(r)) = s.next().now_or_never() {
+                out.push(r);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct StreamResult {
+    pub offered_hz: f64,
+    pub delivered_hz: f64,
+    pub missed: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+#[derive(Debug, Default)]
+pub struct CaseResult {
+    pub name: String,
+    pub compressed: StreamResult,
+    pub raw: Option<StreamResult>,
+    pub pose: StreamResult,
+    /// Receipts a sent message could not be found for: compressed, raw, pose.
+    pub unmatched: [usize; 3],
+    pub cpu_percent: f64,
+    pub sim_cpu_percent: f64,
+    pub load: (f64, f64),
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// `expected` messages were sent in the window; `latencies` (ms) are those of
+/// the distinct ones received.
+fn summarise(expected: usize, mut latencies: Vec<f64>, span: f64) -> StreamResult {
+    latencies.sort_by(f64::total_cmp);
+    StreamResult {
+        offered_hz: expected as f64 / span,
+        delivered_hz: latencies.len() as f64 / span,
+        missed: expected.saturating_sub(latencies.len()),
+        p50_ms: percentile(&latencies, 0.5),
+        p99_ms: percentile(&latencies, 0.99),
+        max_ms: latencies.last().copied().unwrap_or(f64::NAN),
+    }
+}
+
+/// Matches receipts to the send log; counts only messages sent in [start, last_send].
+pub fn evaluate(sent_log: &str, receipts: &[Receipt], start: f64, last_send: f64, slack: f64, raw: bool) -> CaseResult {
+    let mut image_sent: HashMap<(u8, u64), f64> = HashMap::new();
+    let mut telemetry_sent: HashMap<u8, Vec<(f64, u64)>> = HashMap::new();
+    for line in sent_log.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let (Some(auv), Some(seq), Some(t)) = (
+            f.get(1).and_then(|v| v.parse::<u8>().ok()),
+            f.get(2).and_then(|v| v.parse::<u64>().ok()),
+            f.get(3).and_then(|v| v.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        match f[0] {
+            "images" => {
+                image_sent.insert((auv, seq), t);
+            }
+            "telemetry" => telemetry_sent.entry(auv).or_default().push((t, seq)),
+            _ => {}
+        }
+    }
+    for v in telemetry_sent.values_mut() {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let in_window = |t: f64| t >= start && t <= last_send;
+    let mut unmatched = [0; 3];
+
+    let mut seen = HashSet::new();
+    let mut seq_of_stamp = HashMap::new();
+    let mut compressed = Vec::new();
+    for r in receipts {
+        if let Receipt::Compressed {
+            auv,
+            camera,
+            seq,
+            stamp_ns,
+            at,
+        } = *r
+        {
+            let Some(&sent) = seq.and_then(|s| image_sent.get(&(auv, s))) else {
+                unmatched[0] += 1;
+                continue;
+            };
+            let seq = seq.unwrap_or_default();
+            seq_of_stamp.insert((auv, stamp_ns), seq);
+            if in_window(sent) && seen.insert((auv, camera, seq)) {
+                compressed.push((at - sent) * 1e3);
+            }
+        }
+    }
+    let mut raw_latencies = Vec::new();
+    let mut seen_raw = HashSet::new();
+    let mut poses = Vec::new();
+    let mut seen_pose = HashSet::new();
+    for r in receipts {
+        match *r {
+            Receipt::Raw {
+                auv,
+                camera,
+                stamp_ns,
+                at,
+            } => {
+                // Its compressed twin was not received (or not in this case's log).
+                let Some(&seq) = seq_of_stamp.get(&(auv, stamp_ns)) else {
+                    unmatched[1] += 1;
+                    continue;
+                };
+                let sent = image_sent[&(auv, seq)];
+                if in_window(sent) && seen_raw.insert((auv, camera, seq)) {
+                    raw_latencies.push((at - sent) * 1e3);
+                }
+            }
+            Receipt::Pose { auv, stamp_ns, at } => {
+                let arrived = stamp_ns as f64 * 1e-9 + slack;
+                let sends = telemetry_sent.get(&auv).map_or(&[][..], Vec::as_slice);
+                let n = sends.partition_point(|(t, _)| *t <= arrived);
+                let Some(&(sent, seq)) = n.checked_sub(1).and_then(|i| sends.get(i)) else {
+                    unmatched[2] += 1;
+                    continue;
+                };
+                if in_window(sent) && seen_pose.insert((auv, seq)) {
+                    poses.push((at - sent) * 1e3);
+                }
+            }
+            Receipt::Compressed { .. } => {}
+        }
+    }
+    let images_in_window = image_sent.values().filter(|&&t| in_window(t)).count();
+    let telemetry_in_window = telemetry_sent.values().flatten().filter(|(t, _)| in_window(*t)).count();
+    let span = last_send - start;
+    CaseResult {
+        compressed: summarise(2 * images_in_window, compressed, span),
+        raw: raw.then(|| summarise(2 * images_in_window, raw_latencies, span)),
+        pose: summarise(telemetry_in_window, poses, span),
+        unmatched,
+        ..Default::default()
+    }
+}
+
+pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, image_hz: f64, telemetry_hz: f64) {
+    println!(
+        "AUV end to end: auv_sim → republisher → native r2r subscriber; {auvs} AUVs × 2 cameras 1280×720 JPEG \
+         @ {image_hz} Hz + telemetry @ {telemetry_hz} Hz; {window} s windows after {warmup} s warm-up"
+    );
+    println!("(latency: emulator send → receipt; CPU: the republisher's, % of one core; load: 1-min load average before/after)\n");
+    println!("| case | stream | offered msg/s | delivered msg/s | missed | p50 ms | p99 ms | max ms | CPU % | auv_sim CPU % | load |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for r in results {
+        let mut rows = vec![("compressed images", &r.compressed)];
+        if let Some(raw) = &r.raw {
+            rows.push(("raw images (bgr8)", raw));
+        }
+        rows.push(("pose (telemetry)", &r.pose));
+        for (i, (stream, s)) in rows.into_iter().enumerate() {
+            let (name, cpu, sim, load) = if i == 0 {
+                (
+                    r.name.as_str(),
+                    format!("{:.0}", r.cpu_percent),
+                    format!("{:.0}", r.sim_cpu_percent),
+                    format!("{:.2} / {:.2}", r.load.0, r.load.1),
+                )
+            } else {
+                ("", String::new(), String::new(), String::new())
+            };
+            println!(
+                "| {name} | {stream} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {:.2} | {cpu} | {sim} | {load} |",
+                s.offered_hz, s.delivered_hz, s.missed, s.p50_ms, s.p99_ms, s.max_ms
+            );
+        }
+    }
+    println!("\nreceipts not matched to a sent message (compressed / raw / pose):");
+    for r in results {
+        let [c, raw, pose] = r.unmatched;
+        println!("  {}: {c} / {raw} / {pose}", r.name);
+    }
+    let python = results.iter().find(|r| r.name.starts_with("Python"));
+    for r in results.iter().filter(|r| !r.name.starts_with("Python")) {
+        let ratio = python.map_or("–".into(), |p| format!("{:.3}", r.cpu_percent / p.cpu_percent));
+        let delivered = r.compressed.missed == 0 && r.pose.missed == 0 && r.raw.as_ref().is_none_or(|s| s.missed == 0);
+        println!(
+            "{}: CPU / Python reference's = {ratio} (target ≤ 0.25); every message delivered: {}; \
+             p99 compressed {:.2} ms, pose {:.2} ms (target ≤ 5)",
+            r.name,
+            if delivered { "yes" } else { "no" },
+            r.compressed.p99_ms,
+            r.pose.p99_ms
+        );
+    }
+}
