@@ -9,59 +9,15 @@
 //! the input back); and recovery: a good message after every bad one decodes
 //! exactly, and each bad one is counted once under one kind.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use fuzz_harness::{iterations, measured, one_at_a_time, CountingAlloc, Rng};
 
 use auv_proto::counts::InputCounts;
 use auv_proto::image::{jpeg_comment, jpeg_dimensions, with_comment, ImageLimits, ImageMessage};
 use auv_proto::telemetry::Telemetry;
 use auv_proto::thruster::ThrusterCommand;
 
-struct CountingAlloc;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn iterations() -> usize {
-    std::env::var("AUV_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
-}
 
 const EXTREMES: [[u8; 4]; 7] = [
     [0, 0, 0, 0],
@@ -141,11 +97,6 @@ fn mutate_parts(rng: &mut Rng, seed: &[Vec<u8>], pool: &[Vec<u8>]) -> Vec<Vec<u8
     parts
 }
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Runs `target` on mutations of `seeds` (each a multipart message) and then,
 /// after every mutated input, `recover` on a good message; checks the
 /// allocation bound over the whole run.
@@ -158,14 +109,14 @@ fn fuzz(
 ) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     let pool: Vec<Vec<u8>> = seeds.iter().flatten().cloned().collect();
-    LARGEST.store(0, Ordering::Relaxed);
-    for i in 0..iterations() {
+    fuzz_harness::reset_largest();
+    for i in 0..iterations("AUV_FUZZ_ITERS") {
         let seed = &seeds[rng.below(seeds.len())];
         let input = mutate_parts(&mut rng, seed, &pool);
-        target(&input);
+        measured(|| target(&input));
         recover(i);
     }
-    let largest = LARGEST.load(Ordering::Relaxed);
+    let largest = fuzz_harness::largest();
     assert!(
         largest <= max_alloc,
         "{name}: an allocation of {largest} bytes (bound {max_alloc})"

@@ -7,8 +7,7 @@
 //! largest input (a counting global allocator); and recovery: good messages
 //! interleaved with the mutated ones each decode exactly as they do alone.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use fuzz_harness::{iterations, measured, one_at_a_time, CountingAlloc, Rng};
 
 use gps_denied_proto::image::{decode_base64_jpeg, encode_base64};
 use gps_denied_proto::{
@@ -16,51 +15,8 @@ use gps_denied_proto::{
     RoverTelemetry, Telemetry, Vector3,
 };
 
-struct CountingAlloc;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn iterations() -> usize {
-    std::env::var("RFLYSIM_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
-}
 
 /// JSON fragments that change a value's type or break the syntax.
 const TOKENS: [&[u8]; 14] = [
@@ -113,11 +69,6 @@ fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     d
 }
 
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// Runs `target` on mutations of `seeds`, each followed by a good seed that
 /// `recover` checks, and checks the allocation bound: `per_byte` × the
 /// largest input, plus a constant.
@@ -130,16 +81,16 @@ fn fuzz(
 ) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     let mut largest_input = seeds.iter().map(Vec::len).max().unwrap_or(0);
-    LARGEST.store(0, Ordering::Relaxed);
-    for _ in 0..iterations() {
+    fuzz_harness::reset_largest();
+    for _ in 0..iterations("RFLYSIM_FUZZ_ITERS") {
         let seed = &seeds[rng.below(seeds.len())];
         let input = mutate(&mut rng, seed, seeds);
         largest_input = largest_input.max(input.len());
-        target(&input);
+        measured(|| target(&input));
         let good = rng.below(seeds.len());
         recover(good, &seeds[good]);
     }
-    let largest = LARGEST.load(Ordering::Relaxed);
+    let largest = fuzz_harness::largest();
     let bound = per_byte * largest_input + 4096;
     assert!(
         largest <= bound,

@@ -8,8 +8,7 @@
 //! decoder that keeps state between inputs, recovery: a known-good input
 //! after each mutated one decodes exactly (surviving is not recovering).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use fuzz_harness::{iterations, measured, one_at_a_time, CountingAlloc, Rng};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -25,63 +24,8 @@ use rflysim_proto::sensor::Encoding;
 use rflysim_proto::shm::{ShmReader, ShmWriter};
 use rflysim_proto::telemetry::{decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState};
 
-struct CountingAlloc;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    /// Only the fuzzing thread's allocations count: the test harness's own
-    /// threads allocate too (output of other tests), whatever lock is held.
-    static MEASURED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn note(size: usize) {
-    if MEASURED.with(std::cell::Cell::get) {
-        LARGEST.fetch_max(size, Ordering::Relaxed);
-    }
-}
-
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
-
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn iterations() -> usize {
-    std::env::var("RFLYSIM_FUZZ_ITERS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
-}
 
 const EXTREMES: [[u8; 4]; 6] = [
     [0, 0, 0, 0],
@@ -123,14 +67,6 @@ fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Runs `target` on mutations of `seeds`, and checks the allocation bound.
-/// Held for a whole test: the allocation high-water mark is process-wide, so
-/// no other test may allocate (not even while building its seeds) while a
-/// target is measured.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn fuzz(name: &str, seeds: Vec<Vec<u8>>, max_alloc: usize, target: impl FnMut(&[u8])) {
     fuzz_recovering(name, seeds, max_alloc, target, |_| {});
 }
@@ -148,16 +84,14 @@ fn fuzz_recovering(
     for s in &seeds {
         target(s);
     }
-    LARGEST.store(0, Ordering::Relaxed);
-    for i in 0..iterations() {
+    fuzz_harness::reset_largest();
+    for i in 0..iterations("RFLYSIM_FUZZ_ITERS") {
         let seed = &seeds[rng.below(seeds.len())];
         let input = mutate(&mut rng, seed, &seeds);
-        MEASURED.with(|m| m.set(true));
-        target(&input);
-        MEASURED.with(|m| m.set(false));
+        measured(|| target(&input));
         good(i);
     }
-    let largest = LARGEST.load(Ordering::Relaxed);
+    let largest = fuzz_harness::largest();
     assert!(
         largest <= max_alloc,
         "{name}: an allocation of {largest} bytes (bound {max_alloc})"

@@ -1,0 +1,96 @@
+//! What the wire crates' bounded in-process fuzz runs share (each crate
+//! keeps its own seeds and mutations, which follow its protocol):
+//!
+//! - [`CountingAlloc`], to install as the test binary's global allocator: it
+//!   records the largest single allocation made by a thread inside
+//!   [`measured`] — only there, because the test harness's own threads
+//!   allocate too (the output of other tests), whatever lock a test holds;
+//! - [`Rng`], deterministic and dependency-free;
+//! - [`iterations`], from an environment variable for longer runs;
+//! - [`one_at_a_time`]: the high-water mark is process-wide, so targets
+//!   are measured one after the other.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note(size: usize) {
+    if MEASURING.with(Cell::get) {
+        LARGEST.fetch_max(size, Ordering::Relaxed);
+    }
+}
+
+/// The system allocator, counting (see the crate's documentation).
+#[derive(Debug)]
+pub struct CountingAlloc;
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Runs `f` with this thread's allocations counted.
+pub fn measured<T>(f: impl FnOnce() -> T) -> T {
+    MEASURING.with(|m| m.set(true));
+    let out = f();
+    MEASURING.with(|m| m.set(false));
+    out
+}
+
+/// Forgets the largest allocation seen so far.
+pub fn reset_largest() {
+    LARGEST.store(0, Ordering::Relaxed);
+}
+
+/// The largest single allocation made inside [`measured`] since the reset.
+pub fn largest() -> usize {
+    LARGEST.load(Ordering::Relaxed)
+}
+
+/// xorshift64*: deterministic for a seed, no dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Iterations per target: `var` from the environment, else 20 000.
+pub fn iterations(var: &str) -> usize {
+    std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(20_000)
+}
+
+/// Held for a whole fuzz test, so that no other target runs while one is measured.
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
