@@ -9,7 +9,7 @@
 //! the input back); and recovery: a good message after every bad one decodes
 //! exactly, and each bad one is counted once under one kind.
 
-use fuzz_harness::{iterations, measured, one_at_a_time, CountingAlloc, Rng};
+use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Rng};
 
 use auv_proto::counts::InputCounts;
 use auv_proto::image::{jpeg_comment, jpeg_dimensions, with_comment, ImageLimits, ImageMessage};
@@ -29,34 +29,13 @@ const EXTREMES: [[u8; 4]; 7] = [
     [0xFF, 0xD9, 0xFF, 0xC0],
 ];
 
-fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
-    let mut d = seed.to_vec();
-    for _ in 0..1 + rng.below(3) {
-        match rng.below(7) {
-            0 if !d.is_empty() => {
-                let i = rng.below(d.len());
-                d[i] ^= 1 << rng.below(8);
-            }
-            1 => d.truncate(rng.below(d.len() + 1)),
-            2 => {
-                let n = rng.below(64);
-                d.extend((0..n).map(|_| rng.next() as u8));
-            }
-            3 if d.len() >= 4 => {
-                let i = rng.below(d.len() - 3);
-                d[i..i + 4].copy_from_slice(&EXTREMES[rng.below(EXTREMES.len())]);
-            }
-            4 if !others.is_empty() => {
-                let o = &others[rng.below(others.len())];
-                let cut = rng.below(d.len() + 1);
-                d.truncate(cut);
-                d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
-            }
-            5 => d = (0..rng.below(40)).map(|_| rng.next() as u8).collect(),
-            _ => {}
-        }
-    }
-    d
+fn mutate_part(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
+    let m = Mutations {
+        extremes: &EXTREMES,
+        max_rounds: 3,
+        max_garbage: 40,
+    };
+    mutate_bytes(rng, seed, others, &m)
 }
 
 fn mutate_parts(rng: &mut Rng, seed: &[Vec<u8>], pool: &[Vec<u8>]) -> Vec<Vec<u8>> {
@@ -66,7 +45,7 @@ fn mutate_parts(rng: &mut Rng, seed: &[Vec<u8>], pool: &[Vec<u8>]) -> Vec<Vec<u8
         match rng.below(8) {
             0..=2 if n > 0 => {
                 let i = rng.below(n);
-                parts[i] = mutate_bytes(rng, &parts[i], pool);
+                parts[i] = mutate_part(rng, &parts[i], pool);
             }
             3 if n > 0 => {
                 parts.remove(rng.below(n));

@@ -94,3 +94,45 @@ pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// How [`mutate_bytes`] mutates: its protocol's extreme 4-byte values, how
+/// many mutations at most, how long a random replacement may be.
+#[derive(Debug, Clone, Copy)]
+pub struct Mutations<'a> {
+    pub extremes: &'a [[u8; 4]],
+    pub max_rounds: usize,
+    pub max_garbage: usize,
+}
+
+/// `seed` after one to `max_rounds` mutations: a flipped bit, truncation,
+/// random bytes appended, an extreme value written over four bytes, a splice
+/// with one of `others`, or replacement by random bytes.
+pub fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>], m: &Mutations<'_>) -> Vec<u8> {
+    let mut d = seed.to_vec();
+    for _ in 0..1 + rng.below(m.max_rounds) {
+        match rng.below(7) {
+            0 if !d.is_empty() => {
+                let i = rng.below(d.len());
+                d[i] ^= 1 << rng.below(8);
+            }
+            1 => d.truncate(rng.below(d.len() + 1)),
+            2 => {
+                let n = rng.below(64);
+                d.extend((0..n).map(|_| rng.next() as u8));
+            }
+            3 if d.len() >= 4 && !m.extremes.is_empty() => {
+                let i = rng.below(d.len() - 3);
+                d[i..i + 4].copy_from_slice(&m.extremes[rng.below(m.extremes.len())]);
+            }
+            4 if !others.is_empty() => {
+                let o = &others[rng.below(others.len())];
+                let cut = rng.below(d.len() + 1);
+                d.truncate(cut);
+                d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
+            }
+            5 => d = (0..rng.below(m.max_garbage)).map(|_| rng.next() as u8).collect(),
+            _ => {}
+        }
+    }
+    d
+}

@@ -8,7 +8,7 @@
 //! decoder that keeps state between inputs, recovery: a known-good input
 //! after each mutated one decodes exactly (surviving is not recovering).
 
-use fuzz_harness::{iterations, measured, one_at_a_time, CountingAlloc, Rng};
+use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Rng};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -37,33 +37,12 @@ const EXTREMES: [[u8; 4]; 6] = [
 ];
 
 fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
-    let mut d = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        match rng.below(7) {
-            0 if !d.is_empty() => {
-                let i = rng.below(d.len());
-                d[i] ^= 1 << rng.below(8);
-            }
-            1 => d.truncate(rng.below(d.len() + 1)),
-            2 => {
-                let n = rng.below(64);
-                d.extend((0..n).map(|_| rng.next() as u8));
-            }
-            3 if d.len() >= 4 => {
-                let i = rng.below(d.len() - 3);
-                d[i..i + 4].copy_from_slice(&EXTREMES[rng.below(EXTREMES.len())]);
-            }
-            4 if !others.is_empty() => {
-                let o = &others[rng.below(others.len())];
-                let cut = rng.below(d.len() + 1);
-                d.truncate(cut);
-                d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
-            }
-            5 => d = (0..rng.below(200)).map(|_| rng.next() as u8).collect(),
-            _ => {}
-        }
-    }
-    d
+    let m = Mutations {
+        extremes: &EXTREMES,
+        max_rounds: 4,
+        max_garbage: 200,
+    };
+    mutate_bytes(rng, seed, others, &m)
 }
 
 /// Runs `target` on mutations of `seeds`, and checks the allocation bound.
