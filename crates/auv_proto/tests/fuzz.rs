@@ -70,7 +70,7 @@ fn mutate_parts(rng: &mut Rng, seed: &[Vec<u8>], pool: &[Vec<u8>]) -> Vec<Vec<u8
                 let (a, b) = (rng.below(n), rng.below(n));
                 parts.swap(a, b);
             }
-            _ => parts.push((0..rng.below(8)).map(|_| rng.next() as u8).collect()),
+            _ => parts.push((0..rng.below(8)).map(|_| rng.next_u64() as u8).collect()),
         }
     }
     parts
@@ -86,7 +86,7 @@ fn fuzz(
     mut target: impl FnMut(&[Vec<u8>]),
     mut recover: impl FnMut(usize),
 ) {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+    let mut rng = Rng::from_state(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     let pool: Vec<Vec<u8>> = seeds.iter().flatten().cloned().collect();
     fuzz_harness::reset_largest();
     for i in 0..iterations("AUV_FUZZ_ITERS") {

@@ -2,6 +2,8 @@
 //! wrong lengths and corrupt JPEGs, each with a rate, all from one seeded
 //! generator so that a run can be reproduced.
 
+use seeded_rng::Rng;
+
 /// Rates are probabilities per message, 0..=1.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FaultConfig {
@@ -41,32 +43,6 @@ impl FaultCounts {
         self.wrong_parts += o.wrong_parts;
         self.wrong_length += o.wrong_length;
         self.corrupt_jpeg += o.corrupt_jpeg;
-    }
-}
-
-/// xorshift64*; deterministic for a seed.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-    fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| self.next_u64() as u8).collect()
     }
 }
 

@@ -5,7 +5,7 @@
 //!   records the largest single allocation made by a thread inside
 //!   [`measured`] — only there, because the test harness's own threads
 //!   allocate too (the output of other tests), whatever lock a test holds;
-//! - [`Rng`], deterministic and dependency-free;
+//! - [`Rng`] (`seeded_rng`'s), deterministic;
 //! - [`iterations`], from an environment variable for longer runs;
 //! - [`one_at_a_time`]: the high-water mark is process-wide, so targets
 //!   are measured one after the other.
@@ -67,22 +67,7 @@ pub fn largest() -> usize {
     LARGEST.load(Ordering::Relaxed)
 }
 
-/// xorshift64*: deterministic for a seed, no dependency.
-#[derive(Debug, Clone)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+pub use seeded_rng::Rng;
 
 /// Iterations per target: `var` from the environment, else 20 000.
 pub fn iterations(var: &str) -> usize {
@@ -118,7 +103,7 @@ pub fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>], m: &Mutation
             1 => d.truncate(rng.below(d.len() + 1)),
             2 => {
                 let n = rng.below(64);
-                d.extend((0..n).map(|_| rng.next() as u8));
+                d.extend((0..n).map(|_| rng.next_u64() as u8));
             }
             3 if d.len() >= 4 && !m.extremes.is_empty() => {
                 let i = rng.below(d.len() - 3);
@@ -130,7 +115,7 @@ pub fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>], m: &Mutation
                 d.truncate(cut);
                 d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
             }
-            5 => d = (0..rng.below(m.max_garbage)).map(|_| rng.next() as u8).collect(),
+            5 => d = (0..rng.below(m.max_garbage)).map(|_| rng.next_u64() as u8).collect(),
             _ => {}
         }
     }

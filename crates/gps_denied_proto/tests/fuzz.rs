@@ -47,7 +47,7 @@ fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
             1 => d.truncate(rng.below(d.len() + 1)),
             2 => {
                 let n = rng.below(64);
-                d.extend((0..n).map(|_| rng.next() as u8));
+                d.extend((0..n).map(|_| rng.next_u64() as u8));
             }
             3 if !d.is_empty() => {
                 // Replace a short run with a JSON token.
@@ -62,7 +62,7 @@ fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
                 d.truncate(cut);
                 d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
             }
-            5 => d = (0..rng.below(200)).map(|_| rng.next() as u8).collect(),
+            5 => d = (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect(),
             _ => {}
         }
     }
@@ -79,7 +79,7 @@ fn fuzz(
     mut target: impl FnMut(&[u8]),
     mut recover: impl FnMut(usize, &[u8]),
 ) {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+    let mut rng = Rng::from_state(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     let mut largest_input = seeds.iter().map(Vec::len).max().unwrap_or(0);
     fuzz_harness::reset_largest();
     for _ in 0..iterations("RFLYSIM_FUZZ_ITERS") {

@@ -3,6 +3,8 @@
 //! datagrams, truncated JSON, parts of the wrong type, missing parts, bad
 //! base64 and corrupt JPEGs (the last two only in frames with an image).
 
+use seeded_rng::Rng;
+
 use gps_denied_proto::image::{decode_base64_jpeg, encode_base64};
 use serde_json::{json, Value};
 
@@ -46,29 +48,6 @@ impl std::fmt::Display for FaultCounts {
             "junk {} truncated {} wrong_types {} missing_fields {} bad_base64 {} corrupt_jpeg {}",
             self.junk, self.truncated, self.wrong_types, self.missing_fields, self.bad_base64, self.corrupt_jpeg
         )
-    }
-}
-
-/// xorshift64*; deterministic for a seed.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
     }
 }
 
@@ -167,7 +146,7 @@ impl FaultInjector {
         let mut out = Vec::with_capacity(2);
         if self.roll(self.rates.junk) {
             let n = 1 + self.rng.below(512);
-            out.push((0..n).map(|_| self.rng.next_u64() as u8).collect());
+            out.push(self.rng.bytes(n));
             self.counts.junk += 1;
         }
         if self.roll(self.rates.truncate) && frame.len() > 1 {

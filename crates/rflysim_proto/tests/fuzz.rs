@@ -59,7 +59,7 @@ fn fuzz_recovering(
     mut target: impl FnMut(&[u8]),
     mut good: impl FnMut(usize),
 ) {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+    let mut rng = Rng::from_state(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
     for s in &seeds {
         target(s);
     }

@@ -2,6 +2,8 @@
 //! truncation and garbage, each with a rate, all from one seeded generator so
 //! that a run can be reproduced.
 
+use seeded_rng::Rng;
+
 /// Rates are probabilities per datagram, 0..=1.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FaultConfig {
@@ -37,29 +39,6 @@ pub struct FaultCounts {
     pub garbage: u64,
 }
 
-/// xorshift64*; deterministic for a seed.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-}
-
 #[derive(Debug)]
 pub struct FaultInjector {
     config: FaultConfig,
@@ -89,7 +68,7 @@ impl FaultInjector {
         if self.rng.unit() < c.garbage {
             self.counts.garbage += 1;
             let n = 1 + self.rng.below(256);
-            out.push((0..n).map(|_| self.rng.next_u64() as u8).collect());
+            out.push(self.rng.bytes(n));
         }
         if self.rng.unit() < c.loss {
             self.counts.lost += 1;
