@@ -3,13 +3,9 @@
 //! reader of stderr has gone, process groups found and signalled through
 //! `/proc`, and children that learn of their parent's death.
 
-use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The signal (SIGINT or SIGTERM) that asked the launcher to stop; 0 while none has.
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -48,42 +44,11 @@ pub fn stop_requested() -> bool {
     STOP_SIGNAL.load(Ordering::SeqCst) != 0
 }
 
-const LOG_QUEUE_LINES: usize = 256;
-/// Lines queued and not yet written, for [`flush_log`].
-static LOG_PENDING: AtomicUsize = AtomicUsize::new(0);
-
-fn log_writer() -> &'static SyncSender<String> {
-    static SENDER: OnceLock<SyncSender<String>> = OnceLock::new();
-    SENDER.get_or_init(|| {
-        let (tx, rx) = sync_channel::<String>(LOG_QUEUE_LINES);
-        // Detached: a write blocked on a pipe nobody reads must not keep the
-        // process from stopping. Errors (EPIPE once the reader has gone) are ignored.
-        let _ = std::thread::Builder::new().name("log".into()).spawn(move || {
-            let mut err = std::io::stderr();
-            for line in rx {
-                let _ = writeln!(err, "{line}");
-                LOG_PENDING.fetch_sub(1, Ordering::SeqCst);
-            }
-        });
-        tx
-    })
-}
-
-/// Queues one line for stderr; dropped when the queue is full.
-pub fn log_line(line: String) {
-    LOG_PENDING.fetch_add(1, Ordering::SeqCst);
-    if log_writer().try_send(line).is_err() {
-        LOG_PENDING.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+/// Queues one line for stderr (never panics, never blocks; see `stderr_queue`).
+pub use stderr_queue::line as log_line;
 
 /// Waits (at most `within`) for the queued lines to be written.
-pub fn flush_log(within: Duration) {
-    let deadline = Instant::now() + within;
-    while LOG_PENDING.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
+pub use stderr_queue::flush as flush_log;
 
 /// Sends `signal` to every process of group `pgid`.
 pub fn signal_group(pgid: i32, signal: libc::c_int) {
