@@ -28,6 +28,7 @@ step "cargo fmt --check"
 cargo fmt --all --check
 
 bash scripts/refresh-r2r-bindings.sh "$CARGO_TARGET_DIR" release
+bash scripts/refresh-r2r-bindings.sh "$CARGO_TARGET_DIR" fuzz
 
 step "cargo clippy"
 cargo clippy --release --locked --workspace --all-targets -- -D warnings
@@ -40,6 +41,9 @@ cargo test --release --locked --workspace
 
 step "fuzz runs with overflow checks (profile fuzz: the wire crates, no ROS)"
 cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_proto --test fuzz
+
+step "fuzz runs with overflow checks (profile fuzz: the ROS-side pure code, time base and gimbal mapping)"
+cargo test --profile fuzz --locked -p ros_common -p rflysim_ros --lib fuzzed
 
 step "rclpy tests over DDS"
 markers=()

@@ -259,7 +259,9 @@ impl TelemetryBridge {
         if let Some(s) = sim {
             self.last_sim_time = Some(s);
             if let Some(clock) = &self.clock {
-                clock.advance(s);
+                self.stats
+                    .telemetry
+                    .count_publish(clock.advance(s), "clock_publish_failed");
             }
         }
         to_ros_time(self.last_sim_time.unwrap_or(0.0))
@@ -270,21 +272,26 @@ impl TelemetryBridge {
         let ids = &self.settings.frames;
         let base = header(stamp.clone(), &ids.base);
         let out = &self.out;
+        let stats = &self.stats.telemetry;
+        let count = |outcome: r2r::Result<()>, reason| stats.count_publish(outcome, reason);
         if let Some(m) = convert::imu(&t, base.clone(), &self.settings.covariances) {
-            let _ = out.imu.publish(&m);
+            count(out.imu.publish(&m), "imu_publish_failed");
         }
         if let Some(m) = convert::altitude(&t, header(stamp.clone(), &ids.altimeter), &self.settings.altimeter) {
-            let _ = out.altitude.publish(&m);
+            count(out.altitude.publish(&m), "altitude_publish_failed");
         }
         if let Some(m) = convert::velocity(&t, base.clone()) {
-            let _ = out.velocity.publish(&m);
+            count(out.velocity.publish(&m), "velocity_publish_failed");
         }
-        let _ = out.landing_pad.publish(&convert::landing_pad(&t, base.clone()));
+        count(
+            out.landing_pad.publish(&convert::landing_pad(&t, base.clone())),
+            "landing_pad_publish_failed",
+        );
         if let Some(m) = convert::pad_point(&t, base) {
-            let _ = out.pad_point.publish(&m);
+            count(out.pad_point.publish(&m), "pad_point_publish_failed");
         }
         if let Some(m) = convert::landed(&t) {
-            let _ = out.landed.publish(&m);
+            count(out.landed.publish(&m), "landed_publish_failed");
         }
         if let Some(jpeg) = t.image.take() {
             let fov = self
@@ -324,8 +331,13 @@ impl TelemetryBridge {
             self.last_rover_heading = Some(h);
         }
         if let Some(o) = odom {
-            let _ = self.out.rover.publish(&o);
-            self.stats.rover.published(bytes);
+            if self
+                .stats
+                .rover
+                .count_publish(self.out.rover.publish(&o), "publish_failed")
+            {
+                self.stats.rover.published(bytes);
+            }
         }
     }
 }

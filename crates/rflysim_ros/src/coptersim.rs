@@ -195,7 +195,7 @@ impl CopterBridge {
                                 Err(_) => self.imu_stats.drop_frame("publish_failed"),
                             }
                             if let Some(c) = &self.clock {
-                                c.advance(sample.time_stamp);
+                                self.imu_stats.count_publish(c.advance(sample.time_stamp), "clock_publish_failed");
                             }
                         }
                         Err(e) => {
@@ -265,7 +265,7 @@ impl StatePart {
                                 Err(_) => self.stats.drop_frame("publish_failed"),
                             }
                             if let Some(tf) = &self.tf {
-                                let _ = tf.publish(&ros_common::tf::odometry_tf(&odom));
+                                self.stats.count_publish(tf.publish(&ros_common::tf::odometry_tf(&odom)), "tf_publish_failed");
                             }
                         }
                         Ok(_) => self.stats.drop_frame("other_vehicle"),

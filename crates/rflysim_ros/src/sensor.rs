@@ -325,7 +325,8 @@ impl SensorPipeline {
                     self.stats.set_latency_ms((ros_common::time::wall_now() - stamp) * 1e3);
                 }
                 if let Some(clock) = &self.clock {
-                    clock.advance(sim_time);
+                    self.stats
+                        .count_publish(clock.advance(sim_time), "clock_publish_failed");
                 }
             }
             Err(e) => self.warn_drop(e.reason(), &e.to_string()),

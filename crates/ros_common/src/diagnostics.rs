@@ -75,6 +75,17 @@ fn status(w: &Watched, prev: &mut Previous, dt: f64, now: f64) -> DiagnosticStat
     }
 }
 
+/// The diagnostics' own failed publishes, once there are any.
+fn own_status(failed_publishes: u64) -> Option<DiagnosticStatus> {
+    (failed_publishes > 0).then(|| DiagnosticStatus {
+        level: DiagnosticStatus::WARN as u8,
+        name: "/diagnostics publisher".into(),
+        message: format!("{failed_publishes} diagnostics arrays not published"),
+        hardware_id: String::new(),
+        values: vec![kv("dropped_publish_failed", failed_publishes)],
+    })
+}
+
 /// Publishes the diagnostics of `watched` every `period`.
 pub async fn run(
     publisher: Publisher<DiagnosticArray>,
@@ -83,6 +94,8 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut prev = vec![Previous::default(); watched.len()];
+    // Reported in the next array that gets through.
+    let mut failed_publishes = 0u64;
     let mut last = wall_now();
     let mut tick = tokio::time::interval(period);
     loop {
@@ -93,15 +106,52 @@ pub async fn run(
         let now = wall_now();
         let dt = (now - last).max(1e-3);
         last = now;
-        let statuses = watched
+        let mut statuses: Vec<DiagnosticStatus> = watched
             .iter()
             .zip(prev.iter_mut())
             .map(|(w, p)| status(w, p, dt, now))
             .collect();
+        statuses.extend(own_status(failed_publishes));
         let msg = DiagnosticArray {
             header: crate::msgs::header(to_ros_time(now), ""),
             status: statuses,
         };
-        let _ = publisher.publish(&msg);
+        if publisher.publish(&msg).is_err() {
+            failed_publishes += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value<'a>(s: &'a DiagnosticStatus, key: &str) -> Option<&'a str> {
+        s.values.iter().find(|kv| kv.key == key).map(|kv| kv.value.as_str())
+    }
+
+    #[test]
+    fn failed_publishes_of_a_streams_other_outputs_show_as_its_drops() {
+        let stats = Arc::new(StreamStats::default());
+        stats.published(100);
+        stats.count_publish(Err(()), "tf_publish_failed");
+        stats.count_publish(Err(()), "clock_publish_failed");
+        let w = Watched {
+            name: "uav1 true state".into(),
+            hardware_id: "rflysim/uav1".into(),
+            stats,
+        };
+        let s = status(&w, &mut Previous::default(), 1.0, wall_now());
+        assert_eq!(value(&s, "dropped_tf_publish_failed"), Some("1"));
+        assert_eq!(value(&s, "dropped_clock_publish_failed"), Some("1"));
+        assert_eq!(value(&s, "frames_dropped"), Some("2"));
+    }
+
+    #[test]
+    fn the_diagnostics_report_their_own_failed_publishes() {
+        assert!(own_status(0).is_none());
+        let s = own_status(3).unwrap();
+        assert_eq!(s.level, DiagnosticStatus::WARN as u8);
+        assert_eq!(value(&s, "dropped_publish_failed"), Some("3"));
     }
 }

@@ -34,6 +34,13 @@ impl StreamStats {
         *self.drops.lock().unwrap().entry(reason).or_default() += 1;
     }
 
+    /// Counts a failed publish of one output of a frame under `reason` (a
+    /// frame whose main message went out still counts as published); true
+    /// when it went out.
+    pub fn count_publish<E>(&self, outcome: Result<(), E>, reason: &'static str) -> bool {
+        outcome.map_err(|_| self.drop_frame(reason)).is_ok()
+    }
+
     pub fn published(&self, bytes: usize) {
         self.frames_published.fetch_add(1, Ordering::Relaxed);
         self.bytes_in.fetch_add(bytes as u64, Ordering::Relaxed);
@@ -118,6 +125,17 @@ mod tests {
         assert_eq!(l.allow(), None);
         l.last = Some(Instant::now() - Duration::from_secs(61));
         assert_eq!(l.allow(), Some(2));
+    }
+
+    #[test]
+    fn a_failed_publish_is_a_counted_fault() {
+        let s = StreamStats::default();
+        assert!(s.count_publish(Ok::<(), ()>(()), "tf_publish_failed"));
+        assert!(!s.count_publish(Err(()), "tf_publish_failed"));
+        assert!(!s.count_publish(Err(()), "clock_publish_failed"));
+        let d = s.drops();
+        assert_eq!((d["tf_publish_failed"], d["clock_publish_failed"]), (1, 1));
+        assert_eq!(s.total_dropped(), 2);
     }
 
     #[test]

@@ -191,18 +191,21 @@ impl ClockPublisher {
         })
     }
 
-    pub fn advance(&self, sim: f64) {
+    /// `Ok` also when there was nothing to publish; the caller counts a
+    /// failure on the stream whose frame moved the clock.
+    pub fn advance(&self, sim: f64) -> r2r::Result<()> {
         if !(0.0..=MAX_SIM_TIME).contains(&sim) {
-            return;
+            return Ok(());
         }
         let mut inner = self.inner.lock().unwrap();
         let last = inner.1;
         if sim >= last + self.min_period || sim < last - RESTART_JUMP {
             inner.1 = sim;
-            let _ = inner.0.publish(&r2r::rosgraph_msgs::msg::Clock {
+            inner.0.publish(&r2r::rosgraph_msgs::msg::Clock {
                 clock: to_ros_time(sim),
-            });
+            })?;
         }
+        Ok(())
     }
 }
 
