@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use auv_proto::image::{Camera, ImageLimits};
-use r2r::{Context, Node, QosProfile};
+use r2r::{Node, QosProfile};
 use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::diagnostics::Watched;
 use ros_common::lifecycle::StopSignal;
@@ -51,9 +51,10 @@ struct AuvStats {
 }
 
 fn run() -> Result<(), String> {
-    let ctx = Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
+    let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut node = Node::create(ctx, NODE_NAME, "").map_err(|e| e.to_string())?;
     let logger = node.logger().to_string();
+    ros_common::dds::log_profile(&logger, dds_profile.as_deref());
     let s = Settings::from_node(&node)?;
     let runtime = ros_common::lifecycle::runtime()?;
     let (stop_tx, stop) = ros_common::lifecycle::stop_channel();

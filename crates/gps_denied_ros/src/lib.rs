@@ -15,7 +15,7 @@ use std::net::SocketAddrV4;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use r2r::{Context, Node, QosProfile};
+use r2r::{Node, QosProfile};
 use ros_common::diagnostics::Watched;
 use ros_common::time::{to_ros_time, wall_now, ClockPublisher};
 
@@ -51,9 +51,10 @@ pub fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    let ctx = Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
+    let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut node = Node::create(ctx, NODE_NAME, DEFAULT_NAMESPACE).map_err(|e| e.to_string())?;
     let logger = node.logger().to_string();
+    ros_common::dds::log_profile(&logger, dds_profile.as_deref());
     let settings = Settings::from_node(&node)?;
     let runtime = ros_common::lifecycle::runtime()?;
     let (stop_tx, stop_rx) = ros_common::lifecycle::stop_channel();

@@ -137,6 +137,18 @@ fn receive(
 
 const WARMUP: f64 = 3.0;
 
+/// `RFLYSIM_BENCH_PUBLISHER_ENV="K=V K2=V2"`: environment for the publishing
+/// processes only (bridge, reference publisher), so that a middleware setting
+/// on the publisher's side can be measured against a subscriber (this
+/// process) that has the defaults.
+fn publisher_env() -> Vec<(String, String)> {
+    std::env::var("RFLYSIM_BENCH_PUBLISHER_ENV")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+        .collect()
+}
+
 fn window() -> f64 {
     std::env::var("RFLYSIM_BENCH_SECONDS")
         .ok()
@@ -166,6 +178,7 @@ fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind
                 "-p",
                 "window_id:=9",
             ])
+            .envs(publisher_env())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -249,6 +262,7 @@ fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64
     let publisher = Proc(
         Command::new(exe)
             .args(["--reference-publisher", k, &rate.map_or("0".into(), |r| r.to_string())])
+            .envs(publisher_env())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -455,9 +469,22 @@ fn main() {
         "end-to-end: emulator → bridge → native r2r subscriber; {} s windows after {WARMUP} s warm-up",
         window()
     );
-    println!("(CPU is the bridge's, or for references the reference publisher's, in % of one core)\n");
-    println!("| case | offered fps | delivered fps | kernel UDP drops | latency p50 (ms) | latency p99 (ms) | CPU % |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "(CPU is the bridge's, or for references the reference publisher's, in % of one core; \
+         CPU ms/frame = CPU time per delivered frame)"
+    );
+    for var in [
+        "FASTRTPS_DEFAULT_PROFILES_FILE",
+        "FASTDDS_BUILTIN_TRANSPORTS",
+        "RMW_IMPLEMENTATION",
+    ] {
+        println!("subscriber {var}={}", std::env::var(var).unwrap_or_default());
+    }
+    println!("publishers' extra environment: {:?}\n", publisher_env());
+    println!(
+        "| case | offered fps | delivered fps | kernel UDP drops | latency p50 (ms) | latency p99 (ms) | CPU % | CPU ms/frame |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         let offered = if r.offered.is_nan() {
             "flat out".into()
@@ -465,13 +492,16 @@ fn main() {
             format!("{:.1}", r.offered)
         };
         println!(
-            "| {} | {offered} | {:.1} | {} | {:.2} | {:.2} | {} |",
+            "| {} | {offered} | {:.1} | {} | {:.2} | {:.2} | {} | {} |",
             r.name,
             r.delivered,
             r.kernel_drops,
             r.p50_ms,
             r.p99_ms,
-            r.cpu_percent.map_or("–".into(), |c| format!("{c:.0}"))
+            r.cpu_percent.map_or("–".into(), |c| format!("{c:.0}")),
+            r.cpu_percent
+                .filter(|_| r.delivered > 0.0)
+                .map_or("–".into(), |c| format!("{:.2}", c * 10.0 / r.delivered))
         );
     }
     let ratio = |a: &str, b: &str| {

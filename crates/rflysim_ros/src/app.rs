@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use r2r::{Context, Node, QosProfile};
+use r2r::{Node, QosProfile};
 
 use rflysim_proto::config::{load_config_report, udp_port_clashes, AngleUnit, SensorConfig, SensorDefaults};
 use rflysim_proto::sensor::SensorClass;
@@ -241,9 +241,10 @@ pub fn main(role: Role) -> std::process::ExitCode {
 }
 
 fn run(role: Role) -> Result<(), String> {
-    let ctx = Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
+    let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut main_node = Node::create(ctx.clone(), role.node_name(), "").map_err(|e| e.to_string())?;
     let logger = main_node.logger().to_string();
+    ros_common::dds::log_profile(&logger, dds_profile.as_deref());
     let settings = Settings::from_node(&main_node)?;
     let (sensors, defaulted) = settings.sensors(role)?;
     for d in &defaulted {

@@ -4,6 +4,7 @@
 //! what is here. Nothing in this crate knows a simulator.
 
 pub mod camera;
+pub mod dds;
 pub mod diagnostics;
 pub mod lifecycle;
 pub mod msgs;
