@@ -62,6 +62,11 @@ impl SensorConfig {
         SensorKind::from_type_id(self.type_id)
     }
 
+    /// A gimbal camera (TypeID 9), whose size and attitude are controls.
+    pub fn is_gimbal(&self) -> bool {
+        self.kind().is_some_and(SensorKind::is_gimbal)
+    }
+
     pub fn transport(&self) -> Option<Transport> {
         Transport::from_code(self.send_protocol[0])
     }
@@ -94,7 +99,7 @@ impl SensorConfig {
         let pixels = usize::from(w.max(1)) * usize::from(h.max(1));
         let kind = self.kind()?;
         match kind.class {
-            _ if self.type_id == 9 => None,
+            _ if kind.is_gimbal() => None,
             SensorClass::Camera(e) => {
                 let raw = pixels * e.bytes_per_pixel();
                 Some(match self.transport()? {
@@ -115,7 +120,7 @@ impl SensorConfig {
     /// whose resolution is a control.
     pub fn max_image_pixels(&self) -> Option<usize> {
         let (w, h) = self.size();
-        (self.type_id != 9).then(|| 4 * usize::from(w.max(1)) * usize::from(h.max(1)))
+        (!self.is_gimbal()).then(|| 4 * usize::from(w.max(1)) * usize::from(h.max(1)))
     }
 
     pub fn rate_hz(&self) -> f64 {
