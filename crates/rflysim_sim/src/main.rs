@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use rflysim_proto::config::{load_config, parse_config, AngleUnit};
 use rflysim_proto::gimbal::GimbalBitTable;
-use rflysim_sim::emulator::{Emulator, HeaderChoice, LidarLayout, Options, RateMode};
+use rflysim_sim::emulator::Emulator;
+use rflysim_sim::options::{HeaderChoice, LidarLayout, Options, RateMode};
 
 const HELP: &str = "\
 rflysim_sim: a built-in RflySim emulator (RflySim3D + CopterSim) speaking the
