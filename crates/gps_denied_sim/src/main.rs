@@ -57,10 +57,6 @@ ignored, so that ROS launch files can start it.
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn request_stop(_signal: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
 fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
     let mut o = Options::default();
     let mut it = args.into_iter();
@@ -136,16 +132,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is
-        // async-signal-safe; `signal` installs it with SA_RESTART, and every
-        // blocking receive has a timeout, so the loop sees the flag.
-        unsafe {
-            libc::signal(signal, request_stop as extern "C" fn(libc::c_int) as libc::sighandler_t);
-        }
-    }
+    // Every blocking receive of the run has a timeout, so it sees STOP.
+    let outcome = stop_signal::run_until_signal(
+        move || run(&options, &STOP, &mut std::io::stdout()),
+        |_| STOP.store(true, Ordering::SeqCst),
+    );
     let mut stdout = std::io::stdout();
-    match run(&options, &STOP, &mut stdout) {
+    match outcome {
         Ok(counts) => {
             let _ = writeln!(
                 stdout,

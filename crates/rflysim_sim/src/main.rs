@@ -194,22 +194,13 @@ fn main() -> ExitCode {
     // shared-memory regions are unlinked.
     let emulator = std::sync::Arc::new(emulator);
     let waiter = emulator.clone();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-        let mut done = tokio::task::spawn_blocking(move || waiter.wait());
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => rflysim_sim::log::line("SIGINT: stopping"),
-            _ = term.recv() => rflysim_sim::log::line("SIGTERM: stopping"),
-            _ = &mut done => return,
-        }
-        emulator.request_stop();
-        let _ = done.await;
-    });
+    stop_signal::run_until_signal(
+        move || waiter.wait(),
+        |signal| {
+            rflysim_sim::log::line(&format!("{signal}: stopping"));
+            emulator.request_stop();
+        },
+    );
     if let Ok(e) = std::sync::Arc::try_unwrap(emulator) {
         e.stop();
     }

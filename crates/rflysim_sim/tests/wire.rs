@@ -339,11 +339,8 @@ fn imu_true_state_and_heartbeat_follow_the_trajectory() {
     let start = Instant::now();
     while samples.len() < 400 && start.elapsed() < Duration::from_secs(10) {
         if samples.is_empty() {
-            send.send_to(
-                &req.encode(),
-                (Ipv4Addr::LOCALHOST, request_port),
-            )
-            .unwrap();
+            send.send_to(&req.encode(), (Ipv4Addr::LOCALHOST, request_port))
+                .unwrap();
         }
         if let Ok(n) = imu_sock.recv(&mut buf) {
             samples.push((Instant::now(), ImuSample::decode(&buf[..n]).unwrap()));
