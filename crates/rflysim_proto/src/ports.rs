@@ -54,4 +54,15 @@ mod tests {
         // Vehicle 0 is read as vehicle 1 rather than wrapping below the base.
         assert_eq!((imu_request_port(0), mavros_port(0)), (30100, 20100));
     }
+
+    /// The bridge and the emulator both take these from here: only this
+    /// test would see one of them wrong.
+    #[test]
+    fn fixed_ports_and_group_follow_the_spec() {
+        assert_eq!(
+            (REQUEST_BASE_PORT, HEARTBEAT_PORT, CAMERA_STATUS_PORT),
+            (20010, 20005, 20006)
+        );
+        assert_eq!(MULTICAST_GROUP.octets(), [224, 0, 0, 10]);
+    }
 }

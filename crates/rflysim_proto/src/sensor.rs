@@ -70,73 +70,24 @@ const fn other(type_id: u16, class: SensorClass, topic: &'static str, d: &'stati
 
 /// Every TypeID the bridge knows. The older SDKs' LiDAR TypeIDs 4/5/6 clash
 /// with today's 4 (segmentation) and 5 (laser distance); today's meaning wins.
+#[rustfmt::skip]
 pub const SENSOR_KINDS: &[SensorKind] = &[
     camera(type_id::RGB, Encoding::Bgr8, "img_rgb", "RGB camera"),
     camera(type_id::DEPTH, Encoding::Mono16, "img_depth", "depth camera"),
     camera(type_id::GRAY, Encoding::Mono8, "img_gray", "gray camera"),
-    camera(
-        type_id::SEGMENTATION,
-        Encoding::Bgr8,
-        "img_Segmentation",
-        "segmentation camera",
-    ),
-    other(
-        type_id::LASER_DISTANCE,
-        SensorClass::LaserDistance,
-        "distance",
-        "laser range finder",
-    ),
-    other(
-        type_id::DEPTH_CLOUD,
-        SensorClass::DepthCloud,
-        "Depth_Cloud",
-        "depth-to-cloud",
-    ),
+    camera(type_id::SEGMENTATION, Encoding::Bgr8, "img_Segmentation", "segmentation camera"),
+    other(type_id::LASER_DISTANCE, SensorClass::LaserDistance, "distance", "laser range finder"),
+    other(type_id::DEPTH_CLOUD, SensorClass::DepthCloud, "Depth_Cloud", "depth-to-cloud"),
     camera(type_id::FISHEYE, Encoding::Bgr8, "fisheye", "fisheye camera"),
     camera(type_id::GIMBAL, Encoding::Bgr8, "img_cine", "gimbal camera"),
-    other(
-        type_id::VEHICLE_LIDAR,
-        SensorClass::Lidar,
-        "vehicle_lidar",
-        "vehicle-frame LiDAR",
-    ),
-    other(
-        type_id::GLOBAL_LIDAR,
-        SensorClass::Lidar,
-        "global_lidar",
-        "world-frame LiDAR",
-    ),
+    other(type_id::VEHICLE_LIDAR, SensorClass::Lidar, "vehicle_lidar", "vehicle-frame LiDAR"),
+    other(type_id::GLOBAL_LIDAR, SensorClass::Lidar, "global_lidar", "world-frame LiDAR"),
     other(type_id::LIVOX_LIDAR, SensorClass::Lidar, "livox_lidar", "Livox LiDAR"),
-    other(
-        type_id::MID360_LIDAR,
-        SensorClass::Lidar,
-        "mid360_lidar",
-        "Mid360 LiDAR",
-    ),
-    other(
-        type_id::DETECTIONS,
-        SensorClass::Detections,
-        "detections",
-        "detection boxes",
-    ),
-    other(
-        type_id::DETECTIONS_SHORT,
-        SensorClass::Detections,
-        "detections",
-        "detection boxes (short form)",
-    ),
-    camera(
-        type_id::INFRARED_GRAY,
-        Encoding::Mono8,
-        "img_Infrared_Gray",
-        "infrared gray camera",
-    ),
-    camera(
-        type_id::INFRARED,
-        Encoding::Bgr8,
-        "img_Infrared",
-        "infrared color camera",
-    ),
+    other(type_id::MID360_LIDAR, SensorClass::Lidar, "mid360_lidar", "Mid360 LiDAR"),
+    other(type_id::DETECTIONS, SensorClass::Detections, "detections", "detection boxes"),
+    other(type_id::DETECTIONS_SHORT, SensorClass::Detections, "detections", "detection boxes (short form)"),
+    camera(type_id::INFRARED_GRAY, Encoding::Mono8, "img_Infrared_Gray", "infrared gray camera"),
+    camera(type_id::INFRARED, Encoding::Bgr8, "img_Infrared", "infrared color camera"),
 ];
 
 impl SensorKind {
