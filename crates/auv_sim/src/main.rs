@@ -3,14 +3,14 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use auv_sim::options::{parse_args, HELP};
+use auv_sim::options::{help, parse_args};
 use auv_sim::sim::{say, Report, Simulator};
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
         Ok(Some(o)) => o,
         Ok(None) => {
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), HELP.as_bytes());
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), help().as_bytes());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
