@@ -195,6 +195,11 @@ mod tests {
         r
     }
 
+    /// Applies a seed-000 control request made by [`request`] at sim time `t`.
+    fn command(g: &mut GimbalState, controls: &[GimbalControl], values: &[(usize, f32)], t: f64) {
+        g.apply(&request(&camera(), controls, values), &SEED_000_BITS, t);
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-6
     }
@@ -216,13 +221,10 @@ mod tests {
     fn rates_turn_it_until_centred() {
         let cfg = camera();
         let mut g = GimbalState::from_config(&cfg);
-        g.apply(
-            &request(
-                &cfg,
-                &[GimbalControl::Rates],
-                &[(slot::PITCH_RATE, 0.1), (slot::YAW_RATE, -0.2)],
-            ),
-            &SEED_000_BITS,
+        command(
+            &mut g,
+            &[GimbalControl::Rates],
+            &[(slot::PITCH_RATE, 0.1), (slot::YAW_RATE, -0.2)],
             0.0,
         );
         assert_eq!(g.rates, [f64::from(0.1f32), f64::from(-0.2f32)]);
@@ -240,11 +242,7 @@ mod tests {
         let before = g.euler;
         g.advance(50.0);
         assert_eq!(g.euler, before);
-        g.apply(
-            &request(&cfg, &[GimbalControl::Centre], &[(slot::CENTRE, 1.0)]),
-            &SEED_000_BITS,
-            50.0,
-        );
+        command(&mut g, &[GimbalControl::Centre], &[(slot::CENTRE, 1.0)], 50.0);
         assert_eq!((g.euler, g.rates), (g.default_euler, [0.0; 2]));
         assert_eq!(g.requests, 2);
     }
@@ -253,11 +251,7 @@ mod tests {
     fn pitch_stops_at_half_a_turn() {
         let cfg = camera();
         let mut g = GimbalState::from_config(&cfg);
-        g.apply(
-            &request(&cfg, &[GimbalControl::Rates], &[(slot::PITCH_RATE, 3.0)]),
-            &SEED_000_BITS,
-            0.0,
-        );
+        command(&mut g, &[GimbalControl::Rates], &[(slot::PITCH_RATE, 3.0)], 0.0);
         for t in 1..10 {
             g.advance(f64::from(t));
         }
@@ -268,31 +262,25 @@ mod tests {
     fn zoom_and_focal_length_change_the_field_of_view() {
         let cfg = camera();
         let mut g = GimbalState::from_config(&cfg);
-        g.apply(
-            &request(&cfg, &[GimbalControl::OpticalZoom], &[(slot::OPTICAL_ZOOM, 1.0)]),
-            &SEED_000_BITS,
-            0.0,
-        );
+        command(&mut g, &[GimbalControl::OpticalZoom], &[(slot::OPTICAL_ZOOM, 1.0)], 0.0);
         assert!(close(g.fov_deg, 45.0) && g.zoom == 2.0, "step 1 is ×2: {}", g.fov_deg);
-        g.apply(
-            &request(&cfg, &[GimbalControl::OpticalZoom], &[(slot::OPTICAL_ZOOM, -3.0)]),
-            &SEED_000_BITS,
+        command(
+            &mut g,
+            &[GimbalControl::OpticalZoom],
+            &[(slot::OPTICAL_ZOOM, -3.0)],
             0.0,
         );
         assert!(close(g.fov_deg, 90.0), "negative steps are step 0: {}", g.fov_deg);
-        g.apply(
-            &request(&cfg, &[GimbalControl::FocalLength], &[(slot::FOCAL_LENGTH, 36.0)]),
-            &SEED_000_BITS,
+        command(
+            &mut g,
+            &[GimbalControl::FocalLength],
+            &[(slot::FOCAL_LENGTH, 36.0)],
             0.0,
         );
         assert!(close(g.fov_deg, 2.0 * 0.5f64.atan().to_degrees()), "{}", g.fov_deg);
         // A zero focal length is no command.
         let fov = g.fov_deg;
-        g.apply(
-            &request(&cfg, &[GimbalControl::FocalLength], &[(slot::FOCAL_LENGTH, 0.0)]),
-            &SEED_000_BITS,
-            0.0,
-        );
+        command(&mut g, &[GimbalControl::FocalLength], &[(slot::FOCAL_LENGTH, 0.0)], 0.0);
         assert_eq!(g.fov_deg, fov);
     }
 
@@ -300,11 +288,7 @@ mod tests {
     fn a_requested_field_of_view_is_the_one_at_the_current_zoom() {
         let cfg = camera();
         let mut g = GimbalState::from_config(&cfg);
-        g.apply(
-            &request(&cfg, &[GimbalControl::OpticalZoom], &[(slot::OPTICAL_ZOOM, 1.0)]),
-            &SEED_000_BITS,
-            0.0,
-        );
+        command(&mut g, &[GimbalControl::OpticalZoom], &[(slot::OPTICAL_ZOOM, 1.0)], 0.0);
         let mut r = request(&cfg, &[], &[]);
         r.camera_fov = 30.0;
         g.apply(&r, &SEED_000_BITS, 0.0);
