@@ -111,9 +111,18 @@ impl Settings {
         let g = MixGains::default();
         Ok(Settings {
             sim_host,
-            image_port: port("image_port", params::int(node, "image_port", 5555).map_err(e)?)?,
-            thruster_port: port("thruster_port", params::int(node, "thruster_port", 5556).map_err(e)?)?,
-            telemetry_port: port("telemetry_port", params::int(node, "telemetry_port", 5557).map_err(e)?)?,
+            image_port: port(
+                "image_port",
+                params::int(node, "image_port", i64::from(auv_proto::IMAGE_PORT)).map_err(e)?,
+            )?,
+            thruster_port: port(
+                "thruster_port",
+                params::int(node, "thruster_port", i64::from(auv_proto::THRUSTER_PORT)).map_err(e)?,
+            )?,
+            telemetry_port: port(
+                "telemetry_port",
+                params::int(node, "telemetry_port", i64::from(auv_proto::TELEMETRY_PORT)).map_err(e)?,
+            )?,
             auv_ids: auv_ids(&params::int_array(node, "auv_ids", &[0]).map_err(e)?)?,
             convention: PoseConvention {
                 angle_unit,

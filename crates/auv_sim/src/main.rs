@@ -3,14 +3,14 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use auv_sim::options::{parse_args, HELP};
+use auv_sim::options::{help, parse_args};
 use auv_sim::sim::{say, Report, Simulator};
 
 fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1)) {
         Ok(Some(o)) => o,
         Ok(None) => {
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), HELP.as_bytes());
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), help().as_bytes());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -30,30 +30,14 @@ fn main() -> ExitCode {
         "bound: images {}, thrusters {}, telemetry {}",
         p.image, p.thruster, p.telemetry
     ));
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(r) => r,
-        Err(e) => {
-            say(&format!("no tokio runtime: {e}"));
-            return ExitCode::FAILURE;
-        }
-    };
-    runtime.block_on(async {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
-            say("cannot handle SIGTERM / SIGINT");
+    let waiter = sim.clone();
+    stop_signal::run_until_signal(
+        move || waiter.wait(),
+        |signal| {
+            say(&format!("{signal}: stopping"));
             sim.request_stop();
-            return;
-        };
-        let waiter = sim.clone();
-        let mut done = tokio::task::spawn_blocking(move || waiter.wait());
-        tokio::select! {
-            _ = int.recv() => say("SIGINT: stopping"),
-            _ = term.recv() => say("SIGTERM: stopping"),
-            _ = &mut done => return,
-        }
-        sim.request_stop();
-        let _ = done.await;
-    });
+        },
+    );
     let report = sim.report();
     say(&summary(&report));
     if report.error.is_some() {

@@ -3,11 +3,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use auv_proto::{IMAGE_PORT, TELEMETRY_PORT, THRUSTER_PORT};
+use auv_proto::{IMAGE_PORT, TELEMETRY_PORT, THRUSTER_PORT, THRUST_KEEP};
 
 use crate::faults::FaultConfig;
 
-pub const HELP: &str = "\
+/// `--help`, with the wire's ports and numbers from `auv_proto`.
+pub fn help() -> String {
+    format!(
+        "\
 auv_sim: an emulator of the ZeroMQ AUV simulator (seed 004). Binds its three
 ports, moves every AUV by the thruster commands it pulls, publishes both
 cameras (JPEG) and telemetry exactly as the simulator does.
@@ -16,9 +19,9 @@ Usage: auv_sim [options]
 
 Sockets (the simulator binds; clients connect)
   --host H              address to bind (default 127.0.0.1; * for every interface)
-  --image-port P        PUB [id][front JPEG][bottom JPEG] (default 5555; 0 = any free port)
-  --thruster-port P     PULL [id][left,right,side,vertical: i8] (default 5556)
-  --telemetry-port P    PUB [id][x,y,z,yaw,pitch,roll: f32 LE] (default 5557)
+  --image-port P        PUB [id][front JPEG][bottom JPEG] (default {IMAGE_PORT}; 0 = any free port)
+  --thruster-port P     PULL [id][left,right,side,vertical: i8] (default {THRUSTER_PORT})
+  --telemetry-port P    PUB [id][x,y,z,yaw,pitch,roll: f32 LE] (default {TELEMETRY_PORT})
 AUVs and streams
   --auv-ids 0,1,2       the AUVs (default 0; [0,1,2] also reads); they start 3 m apart along east,
                         2 m deep, heading north
@@ -44,9 +47,11 @@ Benchmarks
 
 Units and axes of the telemetry: metres and radians, NED world, FRD body,
 Z-Y-X (yaw, pitch, roll). Thrusters: left/right forward when positive, side
-to starboard, vertical up; -127 keeps a thruster's level.
+to starboard, vertical up; {THRUST_KEEP} keeps a thruster's level.
 Anything after --ros-args is ignored, so that ROS launch files can start it.
-";
+"
+    )
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {

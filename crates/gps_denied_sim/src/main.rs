@@ -6,10 +6,16 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use gps_denied_proto::wire::{
+    DEFAULT_LOCAL_PORT, DEFAULT_SIM_PORT, DEFAULT_TELEMETRY_RATE_HZ, IMAGE_EVERY_NTH_FRAME, JPEG_QUALITY,
+};
 use gps_denied_sim::emulator::{run, Options};
 use gps_denied_sim::world::Pattern;
 
-const HELP: &str = "\
+/// `--help`, with the wire's ports and defaults from `gps_denied_proto`.
+fn help() -> String {
+    format!(
+        "\
 gps_denied_sim: an emulator of the GPS-denied landing drone simulator
 (seed 003): JSON telemetry over UDP from a drone hovering above a rover that
 carries the landing pad, driven by the JSON commands it receives.
@@ -18,17 +24,17 @@ Usage: gps_denied_sim [options]
 
 Wire
   --bind ADDR:PORT      where commands arrive and telemetry leaves from
-                        (default 0.0.0.0:5555, the simulator's port)
-  --target ADDR:PORT    where telemetry goes (default 127.0.0.1:5556, the bridge)
+                        (default 0.0.0.0:{DEFAULT_SIM_PORT}, the simulator's port)
+  --target ADDR:PORT    where telemetry goes (default 127.0.0.1:{DEFAULT_LOCAL_PORT}, the bridge)
   --rover-telemetry     also send the rover's telemetry object after each frame
 World
   --pattern circular|linear|figure8   the rover's path (default circular)
 Rates
-  --rate HZ             telemetry rate (default 25); the simulation advances
+  --rate HZ             telemetry rate (default {DEFAULT_TELEMETRY_RATE_HZ}); the simulation advances
                         1/HZ seconds per frame
   --flat-out            send frames as fast as possible (sim time runs ahead)
-  --image-every N       the camera image in every N-th frame (default 5)
-  --jpeg-quality Q      (default 70)
+  --image-every N       the camera image in every N-th frame (default {IMAGE_EVERY_NTH_FRAME})
+  --jpeg-quality Q      (default {JPEG_QUALITY})
   --reuse-image         render one image and resend it (benchmarks)
   --duration S          stop after S seconds
   --frames N            stop after N telemetry frames
@@ -53,13 +59,11 @@ y left, z up. The camera looks straight down; the image's top is forward.
 
 SIGINT / SIGTERM stop it within a second. Anything after --ros-args is
 ignored, so that ROS launch files can start it.
-";
+"
+    )
+}
 
 static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn request_stop(_signal: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
 
 fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
     let mut o = Options::default();
@@ -128,7 +132,7 @@ fn main() -> ExitCode {
     let options = match parse_args(std::env::args().skip(1).collect()) {
         Ok(Some(o)) => o,
         Ok(None) => {
-            let _ = std::io::stdout().write_all(HELP.as_bytes());
+            let _ = std::io::stdout().write_all(help().as_bytes());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -136,16 +140,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is
-        // async-signal-safe; `signal` installs it with SA_RESTART, and every
-        // blocking receive has a timeout, so the loop sees the flag.
-        unsafe {
-            libc::signal(signal, request_stop as extern "C" fn(libc::c_int) as libc::sighandler_t);
-        }
-    }
+    // Every blocking receive of the run has a timeout, so it sees STOP.
+    let outcome = stop_signal::run_until_signal(
+        move || run(&options, &STOP, &mut std::io::stdout()),
+        |_| STOP.store(true, Ordering::SeqCst),
+    );
     let mut stdout = std::io::stdout();
-    match run(&options, &STOP, &mut stdout) {
+    match outcome {
         Ok(counts) => {
             let _ = writeln!(
                 stdout,

@@ -4,6 +4,7 @@
 
 use crate::error::DecodeError;
 use crate::request::{RequestForm, VisionSensorReq};
+use crate::sensor::type_id;
 
 /// One thing a gimbal request can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,6 +107,16 @@ pub mod slot {
     pub const AI_PIXEL_Y: usize = 10;
 }
 
+/// The TypeID a gimbal camera renders as under the `LightSource` control's
+/// value (spec §2: 0 RGB, 1 thermal, 2 IR gray).
+pub fn light_source_type_id(light_source: u8) -> u16 {
+    match light_source {
+        1 => type_id::INFRARED,
+        2 => type_id::INFRARED_GRAY,
+        _ => type_id::GIMBAL,
+    }
+}
+
 /// RflySim3D's 148-byte gimbal echo, read as seed 000 §2.2.2 describes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GimbalEcho {
@@ -129,6 +140,34 @@ pub struct GimbalEcho {
 }
 
 impl GimbalEcho {
+    /// The echo is the gimbal form of `VisionSensorReq` (spec §7).
+    pub const LEN: usize = RequestForm::Gimbal148.byte_len();
+
+    /// The echo as RflySim3D sends it (the emulator's side of [`GimbalEcho::decode`]):
+    /// the fields above in their places, what they don't cover from `request`.
+    pub fn encode(&self, checksum: u16) -> Vec<u8> {
+        let mut r = self.request;
+        r.seq_id = self.seq_id;
+        r.type_id = self.type_id;
+        r.data_width = self.width;
+        r.data_height = self.height;
+        r.camera_fov = self.camera_fov_deg;
+        r.eular_or_quat = self.eular_or_quat;
+        r.sensor_ang_eular = self.euler;
+        r.sensor_ang_quat = self.quat;
+        r.other_params[..8].copy_from_slice(&[
+            self.focal_length,
+            self.rates[0],
+            self.rates[1],
+            self.focal_px[0],
+            self.focal_px[1],
+            self.pixel_size[0],
+            self.pixel_size[1],
+            self.laser_range,
+        ]);
+        r.encode(RequestForm::Gimbal148, checksum)
+    }
+
     pub fn decode(p: &[u8]) -> Result<Self, DecodeError> {
         let (r, form, _) = VisionSensorReq::decode(p)?;
         if form != RequestForm::Gimbal148 {
@@ -203,5 +242,29 @@ mod tests {
         );
         assert_eq!((e.camera_fov_deg, e.euler), (60.0, [0.0, -0.3, 0.2]));
         assert!(GimbalEcho::decode(&r.encode(RequestForm::Current144, 12345)).is_err());
+        // The emulator's encoder writes exactly what the decoder read.
+        let bytes = e.encode(GIMBAL_ECHO_CHECKSUM);
+        assert_eq!(bytes.len(), 148);
+        assert_eq!(bytes, r.encode(RequestForm::Gimbal148, GIMBAL_ECHO_CHECKSUM));
+        let changed = GimbalEcho {
+            laser_range: 12.5,
+            width: 320,
+            focal_px: [7.0, 8.0],
+            ..e
+        };
+        let back = GimbalEcho::decode(&changed.encode(GIMBAL_ECHO_CHECKSUM)).unwrap();
+        assert_eq!(
+            (back.laser_range, back.width, back.focal_px, back.request.data_width),
+            (12.5, 320, [7.0, 8.0], 320)
+        );
+    }
+
+    #[test]
+    fn light_sources_render_as_their_kinds() {
+        assert_eq!(
+            [0, 1, 2, 3].map(light_source_type_id),
+            [9, 41, 40, 9],
+            "RGB, thermal, IR gray; unknown stays RGB"
+        );
     }
 }

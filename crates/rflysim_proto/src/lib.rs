@@ -8,6 +8,7 @@ pub mod gimbal;
 pub mod header;
 pub mod image;
 pub mod lidar;
+pub mod ports;
 pub mod reassembly;
 pub mod request;
 pub mod sensor;

@@ -9,12 +9,13 @@ use crate::config::SensorConfig;
 use crate::error::DecodeError;
 use crate::wire::{Fields, Writer};
 
+/// The checksum of every request the bridge and the SDK send (spec §2, §5).
 pub const REQUEST_CHECKSUM: u16 = 12345;
 /// The gimbal form's checksum in RflySim3D's echo and in the docs.
 pub const GIMBAL_ECHO_CHECKSUM: u16 = 12346;
+/// The checksum of a text console command (spec §2).
 pub const CONSOLE_CHECKSUM: i32 = 1_234_567_890;
-/// First RflySim3D window's request port; window `i` listens on 20010 + i.
-pub const REQUEST_BASE_PORT: u16 = 20010;
+pub use crate::ports::{imu_data_port, imu_request_port, REQUEST_BASE_PORT};
 
 /// The three layouts of `VisionSensorReq`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +81,30 @@ impl From<&SensorConfig> for VisionSensorReq {
 }
 
 impl VisionSensorReq {
+    /// The sensor a request in `form` describes, as RflySim3D takes it: the
+    /// inverse of `VisionSensorReq::from(&SensorConfig)`. Angles travel in
+    /// radians; a 92-byte request carries 8 `otherParams`.
+    pub fn sensor_config(&self, form: RequestForm) -> SensorConfig {
+        SensorConfig {
+            seq_id: self.seq_id,
+            type_id: self.type_id,
+            target_copter: self.target_copter,
+            target_mount_type: self.target_mount_type,
+            data_width: self.data_width,
+            data_height: self.data_height,
+            data_check_freq: self.data_check_freq,
+            send_protocol: self.send_protocol,
+            camera_fov_deg: self.camera_fov,
+            sensor_pos_xyz: self.sensor_pos_xyz,
+            eular_or_quat: self.eular_or_quat,
+            sensor_ang_eular: self.sensor_ang_eular,
+            sensor_ang_quat: self.sensor_ang_quat,
+            other_params: self.other_params,
+            legacy_other_params: form == RequestForm::Legacy92,
+            angles_in_degrees: false,
+        }
+    }
+
     /// Encodes in `form` with `checksum` (12345 for requests; see
     /// [`GIMBAL_ECHO_CHECKSUM`] for RflySim3D's own gimbal echo).
     pub fn encode(&self, form: RequestForm, checksum: u16) -> Vec<u8> {
@@ -192,16 +217,6 @@ pub fn decode_console_command(p: &[u8]) -> Result<String, DecodeError> {
     Ok(String::from_utf8_lossy(&text[..end]).into_owned())
 }
 
-/// CopterSim's request port for vehicle `copter_id` (1-based): 30100 + 2·(id − 1).
-pub fn imu_request_port(copter_id: u16) -> u16 {
-    30100 + 2 * copter_id.saturating_sub(1)
-}
-
-/// The port CopterSim sends IMU data to for vehicle `copter_id`: 31000 + id − 1.
-pub fn imu_data_port(copter_id: u16) -> u16 {
-    31000 + copter_id.saturating_sub(1)
-}
-
 /// The IMU request `<4H4B6f>`, 36 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ImuRequest {
@@ -298,6 +313,24 @@ mod tests {
             (90.0, 0.1, 0.0, -0.5, 1.0)
         );
         assert_eq!((f.f32(80), f.f32(140)), (0.5, 15.5));
+    }
+
+    #[test]
+    fn a_request_and_the_sensor_it_describes_convert_both_ways() {
+        for form in [RequestForm::Current144, RequestForm::Legacy92] {
+            let mut r = sample();
+            r.bitmask = 0;
+            let cfg = r.sensor_config(form);
+            assert_eq!(cfg.legacy_other_params, form == RequestForm::Legacy92);
+            assert_eq!((cfg.seq_id, cfg.type_id, cfg.udp_port()), (3, 9, 10002));
+            assert_eq!(VisionSensorReq::from(&cfg), r);
+            // What the emulator decodes is the sensor the bridge encoded.
+            let (decoded, got_form, _) = VisionSensorReq::decode(&r.encode(form, REQUEST_CHECKSUM)).unwrap();
+            assert_eq!(got_form, form);
+            if form == RequestForm::Current144 {
+                assert_eq!(decoded.sensor_config(form), cfg);
+            }
+        }
     }
 
     #[test]

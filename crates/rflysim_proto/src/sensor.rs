@@ -23,6 +23,33 @@ pub struct SensorKind {
     pub description: &'static str,
 }
 
+/// The TypeIDs of `Config.json` (spec §1), for code that branches on one;
+/// what each produces is in [`SENSOR_KINDS`].
+pub mod type_id {
+    pub const RGB: u16 = 1;
+    pub const DEPTH: u16 = 2;
+    pub const GRAY: u16 = 3;
+    pub const SEGMENTATION: u16 = 4;
+    pub const LASER_DISTANCE: u16 = 5;
+    pub const DEPTH_CLOUD: u16 = 7;
+    pub const FISHEYE: u16 = 8;
+    /// A camera whose attitude, zoom, size and light source are controls (spec §2, §7).
+    pub const GIMBAL: u16 = 9;
+    pub const VEHICLE_LIDAR: u16 = 20;
+    /// The LiDAR whose points are in the world (NED) frame, `axis_type` 1 (spec §3, §6).
+    pub const GLOBAL_LIDAR: u16 = 21;
+    pub const LIVOX_LIDAR: u16 = 22;
+    /// Always 64 × 272 whatever the config says (spec §1).
+    pub const MID360_LIDAR: u16 = 23;
+    pub const DETECTIONS: u16 = 30;
+    pub const DETECTIONS_SHORT: u16 = 31;
+    pub const INFRARED_GRAY: u16 = 40;
+    pub const INFRARED: u16 = 41;
+}
+
+/// The Mid360's scan pattern: width × height (spec §1).
+pub const MID360_SIZE: (u16, u16) = (64, 272);
+
 const fn camera(type_id: u16, enc: Encoding, topic: &'static str, d: &'static str) -> SensorKind {
     SensorKind {
         type_id,
@@ -43,28 +70,24 @@ const fn other(type_id: u16, class: SensorClass, topic: &'static str, d: &'stati
 
 /// Every TypeID the bridge knows. The older SDKs' LiDAR TypeIDs 4/5/6 clash
 /// with today's 4 (segmentation) and 5 (laser distance); today's meaning wins.
+#[rustfmt::skip]
 pub const SENSOR_KINDS: &[SensorKind] = &[
-    camera(1, Encoding::Bgr8, "img_rgb", "RGB camera"),
-    camera(2, Encoding::Mono16, "img_depth", "depth camera"),
-    camera(3, Encoding::Mono8, "img_gray", "gray camera"),
-    camera(4, Encoding::Bgr8, "img_Segmentation", "segmentation camera"),
-    other(5, SensorClass::LaserDistance, "distance", "laser range finder"),
-    other(7, SensorClass::DepthCloud, "Depth_Cloud", "depth-to-cloud"),
-    camera(8, Encoding::Bgr8, "fisheye", "fisheye camera"),
-    camera(9, Encoding::Bgr8, "img_cine", "gimbal camera"),
-    other(20, SensorClass::Lidar, "vehicle_lidar", "vehicle-frame LiDAR"),
-    other(21, SensorClass::Lidar, "global_lidar", "world-frame LiDAR"),
-    other(22, SensorClass::Lidar, "livox_lidar", "Livox LiDAR"),
-    other(23, SensorClass::Lidar, "mid360_lidar", "Mid360 LiDAR"),
-    other(30, SensorClass::Detections, "detections", "detection boxes"),
-    other(
-        31,
-        SensorClass::Detections,
-        "detections",
-        "detection boxes (short form)",
-    ),
-    camera(40, Encoding::Mono8, "img_Infrared_Gray", "infrared gray camera"),
-    camera(41, Encoding::Bgr8, "img_Infrared", "infrared color camera"),
+    camera(type_id::RGB, Encoding::Bgr8, "img_rgb", "RGB camera"),
+    camera(type_id::DEPTH, Encoding::Mono16, "img_depth", "depth camera"),
+    camera(type_id::GRAY, Encoding::Mono8, "img_gray", "gray camera"),
+    camera(type_id::SEGMENTATION, Encoding::Bgr8, "img_Segmentation", "segmentation camera"),
+    other(type_id::LASER_DISTANCE, SensorClass::LaserDistance, "distance", "laser range finder"),
+    other(type_id::DEPTH_CLOUD, SensorClass::DepthCloud, "Depth_Cloud", "depth-to-cloud"),
+    camera(type_id::FISHEYE, Encoding::Bgr8, "fisheye", "fisheye camera"),
+    camera(type_id::GIMBAL, Encoding::Bgr8, "img_cine", "gimbal camera"),
+    other(type_id::VEHICLE_LIDAR, SensorClass::Lidar, "vehicle_lidar", "vehicle-frame LiDAR"),
+    other(type_id::GLOBAL_LIDAR, SensorClass::Lidar, "global_lidar", "world-frame LiDAR"),
+    other(type_id::LIVOX_LIDAR, SensorClass::Lidar, "livox_lidar", "Livox LiDAR"),
+    other(type_id::MID360_LIDAR, SensorClass::Lidar, "mid360_lidar", "Mid360 LiDAR"),
+    other(type_id::DETECTIONS, SensorClass::Detections, "detections", "detection boxes"),
+    other(type_id::DETECTIONS_SHORT, SensorClass::Detections, "detections", "detection boxes (short form)"),
+    camera(type_id::INFRARED_GRAY, Encoding::Mono8, "img_Infrared_Gray", "infrared gray camera"),
+    camera(type_id::INFRARED, Encoding::Bgr8, "img_Infrared", "infrared color camera"),
 ];
 
 impl SensorKind {
@@ -83,9 +106,21 @@ impl SensorKind {
         }
     }
 
-    /// The Mid360 always scans 64 × 272 whatever the config says (spec §1).
+    /// The Mid360 always scans [`MID360_SIZE`] whatever the config says (spec §1).
     pub fn fixed_size(&self) -> Option<(u16, u16)> {
-        (self.type_id == 23).then_some((64, 272))
+        (self.type_id == type_id::MID360_LIDAR).then_some(MID360_SIZE)
+    }
+
+    /// A gimbal camera: its attitude, zoom, size and light source are
+    /// controls (spec §2), its state is echoed on the status port (spec §7).
+    pub fn is_gimbal(&self) -> bool {
+        self.type_id == type_id::GIMBAL
+    }
+
+    /// A LiDAR whose points are in the world frame rather than the sensor's
+    /// (`axis_type` 1, spec §3).
+    pub fn points_in_world_frame(&self) -> bool {
+        self.type_id == type_id::GLOBAL_LIDAR
     }
 }
 
@@ -162,6 +197,25 @@ mod tests {
         assert_eq!(enc(3), Encoding::Mono8);
         assert_eq!(enc(40), Encoding::Mono8);
         assert!(SensorKind::from_type_id(6).is_none());
+    }
+
+    #[test]
+    fn predicates_pick_the_kinds_the_spec_names() {
+        let gimbals: Vec<u16> = SENSOR_KINDS
+            .iter()
+            .filter(|k| k.is_gimbal())
+            .map(|k| k.type_id)
+            .collect();
+        let world: Vec<u16> = SENSOR_KINDS
+            .iter()
+            .filter(|k| k.points_in_world_frame())
+            .map(|k| k.type_id)
+            .collect();
+        let fixed: Vec<_> = SENSOR_KINDS
+            .iter()
+            .filter_map(|k| Some((k.type_id, k.fixed_size()?)))
+            .collect();
+        assert_eq!((gimbals, world, fixed), (vec![9], vec![21], vec![(23, (64, 272))]));
     }
 
     #[test]

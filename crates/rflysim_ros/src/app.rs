@@ -52,7 +52,7 @@ impl Role {
             Role::Lidar => matches!(class, Some(SensorClass::Lidar | SensorClass::DepthCloud)),
             Role::Camera => matches!(class, Some(SensorClass::Camera(_))),
             Role::Imu => false,
-            Role::Gimbal => cfg.type_id == 9,
+            Role::Gimbal => cfg.is_gimbal(),
         }
     }
 }
@@ -147,7 +147,12 @@ impl Settings {
         let bits_name = params::string(node, "gimbal_bits", "seed000").map_err(e)?;
         let gimbal_bits = rflysim_proto::gimbal::GimbalBitTable::by_name(&bits_name)
             .ok_or_else(|| bad("gimbal_bits", format!("{bits_name:?} is not seed000 or sdk")))?;
-        let checksum = params::int(node, "request_checksum", 12345).map_err(e)?;
+        let checksum = params::int(
+            node,
+            "request_checksum",
+            i64::from(rflysim_proto::request::REQUEST_CHECKSUM),
+        )
+        .map_err(e)?;
         let extra_senders = params::string_array(node, "allowed_senders", &[]).map_err(e)?;
         let senders = SenderFilter::new(sim_ip, &extra_senders).map_err(|m| bad("allowed_senders", m))?;
         Ok(Settings {
@@ -161,7 +166,9 @@ impl Settings {
             ),
             gimbal_bits,
             request_checksum: u16::try_from(checksum).map_err(|_| bad("request_checksum", "expected 0..65535"))?,
-            status_port: params::int(node, "status_port", 20006).map_err(e)?.clamp(1, 65535) as u16,
+            status_port: params::int(node, "status_port", i64::from(rflysim_proto::ports::CAMERA_STATUS_PORT))
+                .map_err(e)?
+                .clamp(1, 65535) as u16,
             status_multicast: params::boolean(node, "status_multicast", true).map_err(e)?,
             config_path: (!path.is_empty()).then(|| PathBuf::from(path)),
             seq_id: u16::try_from(seq).ok(),
@@ -172,7 +179,9 @@ impl Settings {
             use_sim_time: params::boolean(node, "use_sim_time", false).map_err(e)?,
             imu: params::boolean(node, "imu", true).map_err(e)?,
             imu_rate_hz: params::int(node, "imu_rate_hz", 200).map_err(e)?.clamp(1, 1000) as u16,
-            heartbeat_port: params::int(node, "heartbeat_port", 20005).map_err(e)?.clamp(1, 65535) as u16,
+            heartbeat_port: params::int(node, "heartbeat_port", i64::from(rflysim_proto::ports::HEARTBEAT_PORT))
+                .map_err(e)?
+                .clamp(1, 65535) as u16,
             heartbeat_multicast: params::boolean(node, "heartbeat_multicast", true).map_err(e)?,
             angle_unit,
             sensor: SensorSettings {

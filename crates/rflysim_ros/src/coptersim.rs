@@ -227,7 +227,7 @@ struct StatePart {
 
 impl StatePart {
     async fn run(self, mut shutdown: watch::Receiver<bool>) {
-        let port = imu_request_port(self.copter) + 1;
+        let port = rflysim_proto::ports::true_state_port(self.copter);
         let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
             .and_then(|(s, _)| FilteredUdp::new(s, self.senders.clone(), self.stats.clone(), &self.logger));
         let mut sock = match bound {
@@ -293,7 +293,7 @@ pub async fn run_heartbeat(
     logger: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let group = multicast.then_some(Ipv4Addr::new(224, 0, 0, 10));
+    let group = multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
     let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, group)
         .or_else(|_| ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, None))
         .and_then(|(s, _)| FilteredUdp::new(s, senders, stats.clone(), &logger));

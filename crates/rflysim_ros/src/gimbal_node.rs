@@ -49,7 +49,7 @@ pub fn start(
     let to = SocketAddrV4::new(s.sim_ip, crate::requests::request_port(s.window_id));
     let mut status_pubs: StatusOutputs = HashMap::new();
     let mut count = 0;
-    for cfg in sensors.iter().filter(|c| c.type_id == 9) {
+    for cfg in sensors.iter().filter(|c| c.is_gimbal()) {
         let state = Arc::new(Mutex::new(GimbalCommandState::new(cfg)));
         let seq = cfg.seq_id;
         let ctrl = node
@@ -220,13 +220,14 @@ async fn status_loop(
     logger: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let group = s.status_multicast.then_some(Ipv4Addr::new(224, 0, 0, 10));
+    let group = s.status_multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
     let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, group)
         .or_else(|e| {
             r2r::log_warn!(
                 &logger,
-                "status port {}: multicast 224.0.0.10 not joined ({e}); unicast only",
-                s.status_port
+                "status port {}: multicast {} not joined ({e}); unicast only",
+                s.status_port,
+                rflysim_proto::ports::MULTICAST_GROUP
             );
             ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, None)
         })
@@ -245,7 +246,7 @@ async fn status_loop(
             n = rx.recv(&mut buf) => {
                 let d = &buf[..n];
                 // The port carries other structs too (CameraData, crash and object data): only 148-byte echoes matter here.
-                if n != 148 {
+                if n != GimbalEcho::LEN {
                     continue;
                 }
                 match GimbalEcho::decode(d) {

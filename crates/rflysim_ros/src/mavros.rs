@@ -20,10 +20,7 @@ use std::time::{Duration, Instant};
 pub use supervisor::backoff;
 use supervisor::{Host, Supervisor, STOP_SCHEDULE};
 
-/// MAVROS's UDP port on CopterSim's side for vehicle `id` (1-based).
-pub fn mavros_port(id: u16) -> u16 {
-    20100 + 2 * id.saturating_sub(1)
-}
+pub use rflysim_proto::ports::mavros_port;
 
 /// The `ros2` arguments for one vehicle.
 pub fn launch_args(id: u16, sim_ip: Ipv4Addr, several: bool) -> Vec<String> {

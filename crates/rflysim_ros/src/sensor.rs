@@ -367,7 +367,7 @@ impl SensorPipeline {
                     (true, false) => decode_depth_cloud(Bytes::from(payload), range)?,
                     (false, false) => decode_lidar(Bytes::from(payload), range)?,
                 };
-                let world = self.cfg.type_id == 21;
+                let world = self.cfg.kind().is_some_and(|k| k.points_in_world_frame());
                 let frame = if world {
                     names::WORLD_FRAME.to_string()
                 } else {

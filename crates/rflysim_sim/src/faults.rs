@@ -39,6 +39,18 @@ pub struct FaultCounts {
     pub garbage: u64,
 }
 
+impl std::ops::AddAssign for FaultCounts {
+    /// Adds another injector's counts (every stream has its own injector).
+    fn add_assign(&mut self, o: FaultCounts) {
+        self.lost += o.lost;
+        self.reordered += o.reordered;
+        self.duplicated += o.duplicated;
+        self.corrupted += o.corrupted;
+        self.truncated += o.truncated;
+        self.garbage += o.garbage;
+    }
+}
+
 #[derive(Debug)]
 pub struct FaultInjector {
     config: FaultConfig,
@@ -125,6 +137,31 @@ mod tests {
         let mut f = FaultInjector::new(FaultConfig::default(), 0);
         assert_eq!(f.apply(vec![1, 2, 3]), vec![vec![1, 2, 3]]);
         assert_eq!(f.counts, FaultCounts::default());
+    }
+
+    #[test]
+    fn counts_of_several_streams_add_field_by_field() {
+        let one = FaultCounts {
+            lost: 1,
+            reordered: 2,
+            duplicated: 3,
+            corrupted: 4,
+            truncated: 5,
+            garbage: 6,
+        };
+        let mut total = one;
+        total += one;
+        assert_eq!(
+            total,
+            FaultCounts {
+                lost: 2,
+                reordered: 4,
+                duplicated: 6,
+                corrupted: 8,
+                truncated: 10,
+                garbage: 12,
+            }
+        );
     }
 
     #[test]

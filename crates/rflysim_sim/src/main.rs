@@ -7,10 +7,16 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use rflysim_proto::config::{load_config, parse_config, AngleUnit};
-use rflysim_proto::gimbal::GimbalBitTable;
-use rflysim_sim::emulator::{Emulator, HeaderChoice, LidarLayout, Options, RateMode};
+use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
+use rflysim_proto::ports::{true_state_port, CAMERA_STATUS_PORT, HEARTBEAT_PORT, MULTICAST_GROUP, REQUEST_BASE_PORT};
+use rflysim_proto::request::GIMBAL_ECHO_CHECKSUM;
+use rflysim_sim::emulator::Emulator;
+use rflysim_sim::options::{HeaderChoice, LidarLayout, Options, RateMode};
 
-const HELP: &str = "\
+/// `--help`, with the protocol's ports and numbers from `rflysim_proto`.
+fn help() -> String {
+    format!(
+        "\
 rflysim_sim: a built-in RflySim emulator (RflySim3D + CopterSim) speaking the
 RflySim wire protocol over real UDP sockets and shared memory.
 
@@ -19,11 +25,11 @@ Usage: rflysim_sim [options]
 Sensors and destinations
   --config PATH         RflySim Config.json to stream (default: the example config)
   --target-ip IP        send sensor data here instead of each sensor's SendProtocol address
-  --window-id N         listen for VisionSensorReq on 20010 + N (default 0)
+  --window-id N         listen for VisionSensorReq on {REQUEST_BASE_PORT} + N (default 0)
   --no-requests         don't listen for requests
   --requested-only      stream only sensors requested over UDP, not the config's
   --copters 1,2         CopterSim instances (IMU on request, true state, heartbeat)
-  --coptersim-target IP where true state (30101 + 2(id-1)) and heartbeats (20005) go
+  --coptersim-target IP where true state ({true_state} + 2(id-1)) and heartbeats ({HEARTBEAT_PORT}) go
   --no-heartbeat        don't send the CopterSim heartbeat
 Formats
   --header 24|32|alternate   datagram header kind (default 32)
@@ -49,14 +55,18 @@ Tests
                         (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt)
   --send-log FILE       append \"SeqID time_stamp wall_time\" when each frame has been sent (benchmarks)
 Gimbal
-  --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:20006)
-  --gimbal-multicast    also send them to 224.0.0.10:20006
+  --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:{CAMERA_STATUS_PORT})
+  --gimbal-multicast    also send them to {MULTICAST_GROUP}:{CAMERA_STATUS_PORT}
   --camera-data         send CameraData for every camera without RflyReqObjData
   --gimbal-bits seed000|sdk     control bit numbering (default seed000)
-  --echo-checksum N     checksum of the 148-byte echo (default 12346)
+  --echo-checksum N     checksum of the {echo_len}-byte echo (default {GIMBAL_ECHO_CHECKSUM})
 
 Anything after --ros-args is ignored, so that ROS launch files can start it.
-";
+",
+        true_state = true_state_port(1),
+        echo_len = GimbalEcho::LEN,
+    )
+}
 
 const EXAMPLE_CONFIG: &str = include_str!("../../../config/Config.json");
 
@@ -174,7 +184,7 @@ fn main() -> ExitCode {
         Ok(Some(o)) => o,
         Ok(None) => {
             // `rflysim_sim --help | head -1` closes the pipe early: no panic.
-            let _ = std::io::stdout().write_all(HELP.as_bytes());
+            let _ = std::io::stdout().write_all(help().as_bytes());
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -193,22 +203,13 @@ fn main() -> ExitCode {
     // shared-memory regions are unlinked.
     let emulator = std::sync::Arc::new(emulator);
     let waiter = emulator.clone();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    runtime.block_on(async {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-        let mut done = tokio::task::spawn_blocking(move || waiter.wait());
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => rflysim_sim::log::line("SIGINT: stopping"),
-            _ = term.recv() => rflysim_sim::log::line("SIGTERM: stopping"),
-            _ = &mut done => return,
-        }
-        emulator.request_stop();
-        let _ = done.await;
-    });
+    stop_signal::run_until_signal(
+        move || waiter.wait(),
+        |signal| {
+            rflysim_sim::log::line(&format!("{signal}: stopping"));
+            emulator.request_stop();
+        },
+    );
     if let Ok(e) = std::sync::Arc::try_unwrap(emulator) {
         e.stop();
     }

@@ -5,7 +5,7 @@
 
 use frames::{euler_to_quat, frd_to_flu, quat_mul, quat_normalize, rotate, Quat, Vec3};
 use rflysim_proto::config::{MountAttitude, SensorConfig};
-use rflysim_proto::sensor::Encoding;
+use rflysim_proto::sensor::{type_id, Encoding};
 use rflysim_proto::telemetry::LaserDistance;
 
 use crate::world::{Hit, Scene, VehicleState, SKY_BGR};
@@ -68,7 +68,7 @@ fn pixel(type_id: u16, hit: Option<&Hit>, depth_m: f64, row_frac: f64, out: &mut
         None => SKY_BGR.map(|v| (f64::from(v) * (0.85 + 0.15 * row_frac)) as u8),
     };
     match type_id {
-        2 => {
+        type_id::DEPTH => {
             let mm = if hit.is_some() {
                 (depth_m * 1000.0).round().clamp(1.0, 65535.0) as u16
             } else {
@@ -77,10 +77,10 @@ fn pixel(type_id: u16, hit: Option<&Hit>, depth_m: f64, row_frac: f64, out: &mut
             out.copy_from_slice(&mm.to_le_bytes());
         }
         // Gray kinds fill every channel, so a gimbal switched to IR gray still fills bgr8.
-        3 => out.fill(luma(bgr())),
-        4 => out.copy_from_slice(&label_color(hit.map_or(0, |h| h.label))),
-        40 => out.fill(hit.map_or(10, |h| (f64::from(h.heat) * (0.8 + 0.2 * h.light)) as u8)),
-        41 => {
+        type_id::GRAY => out.fill(luma(bgr())),
+        type_id::SEGMENTATION => out.copy_from_slice(&label_color(hit.map_or(0, |h| h.label))),
+        type_id::INFRARED_GRAY => out.fill(hit.map_or(10, |h| (f64::from(h.heat) * (0.8 + 0.2 * h.light)) as u8)),
+        type_id::INFRARED => {
             let heat = hit.map_or(10u8, |h| h.heat);
             out.copy_from_slice(&[255 - heat, heat / 2, heat]);
         }
@@ -157,9 +157,9 @@ pub fn render_camera(scene: &Scene, vehicle: &VehicleState, mount: &Mount, view:
 pub fn lidar_rays(type_id: u16, width: u32, height: u32) -> Vec<Vec3> {
     let (w, h) = (width.max(1), height.max(1));
     let (h_from, h_span, v_from, v_to) = match type_id {
-        22 => (-35.2f64, 70.4, -38.6, 38.6), // Livox: forward cone
-        23 => (-180.0, 360.0, -7.0, 52.0),   // Mid360
-        _ => (-180.0, 360.0, -15.0, 15.0),   // mechanical 360°
+        type_id::LIVOX_LIDAR => (-35.2f64, 70.4, -38.6, 38.6), // forward cone
+        type_id::MID360_LIDAR => (-180.0, 360.0, -7.0, 52.0),
+        _ => (-180.0, 360.0, -15.0, 15.0), // mechanical 360°
     };
     let mut rays = Vec::with_capacity((w * h) as usize);
     for j in 0..h {
@@ -193,7 +193,7 @@ pub fn scan_lidar(
     rays.iter()
         .filter_map(|r| {
             let hit = scene.cast(origin, rotate(rot, *r), max_range)?;
-            let p = if type_id == 21 {
+            let p = if type_id == type_id::GLOBAL_LIDAR {
                 hit.point
             } else {
                 let rel = [

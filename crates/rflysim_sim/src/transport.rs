@@ -34,7 +34,7 @@ pub fn send_all(sock: &UdpSocket, to: SocketAddrV4, d: &[u8]) -> io::Result<()> 
     for _ in 0..1000 {
         match sock.send_to(d, to) {
             Ok(_) => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(105) || e.kind() == io::ErrorKind::WouldBlock => {
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) || e.kind() == io::ErrorKind::WouldBlock => {
                 std::thread::sleep(std::time::Duration::from_micros(50));
             }
             // Nobody listening yet (ICMP port unreachable on loopback): not an error for a sender.

@@ -318,7 +318,9 @@ fn imu_true_state_and_heartbeat_follow_the_trajectory() {
     let copter: u16 = 7;
     let imu_port = 41300;
     let imu_sock = listener(imu_port);
-    let state_sock = listener(rflysim_proto::request::imu_request_port(copter) + 1);
+    // The spec's numbers (§5, §6), not the crate's: a wrong port on both sides must fail here.
+    let (request_port, state_port) = (30100 + 2 * (copter - 1), 30101 + 2 * (copter - 1));
+    let state_sock = listener(state_port);
     let text = config(&[]);
     let (_sim, _) = start(
         &text,
@@ -337,11 +339,8 @@ fn imu_true_state_and_heartbeat_follow_the_trajectory() {
     let start = Instant::now();
     while samples.len() < 400 && start.elapsed() < Duration::from_secs(10) {
         if samples.is_empty() {
-            send.send_to(
-                &req.encode(),
-                (Ipv4Addr::LOCALHOST, rflysim_proto::request::imu_request_port(copter)),
-            )
-            .unwrap();
+            send.send_to(&req.encode(), (Ipv4Addr::LOCALHOST, request_port))
+                .unwrap();
         }
         if let Ok(n) = imu_sock.recv(&mut buf) {
             samples.push((Instant::now(), ImuSample::decode(&buf[..n]).unwrap()));

@@ -1,3 +1,4 @@
+use super::parse::{format_list, format_number};
 use super::*;
 
 const EXAMPLE: &str = r#"

@@ -1,0 +1,83 @@
+//! A frame being filled (its buffer, which packets it has, what they
+//! claimed) and what is remembered of frames already finished or abandoned.
+
+use std::time::Duration;
+
+use crate::header::HeaderKind;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FrameKey {
+    pub(super) kind: HeaderKind,
+    pub(super) frame_id: i32,
+    pub(super) stamp_bits: u64,
+}
+
+/// A frame finished or abandoned: its key, and (24-byte header) a sample of
+/// each packet it had, to tell a late duplicate from another frame that
+/// carries the same time stamp.
+#[derive(Debug)]
+pub(super) struct Remembered {
+    pub(super) key: FrameKey,
+    pub(super) samples: Vec<u64>,
+}
+
+/// A cheap fingerprint of a packet: its length and its first and last bytes.
+pub(super) fn packet_sample(body: &[u8]) -> u64 {
+    let edge = body.len().min(64);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ body.len() as u64;
+    for &b in body[..edge].iter().chain(&body[body.len() - edge..]) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    // 0 means "no packet" in `samples`.
+    h | 1
+}
+
+#[derive(Debug)]
+pub(super) struct Partial {
+    pub(super) key: FrameKey,
+    /// `packet_sample` of each packet received (24-byte header only).
+    pub(super) samples: Vec<u64>,
+    pub(super) time_stamp: f64,
+    pub(super) pkg_num: u32,
+    /// Payload size of every packet but the last, once a non-last packet arrived.
+    pub(super) chunk: Option<usize>,
+    pub(super) buf: Vec<u8>,
+    /// The last packet, when it came before the chunk size was known.
+    pub(super) early_last: Option<Vec<u8>>,
+    pub(super) last_len: Option<usize>,
+    pub(super) received: Vec<u64>,
+    pub(super) count: u32,
+    /// `pkg_len` read as the datagram's length held for every packet so far.
+    pub(super) datagram_lengths: bool,
+    /// The `pkg_len` of packets where it was not the datagram's length.
+    pub(super) declared_len: Option<i32>,
+    pub(super) first_arrival: Duration,
+    pub(super) last_arrival: Duration,
+    /// Order of creation: the oldest frame goes first when room is needed,
+    /// even when a coarse clock gave several frames the same arrival time.
+    pub(super) started: u64,
+}
+
+impl Partial {
+    pub(super) fn has(&self, id: u32) -> bool {
+        self.received[(id / 64) as usize] & (1 << (id % 64)) != 0
+    }
+    pub(super) fn mark(&mut self, id: u32) {
+        self.received[(id / 64) as usize] |= 1 << (id % 64);
+        self.count += 1;
+    }
+    pub(super) fn complete(&self) -> bool {
+        self.count == self.pkg_num
+    }
+    pub(super) fn stored(&self, id: u32) -> Option<&[u8]> {
+        let last = id + 1 == self.pkg_num;
+        match (last, self.chunk) {
+            (true, _) if self.early_last.is_some() => self.early_last.as_deref(),
+            (true, Some(c)) => self
+                .last_len
+                .map(|l| &self.buf[(id as usize) * c..(id as usize) * c + l]),
+            (false, Some(c)) => Some(&self.buf[(id as usize) * c..(id as usize + 1) * c]),
+            _ => None,
+        }
+    }
+}

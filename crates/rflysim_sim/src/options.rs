@@ -1,0 +1,172 @@
+//! What a run of the emulator does: its sensors and destinations, formats,
+//! rates, faults and test outputs (`--help` spells each out).
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::time::Duration;
+
+use rflysim_proto::config::SensorConfig;
+use rflysim_proto::gimbal::GimbalBitTable;
+use rflysim_proto::header::HeaderKind;
+use rflysim_proto::ports::CAMERA_STATUS_PORT;
+use rflysim_proto::request::GIMBAL_ECHO_CHECKSUM;
+
+use crate::faults::FaultConfig;
+use crate::world::Trajectory;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderChoice {
+    Image24,
+    Frame32,
+    /// Alternates per frame, to exercise per-datagram header detection.
+    Alternate,
+}
+
+impl HeaderChoice {
+    /// The header of frame `frame_id`'s datagrams.
+    pub fn kind_for(self, frame_id: u64) -> HeaderKind {
+        match self {
+            HeaderChoice::Image24 => HeaderKind::Image24,
+            HeaderChoice::Frame32 => HeaderKind::Frame32,
+            HeaderChoice::Alternate if frame_id % 2 == 0 => HeaderKind::Frame32,
+            HeaderChoice::Alternate => HeaderKind::Image24,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LidarLayout {
+    Seed,
+    SdkInt16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateMode {
+    /// Each sensor at its `DataCheckFreq`.
+    RealTime,
+    /// Every sensor at this rate.
+    Forced(f64),
+    /// As fast as the machine allows.
+    FlatOut,
+}
+
+impl RateMode {
+    /// Time between the frames of a sensor configured at `configured_hz`;
+    /// `None` flat out. Rates below 0.01 Hz are read as 0.01 Hz.
+    pub fn period(self, configured_hz: f64) -> Option<Duration> {
+        match self {
+            RateMode::RealTime => Some(Duration::from_secs_f64(1.0 / configured_hz.max(0.01))),
+            RateMode::Forced(hz) => Some(Duration::from_secs_f64(1.0 / hz.max(0.01))),
+            RateMode::FlatOut => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub sensors: Vec<SensorConfig>,
+    /// Sends to this address instead of each sensor's `SendProtocol` receiver.
+    pub target_ip: Option<Ipv4Addr>,
+    pub window_id: u16,
+    /// Listen for `VisionSensorReq` on the window's request port.
+    pub listen_requests: bool,
+    /// Stream the sensors of the config from the start (otherwise only once requested).
+    pub stream_config: bool,
+    pub header: HeaderChoice,
+    pub lidar_layout: LidarLayout,
+    pub rate: RateMode,
+    /// Render each sensor once and resend that frame with new stamps (benchmarks).
+    pub reuse_frames: bool,
+    pub faults: FaultConfig,
+    /// Simulator restart (frame ids and sim time back to zero) every this many seconds.
+    pub restart_every: Option<f64>,
+    pub duration: Option<f64>,
+    /// Stop each sensor after this many frames.
+    pub max_frames: Option<u64>,
+    pub copters: Vec<u16>,
+    /// Where CopterSim's true state and heartbeat go.
+    pub coptersim_target: Ipv4Addr,
+    pub heartbeat: bool,
+    /// Gimbal status (echo and CameraData) destinations.
+    pub gimbal_unicast: Option<SocketAddrV4>,
+    pub gimbal_multicast: bool,
+    pub camera_data_always: bool,
+    pub gimbal_bits: GimbalBitTable,
+    pub echo_checksum: u16,
+    pub jpeg_quality: i32,
+    pub stats_interval: Option<Duration>,
+    pub trajectory: Trajectory,
+    /// Simulation seconds at start (e.g. a run that has gone on for a while).
+    pub start_time: f64,
+    /// Write what each sensor renders (before JPEG / PNG encoding) and every
+    /// IMU sample here, for tests to compare with what the bridge publishes.
+    pub dump_dir: Option<std::path::PathBuf>,
+    /// Drop exactly these datagrams: (frame id, packet id), every sensor.
+    pub drop_packets: Vec<(u64, u32)>,
+    /// Append `SeqID time_stamp wall_clock_seconds` per frame sent (when its
+    /// last datagram left, or its shared-memory write ended): for latency benchmarks.
+    pub send_log: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            sensors: Vec::new(),
+            target_ip: None,
+            window_id: 0,
+            listen_requests: true,
+            stream_config: true,
+            header: HeaderChoice::Frame32,
+            lidar_layout: LidarLayout::Seed,
+            rate: RateMode::RealTime,
+            reuse_frames: false,
+            faults: FaultConfig::default(),
+            restart_every: None,
+            duration: None,
+            max_frames: None,
+            copters: vec![1],
+            coptersim_target: Ipv4Addr::LOCALHOST,
+            heartbeat: true,
+            gimbal_unicast: Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, CAMERA_STATUS_PORT)),
+            gimbal_multicast: false,
+            camera_data_always: false,
+            gimbal_bits: rflysim_proto::gimbal::SEED_000_BITS,
+            echo_checksum: GIMBAL_ECHO_CHECKSUM,
+            jpeg_quality: 90,
+            stats_interval: Some(Duration::from_secs(1)),
+            trajectory: Trajectory::default(),
+            start_time: 0.0,
+            dump_dir: None,
+            drop_packets: Vec::new(),
+            send_log: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alternate_headers_start_with_the_frame_header() {
+        let kinds: Vec<_> = (0..4).map(|f| HeaderChoice::Alternate.kind_for(f)).collect();
+        use HeaderKind::{Frame32, Image24};
+        assert_eq!(kinds, [Frame32, Image24, Frame32, Image24]);
+        assert!((0..4).all(|f| HeaderChoice::Image24.kind_for(f) == Image24));
+        assert!((0..4).all(|f| HeaderChoice::Frame32.kind_for(f) == Frame32));
+    }
+
+    #[test]
+    fn periods_follow_the_rate_mode() {
+        assert_eq!(RateMode::RealTime.period(20.0), Some(Duration::from_millis(50)));
+        assert_eq!(RateMode::Forced(100.0).period(20.0), Some(Duration::from_millis(10)));
+        assert_eq!(RateMode::Forced(0.0).period(20.0), Some(Duration::from_secs(100)));
+        assert_eq!(RateMode::FlatOut.period(20.0), None);
+    }
+
+    #[test]
+    fn defaults_send_status_where_the_bridge_listens_by_default() {
+        let o = Options::default();
+        assert_eq!(o.gimbal_unicast, Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 20006)));
+        assert_eq!((o.echo_checksum, o.copters.as_slice()), (12346, &[1][..]));
+    }
+}
