@@ -1,11 +1,12 @@
 """`colcon build` of a workspace holding this repository under `src/` builds the
 messages and the Rust executables in one go and installs them where ROS 2
-tools look; the installed executable then talks to rclpy over DDS.
+tools look; the installed executables then talk to rclpy over DDS.
 
 Slow on a cold cache (a release build of r2r); its cargo target directory is
 kept in `.cache/colcon-target` so that warm runs take seconds.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from conftest import ROOT
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 
 from rflysim_bridge.msg import CameraStatus
+from rflysim_scenario import sensor
 
 CACHE = ROOT / ".cache"
 WORKSPACE = CACHE / "colcon-ws"
@@ -68,7 +70,10 @@ def colcon_install():
 @pytest.mark.slow
 def test_colcon_installs_messages_executables_launch_and_config(colcon_install):
     prefix = colcon_install
-    assert (prefix / "lib" / "rflysim_bridge" / "roundtrip_publisher").stat().st_mode & 0o111
+    for exe in ("bridge", "gimbal_node", "rflysim_sim"):
+        assert (prefix / "lib" / "rflysim_bridge" / exe).stat().st_mode & 0o111
+    # Test fixtures are built for the tests, never installed.
+    assert not (prefix / "lib" / "rflysim_bridge" / "roundtrip_publisher").exists()
     for exe in ("auv_bridge", "auv_sim"):  # the ZeroMQ AUV simulator's, with libzmq built by cargo
         assert (prefix / "lib" / "rflysim_bridge" / exe).stat().st_mode & 0o111
     assert (prefix / "share" / "rflysim_bridge" / "launch" / "auv.launch.py").exists()
@@ -80,16 +85,23 @@ def test_colcon_installs_messages_executables_launch_and_config(colcon_install):
 
 
 @pytest.mark.slow
-def test_installed_executable_reaches_rclpy(colcon_install, collector, processes):
+def test_installed_executables_reach_rclpy(colcon_install, collector, processes, tmp_path):
+    # The installed emulator echoes the gimbal's state; the installed gimbal
+    # node turns the echo into this package's own message type.
+    cfg = tmp_path / "Config.json"
+    cfg.write_text(json.dumps({"VisionSensors": [sensor(6, 9, 2, port=43906, width=64, height=36)]}))
     status = collector.subscribe(
-        CameraStatus, "/colcon_test/camera/status", QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+        CameraStatus, "/colcon_test/rflysim/sensor6/camera/status",
+        QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
     )
-    # Run it the way a ROS user does: from the sourced install space.
-    script = (
-        f"source {WORKSPACE / 'install' / 'setup.bash'} && "
-        f"exec {colcon_install / 'lib' / 'rflysim_bridge' / 'roundtrip_publisher'} "
-        "--ros-args -r __ns:=/colcon_test -p rate_hz:=20"
-    )
-    processes.start(["bash", "-c", script], name="installed_roundtrip", env=colcon_env())
+    lib = colcon_install / "lib" / "rflysim_bridge"
+    # Run them the way a ROS user does: from the sourced install space.
+    source = f"source {WORKSPACE / 'install' / 'setup.bash'} && exec "
+    processes.start(["bash", "-c", source + f"{lib / 'rflysim_sim'} --config {cfg} --window-id 18 --stats 0 "
+                     "--gimbal-target 127.0.0.1:43918"], name="installed_rflysim_sim", env=colcon_env())
+    processes.start(["bash", "-c", source + f"{lib / 'gimbal_node'} --ros-args -r __ns:=/colcon_test "
+                     f"-p rflysim_config:={cfg} -p window_id:=18 -p status_port:=43918 -p status_multicast:=false"],
+                    name="installed_gimbal_node", env=colcon_env())
     msgs = collector.wait_for(status, 2, timeout=30)
-    assert msgs[0].camera_params.att_type_valid_mask == 5
+    assert (msgs[0].id, msgs[0].width, msgs[0].height) == (6, 64, 36)
+    assert msgs[0].camera_params.att_type_valid_mask == msgs[0].camera_params.PLANE_TO_CAM_VALID

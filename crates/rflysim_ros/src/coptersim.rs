@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::Imu;
-use r2r::{Node, Publisher, QosProfile};
+use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use frames::{quat_normalize, Quat};
@@ -16,6 +16,7 @@ use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 
 use crate::msgs;
 use crate::names;
+use crate::settings::{Settings, TfSource};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
@@ -60,39 +61,25 @@ impl std::fmt::Debug for CopterBridge {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct CopterSettings {
-    pub sim_ip: Ipv4Addr,
-    pub rate_hz: u16,
-    pub send_requests: bool,
-    /// Several vehicles: IMU topics under `/uav<id>/`.
-    pub several: bool,
-    pub qos: QosProfile,
-    pub covariances: Covariances,
-    /// Publish odom → base_link on `/tf` from the true state.
-    pub tf: bool,
-    /// Who may send IMU samples and true state.
-    pub senders: SenderFilter,
-}
-
 impl CopterBridge {
-    pub fn new(node: &mut Node, copter: u16, time: Arc<TimeBase>, s: &CopterSettings) -> r2r::Result<Self> {
+    pub fn new(node: &mut Node, copter: u16, time: Arc<TimeBase>, s: &Settings) -> r2r::Result<Self> {
+        let qos = &s.output.qos;
         Ok(Self {
             copter,
-            imu: node.create_publisher(&names::imu_topic(copter, s.several), s.qos.clone())?,
-            state: node.create_publisher(&names::state_odom_topic(copter), s.qos.clone())?,
-            tf: if s.tf {
-                Some(node.create_publisher("/tf", ros_common::qos::tf())?)
+            imu: node.create_publisher(&names::imu_topic(copter, s.copters.several()), qos.clone())?,
+            state: node.create_publisher(&names::state_odom_topic(copter), qos.clone())?,
+            tf: if s.output.tf_source == TfSource::State {
+                Some(crate::tf::odometry_tf_publisher(node)?)
             } else {
                 None
             },
             time,
             clock: None,
-            cov: s.covariances,
-            sim_ip: s.sim_ip,
-            rate_hz: s.rate_hz,
-            send_requests: s.send_requests,
-            senders: s.senders.clone(),
+            cov: s.output.covariances,
+            sim_ip: s.link.sim_ip,
+            rate_hz: s.copters.rate_hz,
+            send_requests: s.link.send_requests,
+            senders: s.link.senders.clone(),
             logger: node.logger().to_string(),
             attitude: Arc::new(Mutex::new(None)),
             imu_stats: Arc::new(StreamStats::default()),

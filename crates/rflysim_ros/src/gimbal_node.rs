@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use r2r::rflysim_bridge::msg::{CameraAICtrl, CameraCtrl, CameraParams, CameraStatus};
-use r2r::{Node, Publisher, QosProfile};
+use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
@@ -18,54 +18,49 @@ use rflysim_proto::request::{console_command, RequestForm, VisionSensorReq};
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
+use crate::settings::Settings;
 use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 
+/// Where the echoes come in, who may send them, and their counts.
 #[derive(Debug, Clone)]
-pub struct GimbalSettings {
-    pub sim_ip: Ipv4Addr,
-    pub window_id: u16,
-    pub bits: GimbalBitTable,
-    pub checksum: u16,
-    pub status_port: u16,
-    pub status_multicast: bool,
-    pub qos: QosProfile,
-    /// Who may send gimbal echoes.
-    pub senders: SenderFilter,
-    /// Echoes published and dropped (in `/diagnostics`).
-    pub status_stats: Arc<StreamStats>,
+struct StatusInput {
+    status_port: u16,
+    status_multicast: bool,
+    senders: SenderFilter,
+    status_stats: Arc<StreamStats>,
 }
 
 /// Creates the subscriptions and publishers on `node` and spawns the tasks.
+/// Echoes published and dropped are counted in `status_stats`.
 pub fn start(
     node: &mut Node,
     sensors: &[SensorConfig],
-    s: GimbalSettings,
+    settings: &Settings,
+    status_stats: Arc<StreamStats>,
     shutdown: watch::Receiver<bool>,
 ) -> Result<usize, String> {
+    let s = settings.gimbal;
     let logger = node.logger().to_string();
     let sock = ros_common::net::udp_sender().map_err(|e| format!("UDP: {e}"))?;
     let sock = Arc::new(sock);
-    let to = SocketAddrV4::new(s.sim_ip, crate::requests::request_port(s.window_id));
+    let to = SocketAddrV4::new(
+        settings.link.sim_ip,
+        crate::requests::request_port(settings.link.window_id),
+    );
     let mut status_pubs: StatusOutputs = HashMap::new();
     let mut count = 0;
     for cfg in sensors.iter().filter(|c| c.is_gimbal()) {
         let state = Arc::new(Mutex::new(GimbalCommandState::new(cfg)));
         let seq = cfg.seq_id;
         let ctrl = node
-            .subscribe::<CameraCtrl>(
-                &names::sensor_topic(seq, "camera/ctrl"),
-                QosProfile::default().keep_last(10).reliable(),
-            )
+            .subscribe::<CameraCtrl>(&names::sensor_topic(seq, "camera/ctrl"), ros_common::qos::commands())
             .map_err(|e| e.to_string())?;
         let ai = node
-            .subscribe::<CameraAICtrl>(
-                &names::sensor_topic(seq, "camera/ai_ctrl"),
-                QosProfile::default().keep_last(10).reliable(),
-            )
+            .subscribe::<CameraAICtrl>(&names::sensor_topic(seq, "camera/ai_ctrl"), ros_common::qos::commands())
             .map_err(|e| e.to_string())?;
         let status = node
-            .create_publisher::<CameraStatus>(&names::sensor_topic(seq, "camera/status"), s.qos.clone())
+            .create_publisher::<CameraStatus>(&names::sensor_topic(seq, "camera/status"), settings.output.qos.clone())
             .map_err(|e| e.to_string())?;
         status_pubs.insert(seq, (status, cfg.clone(), state.clone()));
         r2r::log_info!(
@@ -94,7 +89,13 @@ pub fn start(
         count += 1;
     }
     if count > 0 {
-        tokio::spawn(status_loop(status_pubs, s, sock, to, logger, shutdown));
+        let input = StatusInput {
+            status_port: s.status_port,
+            status_multicast: s.status_multicast,
+            senders: settings.link.senders.clone(),
+            status_stats,
+        };
+        tokio::spawn(status_loop(status_pubs, input, sock, to, logger, shutdown));
     }
     Ok(count)
 }
@@ -214,7 +215,7 @@ type StatusOutputs = HashMap<u16, (Publisher<CameraStatus>, SensorConfig, Arc<Mu
 
 async fn status_loop(
     outputs: StatusOutputs,
-    s: GimbalSettings,
+    s: StatusInput,
     sock: Arc<std::net::UdpSocket>,
     to: SocketAddrV4,
     logger: String,

@@ -13,4 +13,5 @@ pub mod msgs;
 pub mod names;
 pub mod requests;
 pub mod sensor;
+pub mod settings;
 pub mod tf;

@@ -1,70 +1,17 @@
-//! RflySim payloads (as `rflysim_proto` decodes them) → ROS 2 messages.
-//! Pure functions: no node, no I/O.
+//! CopterSim's samples (as `rflysim_proto` decodes them) → ROS 2 messages:
+//! the IMU and the true state. Pure functions: no node, no I/O. (A sensor
+//! frame's messages are made in `sensor::frame`.)
 
 use r2r::geometry_msgs::msg::{Quaternion, Twist, TwistWithCovariance};
 use r2r::nav_msgs::msg::Odometry;
-use r2r::sensor_msgs::msg::{Imu, PointCloud2, PointField};
+use r2r::sensor_msgs::msg::Imu;
 use r2r::std_msgs::msg::Header;
 use ros_common::msgs::{
     diagonal3, diagonal6, pose_with_covariance, quaternion, unknown_covariance, vector3, Covariances,
 };
 
-use frames::{euler_to_quat, frd_to_flu, ned_frd_to_enu_flu, ned_to_enu, quat_normalize, rotate, Quat};
-use rflysim_proto::lidar::{LidarPose, POINT_STEP};
+use frames::{frd_to_flu, ned_frd_to_enu_flu, ned_to_enu, quat_normalize, rotate, Quat};
 use rflysim_proto::telemetry::{ImuSample, TrueState};
-
-/// x, y, z, seg (FLOAT32 at 0, 4, 8, 12; point_step 16; height 1).
-pub fn point_cloud(data: Vec<u8>, header: Header) -> PointCloud2 {
-    let width = (data.len() / POINT_STEP) as u32;
-    let field = |name: &str, offset: u32| PointField {
-        name: name.into(),
-        offset,
-        datatype: PointField::FLOAT32 as u8,
-        count: 1,
-    };
-    let is_dense = data
-        .chunks_exact(4)
-        .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite());
-    PointCloud2 {
-        header,
-        height: 1,
-        width,
-        fields: vec![field("x", 0), field("y", 4), field("z", 8), field("seg", 12)],
-        is_bigendian: false,
-        point_step: POINT_STEP as u32,
-        row_step: POINT_STEP as u32 * width,
-        data,
-        is_dense,
-    }
-}
-
-/// World points in NED → ENU, in place (x, y, z, seg f32 records).
-pub fn ned_points_to_enu(data: &mut [u8]) {
-    for p in data.chunks_exact_mut(POINT_STEP) {
-        let x = [p[0], p[1], p[2], p[3]];
-        p.copy_within(4..8, 0);
-        p[4..8].copy_from_slice(&x);
-        // Negating an IEEE float flips its sign bit (the last byte, little-endian).
-        p[11] ^= 0x80;
-    }
-}
-
-/// The pose that comes with a LiDAR frame, as odometry in ENU / FLU. Its
-/// twist is unknown (covariance −1, as REP-145 marks unknown data).
-pub fn odometry_from_lidar_pose(pose: &LidarPose, header: Header, child_frame: &str, cov: &Covariances) -> Odometry {
-    let p = ned_to_enu(pose.position.map(f64::from));
-    let e = pose.euler.map(f64::from);
-    let q = ned_frd_to_enu_flu(euler_to_quat(e[0], e[1], e[2]));
-    Odometry {
-        header,
-        child_frame_id: child_frame.to_string(),
-        pose: pose_with_covariance(p, q, cov),
-        twist: TwistWithCovariance {
-            twist: Twist::default(),
-            covariance: unknown_covariance(36),
-        },
-    }
-}
 
 /// CopterSim's true state as odometry: pose in ENU, twist in the FLU body
 /// (REP-105: twist in `child_frame_id`).
@@ -119,6 +66,7 @@ pub fn imu(sample: &ImuSample, orientation_ned_frd: Option<Quat>, header: Header
 #[cfg(test)]
 mod tests {
     use super::*;
+    use frames::euler_to_quat;
 
     use r2r::builtin_interfaces::msg::Time;
 
@@ -145,47 +93,6 @@ mod tests {
         let q = euler_to_quat(0.0, 0.0, std::f64::consts::FRAC_PI_2);
         let m = imu(&s, Some(q), h(), &Covariances::default());
         assert!((m.orientation.w.abs() - 1.0).abs() < 1e-9, "{:?}", m.orientation);
-    }
-
-    #[test]
-    fn lidar_pose_odometry_is_enu_flu() {
-        let pose = LidarPose {
-            copter_id: Some(1),
-            axis_type: Some(0),
-            position: [1.0, 2.0, -3.0],
-            euler: [0.0, 0.0, 0.0],
-        };
-        let o = odometry_from_lidar_pose(&pose, h(), "base", &Covariances::default());
-        assert_eq!(
-            (o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z),
-            (2.0, 1.0, 3.0)
-        );
-        // Nose north = ENU yaw +90°: q = (cos 45°, 0, 0, sin 45°).
-        let q = &o.pose.pose.orientation;
-        assert!((q.w.abs() - q.z.abs()).abs() < 1e-9 && q.x.abs() < 1e-9 && q.y.abs() < 1e-9 && q.w * q.z > 0.0);
-        assert_eq!(o.twist.covariance[0], -1.0);
-        assert_eq!(o.child_frame_id, "base");
-    }
-
-    #[test]
-    fn point_cloud_layout_and_world_points() {
-        let mut data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect();
-        ned_points_to_enu(&mut data);
-        let v: Vec<f32> = data
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(v, vec![2.0, 1.0, -3.0, 4.0]);
-        let pc = point_cloud(data, h());
-        assert_eq!((pc.width, pc.height, pc.point_step, pc.row_step), (1, 1, 16, 16));
-        assert_eq!(
-            pc.fields
-                .iter()
-                .map(|f| (f.name.as_str(), f.offset))
-                .collect::<Vec<_>>(),
-            vec![("x", 0), ("y", 4), ("z", 8), ("seg", 12)]
-        );
-        assert!(pc.is_dense);
     }
 
     #[test]

@@ -52,6 +52,15 @@ pub fn optical_frame(cfg: &SensorConfig) -> String {
     format!("rflysim/uav{}/sensor{}_optical", cfg.target_copter, cfg.seq_id)
 }
 
+/// What the `/diagnostics` name of every RflySim stream starts with (the
+/// `status` view picks them by it).
+pub const DIAGNOSTICS_PREFIX: &str = "rflysim_bridge";
+
+/// The `/diagnostics` name of a stream: `rflysim_bridge: <what>`.
+pub fn diagnostic_name(what: &str) -> String {
+    format!("{DIAGNOSTICS_PREFIX}: {what}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,11 @@
 //! TF of RflySim's sensors: static transforms for every sensor mount
-//! (vehicle FLU body → sensor FLU → camera optical).
+//! (vehicle FLU body → sensor FLU → camera optical), and the publisher of
+//! odom → base_link.
 
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::TransformStamped;
 use r2r::tf2_msgs::msg::TFMessage;
+use r2r::{Node, Publisher};
 use ros_common::tf::{optical_rotation, transform};
 
 use frames::{euler_to_quat, frd_mount_to_flu, frd_to_flu, quat_normalize};
@@ -36,6 +38,11 @@ pub fn mount_transforms(cfg: &SensorConfig, stamp: Time) -> Vec<TransformStamped
         ));
     }
     out
+}
+
+/// The publisher of odom → base_link on `/tf` (from the LiDAR pose or the true state).
+pub fn odometry_tf_publisher(node: &mut Node) -> r2r::Result<Publisher<TFMessage>> {
+    node.create_publisher("/tf", ros_common::qos::tf())
 }
 
 pub fn static_tf(sensors: &[SensorConfig], stamp: Time) -> TFMessage {

@@ -6,11 +6,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
-use r2r::Publisher;
+use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use crate::stats::StreamStats;
 use crate::time::{to_ros_time, wall_now};
+
+/// The keys of each stream's values, for the nodes that write them and the
+/// views that read them (`status`).
+pub mod keys {
+    pub const RATE_HZ: &str = "rate_hz";
+    pub const FRAMES_PUBLISHED: &str = "frames_published";
+    pub const FRAMES_DROPPED: &str = "frames_dropped";
+    pub const BYTES_PER_S: &str = "bytes_per_s";
+    pub const DATAGRAMS: &str = "datagrams";
+    pub const LAST_FRAME_AGE_S: &str = "last_frame_age_s";
+    pub const LATENCY_MS: &str = "latency_ms";
+    /// Followed by the reason: `dropped_bad_length`, …
+    pub const DROPPED_PREFIX: &str = "dropped_";
+}
+
+/// The `/diagnostics` publisher.
+pub fn publisher(node: &mut Node) -> r2r::Result<Publisher<DiagnosticArray>> {
+    node.create_publisher("/diagnostics", crate::qos::diagnostics())
+}
 
 /// One stream the diagnostics report on.
 #[derive(Debug, Clone)]
@@ -54,18 +73,25 @@ fn status(w: &Watched, prev: &mut Previous, dt: f64, now: f64) -> DiagnosticStat
         Some(_) => (DiagnosticStatus::OK as u8, format!("{rate:.1} Hz")),
     };
     let mut values = vec![
-        kv("rate_hz", format!("{rate:.2}")),
-        kv("frames_published", frames),
-        kv("frames_dropped", dropped),
-        kv("bytes_per_s", format!("{bps:.0}")),
-        kv("datagrams", w.stats.datagrams.load(Ordering::Relaxed)),
-        kv("last_frame_age_s", age.map_or("never".into(), |a| format!("{a:.3}"))),
+        kv(keys::RATE_HZ, format!("{rate:.2}")),
+        kv(keys::FRAMES_PUBLISHED, frames),
+        kv(keys::FRAMES_DROPPED, dropped),
+        kv(keys::BYTES_PER_S, format!("{bps:.0}")),
+        kv(keys::DATAGRAMS, w.stats.datagrams.load(Ordering::Relaxed)),
         kv(
-            "latency_ms",
+            keys::LAST_FRAME_AGE_S,
+            age.map_or("never".into(), |a| format!("{a:.3}")),
+        ),
+        kv(
+            keys::LATENCY_MS,
             w.stats.latency_ms().map_or("unknown".into(), |l| format!("{l:.2}")),
         ),
     ];
-    values.extend(drops.iter().map(|(reason, n)| kv(&format!("dropped_{reason}"), n)));
+    values.extend(
+        drops
+            .iter()
+            .map(|(reason, n)| kv(&format!("{}{reason}", keys::DROPPED_PREFIX), n)),
+    );
     DiagnosticStatus {
         level,
         name: w.name.clone(),

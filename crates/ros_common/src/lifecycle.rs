@@ -3,11 +3,26 @@
 //! services, and an orderly stop on SIGINT or SIGTERM (within a second,
 //! whatever happened to the process's output), the nodes dropped last.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use r2r::Node;
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
+
+/// How every executable ends: status 0, or `[program] error: <why>` on
+/// stderr and status 1. The line goes through `stderr_queue`: it neither
+/// panics nor blocks when nobody reads stderr any more.
+pub fn exit_code(program: &str, result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            stderr_queue::line(format!("[{program}] error: {e}"));
+            stderr_queue::flush(Duration::from_millis(200));
+            ExitCode::FAILURE
+        }
+    }
+}
 
 /// What a bridge's tasks hold: they end when it turns true.
 pub type StopSignal = watch::Receiver<bool>;

@@ -25,3 +25,15 @@ pub fn tf() -> QosProfile {
 pub fn latched() -> QosProfile {
     QosProfile::default().keep_last(1).reliable().transient_local()
 }
+
+/// QoS of commands and control messages a node subscribes to or sends:
+/// reliable, a short history (a command is not to be lost, nor replayed late).
+pub fn commands() -> QosProfile {
+    QosProfile::default().keep_last(10).reliable()
+}
+
+/// QoS of `/diagnostics`: reliable, as `diagnostic_aggregator` and
+/// `rqt_runtime_monitor` subscribe.
+pub fn diagnostics() -> QosProfile {
+    QosProfile::default().keep_last(10).reliable()
+}

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use rflysim_ros::mavros::{self, keeper, process};
-use ros_common::params;
+use rflysim_ros::settings;
 
 fn log(message: &str) {
     process::log_line(format!("[mavros_launcher] {message}"));
@@ -20,33 +20,20 @@ fn main() -> ExitCode {
         return ExitCode::from(code);
     }
     // Before anything else: a signal during start-up must not leave children.
-    let code = match process::catch_stop_signals() {
+    let result = match process::catch_stop_signals() {
         Ok(()) => run(),
         Err(e) => Err(format!("cannot catch SIGINT and SIGTERM: {e}")),
     };
-    let code = code.unwrap_or_else(|e| {
-        log(&format!("error: {e}"));
-        ExitCode::FAILURE
-    });
+    let code = ros_common::lifecycle::exit_code("mavros_launcher", result);
     process::flush_log(Duration::from_millis(200));
     code
 }
 
-fn run() -> Result<ExitCode, String> {
+fn run() -> Result<(), String> {
     let ctx = r2r::Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
     let node = r2r::Node::create(ctx, "rflysim_mavros_launcher", "").map_err(|e| e.to_string())?;
-    let v = params::int_array(&node, "copter_ids", &[1]).map_err(|e| e.to_string())?;
-    let ids = match v
-        .iter()
-        .map(|&i| u16::try_from(i).ok().filter(|i| *i > 0))
-        .collect::<Option<Vec<u16>>>()
-    {
-        Some(ids) if !ids.is_empty() => ids,
-        _ => return Err(format!("parameter copter_ids: {v:?} are not vehicle ids")),
-    };
-    let Ok(Ok(sim_ip)) = params::string(&node, "sim_ip", "127.0.0.1").map(|s| s.parse::<std::net::Ipv4Addr>()) else {
-        return Err("parameter sim_ip: not an IPv4 address".into());
-    };
+    let ids = settings::copter_ids(&node)?;
+    let sim_ip = settings::sim_ip(&node)?;
     let ros2 = mavros::find_ros2(std::env::var_os("PATH").as_deref())?;
     match mavros::check_mavros(&ros2, &process::stop_requested) {
         Err(e) if e == mavros::STOPPED => {}
@@ -54,10 +41,10 @@ fn run() -> Result<ExitCode, String> {
     }
     if process::stop_requested() {
         log("stopped during start-up");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(());
     }
     log(&format!("MAVROS for vehicles {ids:?}, CopterSim at {sim_ip}"));
     mavros::supervise(&ros2, &ids, sim_ip, &process::stop_requested, &log);
     log("every MAVROS process group ended");
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use futures::{FutureExt, StreamExt};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::QosProfile;
+use rflysim_ros::names::DIAGNOSTICS_PREFIX;
+use ros_common::diagnostics::keys;
 
 fn value<'a>(s: &'a r2r::diagnostic_msgs::msg::DiagnosticStatus, key: &str) -> &'a str {
     s.values
@@ -18,68 +20,63 @@ fn value<'a>(s: &'a r2r::diagnostic_msgs::msg::DiagnosticStatus, key: &str) -> &
 }
 
 fn main() -> std::process::ExitCode {
-    let run = || -> Result<(), String> {
-        let ctx = r2r::Context::create().map_err(|e| e.to_string())?;
-        let mut node = r2r::Node::create(ctx, "rflysim_status", "").map_err(|e| e.to_string())?;
-        let once = ros_common::params::boolean(&node, "once", false).map_err(|e| e.to_string())?;
-        let mut sub = node
-            .subscribe::<DiagnosticArray>("/diagnostics", QosProfile::default().keep_last(50).reliable())
-            .map_err(|e| e.to_string())?;
-        let mut latest: BTreeMap<String, r2r::diagnostic_msgs::msg::DiagnosticStatus> = BTreeMap::new();
-        let tty = std::io::stdout().is_terminal();
-        let mut next_print = Instant::now() + Duration::from_secs(1);
-        let started = Instant::now();
-        loop {
-            node.spin_once(Duration::from_millis(50));
-            while let Some(Some(a)) = sub.next().now_or_never() {
-                for s in a.status {
-                    if s.name.starts_with("rflysim_bridge") {
-                        latest.insert(s.name.clone(), s);
-                    }
+    ros_common::lifecycle::exit_code("status", run())
+}
+
+fn run() -> Result<(), String> {
+    let ctx = r2r::Context::create().map_err(|e| e.to_string())?;
+    let mut node = r2r::Node::create(ctx, "rflysim_status", "").map_err(|e| e.to_string())?;
+    let once = ros_common::params::boolean(&node, "once", false).map_err(|e| e.to_string())?;
+    let mut sub = node
+        .subscribe::<DiagnosticArray>("/diagnostics", QosProfile::default().keep_last(50).reliable())
+        .map_err(|e| e.to_string())?;
+    let mut latest: BTreeMap<String, r2r::diagnostic_msgs::msg::DiagnosticStatus> = BTreeMap::new();
+    let tty = std::io::stdout().is_terminal();
+    let mut next_print = Instant::now() + Duration::from_secs(1);
+    let started = Instant::now();
+    loop {
+        node.spin_once(Duration::from_millis(50));
+        while let Some(Some(a)) = sub.next().now_or_never() {
+            for s in a.status {
+                if s.name.starts_with(DIAGNOSTICS_PREFIX) {
+                    latest.insert(s.name.clone(), s);
                 }
-            }
-            if Instant::now() < next_print {
-                continue;
-            }
-            next_print += Duration::from_secs(1);
-            if latest.is_empty() {
-                if once && started.elapsed() > Duration::from_secs(15) {
-                    return Err("no rflysim_bridge diagnostics on /diagnostics".into());
-                }
-                continue;
-            }
-            let mut out = String::new();
-            if tty {
-                out.push_str("\x1b[2J\x1b[H");
-            }
-            out.push_str(&format!(
-                "{:<48} {:>8} {:>9} {:>9} {:>11} {:>9}  status\n",
-                "stream", "rate Hz", "frames", "dropped", "latency ms", "age s"
-            ));
-            for (name, s) in &latest {
-                out.push_str(&format!(
-                    "{:<48} {:>8} {:>9} {:>9} {:>11} {:>9}  {}\n",
-                    name.trim_start_matches("rflysim_bridge: "),
-                    value(s, "rate_hz"),
-                    value(s, "frames_published"),
-                    value(s, "frames_dropped"),
-                    value(s, "latency_ms"),
-                    value(s, "last_frame_age_s"),
-                    s.message
-                ));
-            }
-            print!("{out}");
-            let _ = std::io::stdout().flush();
-            if once {
-                return Ok(());
             }
         }
-    };
-    match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("[status] error: {e}");
-            std::process::ExitCode::FAILURE
+        if Instant::now() < next_print {
+            continue;
+        }
+        next_print += Duration::from_secs(1);
+        if latest.is_empty() {
+            if once && started.elapsed() > Duration::from_secs(15) {
+                return Err(format!("no {DIAGNOSTICS_PREFIX} diagnostics on /diagnostics"));
+            }
+            continue;
+        }
+        let mut out = String::new();
+        if tty {
+            out.push_str("\x1b[2J\x1b[H");
+        }
+        out.push_str(&format!(
+            "{:<48} {:>8} {:>9} {:>9} {:>11} {:>9}  status\n",
+            "stream", "rate Hz", "frames", "dropped", "latency ms", "age s"
+        ));
+        for (name, s) in &latest {
+            out.push_str(&format!(
+                "{:<48} {:>8} {:>9} {:>9} {:>11} {:>9}  {}\n",
+                name.trim_start_matches(DIAGNOSTICS_PREFIX).trim_start_matches(": "),
+                value(s, keys::RATE_HZ),
+                value(s, keys::FRAMES_PUBLISHED),
+                value(s, keys::FRAMES_DROPPED),
+                value(s, keys::LATENCY_MS),
+                value(s, keys::LAST_FRAME_AGE_S),
+                s.message
+            ));
+        }
+        print!("{out}");
+        let _ = std::io::stdout().flush();
+        if once {
+            return Ok(());
         }
     }
 }

@@ -4,14 +4,16 @@
 //! DDS round trip (`tests/test_roundtrip.py`).
 //!
 //! Parameters: `count` (messages of each type, 0 = until stopped), `rate_hz`.
+//! A test fixture: built with the workspace, never installed.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use r2r::rflysim_bridge::msg::{CameraParams, CameraStatus};
 use r2r::sensor_msgs::msg::{PointCloud2, PointField};
 use r2r::std_msgs::msg::Header;
 use r2r::QosProfile;
-use ros_common::params;
+use ros_common::params::IntParam;
 
 fn header(seq: u32) -> Header {
     Header {
@@ -97,15 +99,25 @@ fn point_cloud(seq: u32) -> PointCloud2 {
     }
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let ctx = r2r::Context::create()?;
-    let mut node = r2r::Node::create(ctx, "roundtrip_publisher", "")?;
-    let count = params::int(&node, "count", 0)?.max(0) as u64;
-    let rate_hz = params::int(&node, "rate_hz", 10)?.clamp(1, 1000) as u64;
+const COUNT: IntParam = IntParam::new("count", 0, 0..=u32::MAX as i64);
+const RATE_HZ: IntParam = IntParam::new("rate_hz", 10, 1..=1000);
+
+fn main() -> ExitCode {
+    ros_common::lifecycle::exit_code("roundtrip_publisher", run())
+}
+
+fn run() -> Result<(), String> {
+    let e = |e: r2r::Error| e.to_string();
+    let ctx = r2r::Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
+    let mut node = r2r::Node::create(ctx, "roundtrip_publisher", "").map_err(e)?;
+    let count: u64 = COUNT.read(&node)?;
+    let rate_hz: u64 = RATE_HZ.read(&node)?;
 
     let qos = QosProfile::default().keep_last(10).reliable();
-    let status_pub = node.create_publisher::<CameraStatus>("camera/status", qos.clone())?;
-    let cloud_pub = node.create_publisher::<PointCloud2>("cloud", qos)?;
+    let status_pub = node
+        .create_publisher::<CameraStatus>("camera/status", qos.clone())
+        .map_err(e)?;
+    let cloud_pub = node.create_publisher::<PointCloud2>("cloud", qos).map_err(e)?;
     r2r::log_info!(
         node.logger(),
         "publishing {} CameraStatus + PointCloud2 pairs at {rate_hz} Hz",
@@ -119,8 +131,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let period = Duration::from_micros(1_000_000 / rate_hz);
     let mut seq: u32 = 0;
     while count == 0 || u64::from(seq) < count {
-        status_pub.publish(&camera_status(seq))?;
-        cloud_pub.publish(&point_cloud(seq))?;
+        status_pub.publish(&camera_status(seq)).map_err(e)?;
+        cloud_pub.publish(&point_cloud(seq)).map_err(e)?;
         seq += 1;
         node.spin_once(period);
     }

@@ -1,0 +1,202 @@
+//! The pure core of a sensor: one reassembled frame → the messages it
+//! becomes, decided and converted without a node or a socket (as `gimbal`
+//! is for commands). `SensorPipeline` stamps the frame, asks this module for
+//! its messages and publishes them.
+
+use bytes::Bytes;
+use r2r::builtin_interfaces::msg::Time;
+use r2r::std_msgs::msg::{Float32, Header};
+
+use image_codec::{decode_png, Encoding, Image};
+use rflysim_proto::config::SensorConfig;
+use rflysim_proto::error::DecodeError;
+use rflysim_proto::image::raw_image;
+use rflysim_proto::lidar::{decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
+use rflysim_proto::sensor::{ImageFormat, SensorClass, SensorKind, Transport};
+use rflysim_proto::telemetry::LaserDistance;
+use ros_common::msgs::Covariances;
+
+use super::cloud::{cloud_messages, CloudMessages};
+use crate::names;
+
+/// What one frame becomes, before anything is published.
+#[derive(Debug)]
+pub enum Messages {
+    /// A raw or PNG camera frame, decoded.
+    Image {
+        image: Image,
+        fov_deg: f64,
+        header: Header,
+    },
+    /// A JPEG camera frame as received: the camera publisher decodes it only
+    /// while somebody subscribes to the raw topic.
+    Jpeg {
+        jpeg: Vec<u8>,
+        encoding: Encoding,
+        fov_deg: f64,
+        header: Header,
+    },
+    Cloud(Box<CloudMessages>),
+    Distance(Float32),
+}
+
+/// What a sensor's frames hold, for a kind that is bridged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    Camera(Encoding),
+    Cloud { depth: bool },
+    Distance,
+}
+
+/// How the frames of one sensor become messages.
+#[derive(Debug, Clone)]
+pub struct FrameMapper {
+    cfg: SensorConfig,
+    kind: &'static SensorKind,
+    frame_kind: FrameKind,
+    transport: Transport,
+    /// The `max_frame_bytes` parameter.
+    max_frame_bytes: usize,
+    covariances: Covariances,
+    /// odom → base_link from the LiDAR pose.
+    tf_from_lidar: bool,
+}
+
+impl FrameMapper {
+    /// The mapper of `cfg`, or why the sensor is not bridged (an unknown
+    /// TypeID or transport, or detection boxes, which have no standard ROS 2
+    /// message).
+    pub fn new(
+        cfg: SensorConfig,
+        max_frame_bytes: usize,
+        covariances: Covariances,
+        tf_from_lidar: bool,
+    ) -> Result<Self, String> {
+        let kind = cfg
+            .kind()
+            .ok_or_else(|| format!("sensor {}: unknown TypeID {}", cfg.seq_id, cfg.type_id))?;
+        let transport = cfg
+            .transport()
+            .ok_or_else(|| format!("sensor {}: unknown transport", cfg.seq_id))?;
+        let frame_kind = match kind.class {
+            SensorClass::Camera(encoding) => FrameKind::Camera(encoding),
+            SensorClass::Lidar => FrameKind::Cloud { depth: false },
+            SensorClass::DepthCloud => FrameKind::Cloud { depth: true },
+            SensorClass::LaserDistance => FrameKind::Distance,
+            SensorClass::Detections => {
+                return Err(format!(
+                    "sensor {}: detection boxes (TypeID {}) have no standard ROS 2 message here; not bridged",
+                    cfg.seq_id, cfg.type_id
+                ))
+            }
+        };
+        Ok(Self {
+            cfg,
+            kind,
+            frame_kind,
+            transport,
+            max_frame_bytes,
+            covariances,
+            tf_from_lidar,
+        })
+    }
+
+    pub fn cfg(&self) -> &SensorConfig {
+        &self.cfg
+    }
+
+    pub fn kind(&self) -> &'static SensorKind {
+        self.kind
+    }
+
+    pub fn frame_kind(&self) -> FrameKind {
+        self.frame_kind
+    }
+
+    pub fn transport(&self) -> Transport {
+        self.transport
+    }
+
+    pub fn topic(&self) -> String {
+        names::sensor_topic(self.cfg.seq_id, self.kind.topic_suffix)
+    }
+
+    /// The image format of a camera's frames.
+    pub fn image_format(&self) -> ImageFormat {
+        ImageFormat::for_transport(self.transport)
+    }
+
+    /// The largest frame accepted: the sensor's own bound (from its
+    /// configured size), never more than the `max_frame_bytes` parameter.
+    pub fn max_frame_bytes(&self) -> usize {
+        self.cfg
+            .max_frame_len()
+            .map_or(self.max_frame_bytes, |b| b.min(self.max_frame_bytes))
+    }
+
+    /// The most pixels a JPEG of this camera decodes into.
+    pub fn max_jpeg_pixels(&self, encoding: Encoding) -> usize {
+        self.cfg
+            .max_image_pixels()
+            .unwrap_or(usize::MAX)
+            .min(self.max_frame_bytes / encoding.bytes_per_pixel())
+    }
+
+    /// Whether a frame takes milliseconds to convert (a JPEG or PNG camera).
+    pub fn is_heavy(&self) -> bool {
+        matches!(self.frame_kind, FrameKind::Camera(_)) && self.image_format() != ImageFormat::Raw
+    }
+
+    /// The messages of one frame, stamped `stamp`.
+    pub fn messages(&self, stamp: Time, payload: Vec<u8>) -> Result<Messages, DecodeError> {
+        let (w, h) = self.cfg.size();
+        match self.frame_kind {
+            FrameKind::Camera(encoding) => {
+                let header = ros_common::msgs::header(stamp, &names::optical_frame(&self.cfg));
+                let fov_deg = f64::from(self.cfg.camera_fov_deg);
+                let image = match self.image_format() {
+                    ImageFormat::Raw => raw_image(Bytes::from(payload), u32::from(w), u32::from(h), encoding)?,
+                    ImageFormat::Png => {
+                        let max_pixels = self.cfg.max_image_pixels().unwrap_or(usize::MAX);
+                        let max_bytes = max_pixels.saturating_mul(encoding.bytes_per_pixel());
+                        decode_png(&payload, encoding, max_bytes.min(self.max_frame_bytes))?
+                    }
+                    ImageFormat::Jpeg => {
+                        return Ok(Messages::Jpeg {
+                            jpeg: payload,
+                            encoding,
+                            fov_deg,
+                            header,
+                        })
+                    }
+                };
+                Ok(Messages::Image { image, fov_deg, header })
+            }
+            FrameKind::Cloud { depth } => {
+                let range = self.cfg.lidar_max_range();
+                // A region is sized for the most points; a datagram stream's frame is exact.
+                let in_region = self.transport == Transport::SharedMemory;
+                let decoded = match (depth, in_region) {
+                    (true, true) => decode_depth_cloud_region(&payload, range)?,
+                    (false, true) => decode_lidar_region(&payload, range)?,
+                    (true, false) => decode_depth_cloud(Bytes::from(payload), range)?,
+                    (false, false) => decode_lidar(Bytes::from(payload), range)?,
+                };
+                Ok(Messages::Cloud(Box::new(cloud_messages(
+                    &self.cfg,
+                    decoded,
+                    stamp,
+                    &self.covariances,
+                    self.tf_from_lidar,
+                ))))
+            }
+            FrameKind::Distance => Ok(Messages::Distance(Float32 {
+                data: LaserDistance::decode(&payload)?.distance,
+            })),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "frame_tests.rs"]
+mod tests;

@@ -1,0 +1,168 @@
+//! The sensor core without a node: each kind of frame, good and bad.
+
+use super::*;
+use rflysim_proto::config::{parse_config, AngleUnit};
+use rflysim_proto::lidar::encode::seed_float;
+
+fn sensor(type_id: u16, transport: u16, width: u16, height: u16) -> SensorConfig {
+    let json = format!(
+        r#"{{"VisionSensors":[{{"SeqID":3,"TypeID":{type_id},"TargetCopter":2,"DataWidth":{width},"DataHeight":{height},
+            "SendProtocol":[{transport},127,0,0,1,9000,0,0],"CameraFOV":80,"otherParams":[50,0,0,0,0,0,0,0]}}]}}"#
+    );
+    parse_config(&json, AngleUnit::Radians).unwrap().remove(0)
+}
+
+fn mapper(cfg: SensorConfig, tf_from_lidar: bool) -> FrameMapper {
+    FrameMapper::new(cfg, 64 << 20, Covariances::default(), tf_from_lidar).unwrap()
+}
+
+fn stamp() -> Time {
+    Time { sec: 7, nanosec: 8 }
+}
+
+fn floats(data: &[u8]) -> Vec<f32> {
+    data.chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn a_raw_frame_is_checked_against_the_configured_size() {
+    let m = mapper(sensor(1, 2, 4, 2), false);
+    assert!(!m.is_heavy());
+    match m.messages(stamp(), vec![9; 4 * 2 * 3]).unwrap() {
+        Messages::Image { image, fov_deg, header } => {
+            assert_eq!((image.width, image.height, image.encoding), (4, 2, Encoding::Bgr8));
+            assert_eq!(fov_deg, 80.0);
+            assert_eq!(
+                (header.frame_id.as_str(), header.stamp),
+                ("rflysim/uav2/sensor3_optical", stamp())
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let short = m.messages(stamp(), vec![9; 4 * 2 * 3 - 1]).unwrap_err();
+    assert_eq!(short.reason(), "bad_length");
+    // Nothing is kept between frames: the next good one maps whole.
+    assert!(matches!(m.messages(stamp(), vec![1; 24]), Ok(Messages::Image { .. })));
+}
+
+#[test]
+fn a_jpeg_frame_goes_on_undecoded() {
+    let m = mapper(sensor(3, 1, 4, 2), false);
+    assert!(m.is_heavy());
+    assert_eq!(m.max_jpeg_pixels(Encoding::Mono8), 4 * 4 * 2);
+    match m.messages(stamp(), b"not even a JPEG".to_vec()).unwrap() {
+        Messages::Jpeg { jpeg, encoding, .. } => {
+            assert_eq!((jpeg.as_slice(), encoding), (&b"not even a JPEG"[..], Encoding::Mono8));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_png_frame_decodes_within_four_times_the_configured_pixels() {
+    let m = mapper(sensor(3, 3, 4, 2), false);
+    let fits = image_codec::encode::png(&[7; 8 * 4], 8, 4, Encoding::Mono8).unwrap();
+    match m.messages(stamp(), fits).unwrap() {
+        Messages::Image { image, .. } => assert_eq!((image.width, image.height), (8, 4)),
+        other => panic!("{other:?}"),
+    }
+    let too_big = image_codec::encode::png(&[7; 16 * 16], 16, 16, Encoding::Mono8).unwrap();
+    assert_eq!(m.messages(stamp(), too_big).unwrap_err().reason(), "bad_image");
+    assert_eq!(m.messages(stamp(), vec![0x89, b'P']).unwrap_err().reason(), "bad_image");
+}
+
+#[test]
+fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
+    let cfg = sensor(20, 2, 4, 1);
+    let points = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]];
+    let frame = seed_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], &points);
+    let Messages::Cloud(c) = mapper(cfg.clone(), true).messages(stamp(), frame.clone()).unwrap() else {
+        panic!("not a cloud")
+    };
+    assert_eq!(
+        (c.cloud.width, c.cloud.header.frame_id.as_str()),
+        (2, "rflysim/uav2/sensor3_flu")
+    );
+    assert_eq!(floats(&c.cloud.data), points.concat());
+    assert!(!c.global);
+    assert_eq!(c.odometry.header.frame_id, "rflysim/uav2/odom_enu");
+    assert_eq!(c.odometry.child_frame_id, "rflysim/uav2/base_link_flu");
+    assert_eq!(
+        (c.odometry.header.stamp.clone(), c.cloud.header.stamp),
+        (stamp(), stamp())
+    );
+    let p = &c.odometry.pose.pose.position;
+    assert_eq!((p.x, p.y, p.z), (2.0, 1.0, 3.0));
+    let tf = c.tf.expect("odom → base_link asked for");
+    assert_eq!(tf.transforms[0].child_frame_id, "rflysim/uav2/base_link_flu");
+    let Messages::Cloud(c) = mapper(cfg, false).messages(stamp(), frame).unwrap() else {
+        panic!("not a cloud")
+    };
+    assert!(c.tf.is_none(), "not asked for");
+}
+
+#[test]
+fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
+    let frame = seed_float(2, 1, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
+    let Messages::Cloud(c) = mapper(sensor(21, 2, 4, 1), true).messages(stamp(), frame).unwrap() else {
+        panic!("not a cloud")
+    };
+    assert_eq!(c.cloud.header.frame_id, "rflysim/map_enu");
+    assert_eq!(floats(&c.cloud.data), vec![2.0, 1.0, -3.0, 4.0]);
+    assert!(c.global);
+    assert_eq!(c.odometry.header.frame_id, "rflysim/map_enu");
+    assert!(c.tf.is_none(), "a world pose is not odom → base_link");
+}
+
+#[test]
+fn a_lidar_frame_that_lies_about_its_count_is_refused() {
+    let m = mapper(sensor(20, 2, 4, 1), false);
+    let mut frame = seed_float(2, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
+    frame.truncate(frame.len() - 1);
+    assert!(m.messages(stamp(), frame).is_err());
+    assert_eq!(m.max_frame_bytes(), 36 + 16 * 4);
+}
+
+#[test]
+fn a_laser_range_frame_is_its_distance() {
+    let m = mapper(sensor(5, 2, 1, 1), false);
+    let reading = LaserDistance {
+        distance: 12.5,
+        copter_id: 2,
+        ray_start: [0.0; 3],
+        ang_euler: [0.0; 3],
+        impact_point: [0.0; 3],
+        box_origin: [0.0; 3],
+    };
+    match m.messages(stamp(), reading.encode()).unwrap() {
+        Messages::Distance(d) => assert_eq!(d.data, 12.5),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(m.messages(stamp(), vec![0; 10]).unwrap_err().reason(), "bad_length");
+}
+
+#[test]
+fn kinds_without_a_ros_message_are_refused_by_name() {
+    let e = FrameMapper::new(sensor(30, 2, 1, 1), 1 << 20, Covariances::default(), false).unwrap_err();
+    assert!(e.contains("sensor 3: detection boxes (TypeID 30)"), "{e}");
+    // The config reader refuses these; a mapper made otherwise refuses them too.
+    let mut unknown = sensor(1, 2, 1, 1);
+    unknown.type_id = 99;
+    let e = FrameMapper::new(unknown, 1 << 20, Covariances::default(), false).unwrap_err();
+    assert!(e.contains("unknown TypeID 99"), "{e}");
+    let mut unknown = sensor(1, 2, 1, 1);
+    unknown.send_protocol[0] = 7;
+    let e = FrameMapper::new(unknown, 1 << 20, Covariances::default(), false).unwrap_err();
+    assert!(e.contains("unknown transport"), "{e}");
+}
+
+#[test]
+fn the_frame_bound_is_the_sensors_never_above_the_parameter() {
+    let cfg = sensor(1, 2, 640, 480);
+    assert_eq!(mapper(cfg.clone(), false).max_frame_bytes(), 640 * 480 * 3);
+    let small = FrameMapper::new(cfg, 1000, Covariances::default(), false).unwrap();
+    assert_eq!(small.max_frame_bytes(), 1000);
+    assert_eq!(small.max_jpeg_pixels(Encoding::Bgr8), 333);
+}

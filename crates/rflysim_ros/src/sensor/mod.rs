@@ -1,0 +1,290 @@
+//! One RflySim sensor → its ROS 2 topics: UDP datagrams (`udp`) or a
+//! shared-memory region (`shm`) → a frame → its messages (`frame`, pure) →
+//! published here, counting every drop.
+
+pub mod cloud;
+pub mod frame;
+mod shm;
+mod udp;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::PointCloud2;
+use r2r::std_msgs::msg::Float32;
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::{Node, Publisher};
+use tokio::sync::watch;
+
+use rflysim_proto::config::SensorConfig;
+use rflysim_proto::error::DecodeError;
+use rflysim_proto::sensor::{ImageFormat, Transport};
+use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::{BadSimTime, ClockPublisher, TimeBase};
+
+use self::frame::{FrameKind, FrameMapper, Messages};
+use crate::names;
+use crate::settings::{SensorSettings, Settings, TfSource};
+
+/// The publishers of one sensor.
+enum Outputs {
+    Camera(CameraPublisher),
+    Cloud {
+        cloud: Publisher<PointCloud2>,
+        odom_local: Publisher<Odometry>,
+        odom_global: Publisher<Odometry>,
+        tf: Option<Publisher<TFMessage>>,
+    },
+    Distance(Publisher<Float32>),
+}
+
+impl Outputs {
+    /// The publishers for what `mapper` makes of a frame.
+    fn new(node: &mut Node, mapper: &FrameMapper, settings: &Settings) -> Result<Self, String> {
+        let cfg = mapper.cfg();
+        let topic = mapper.topic();
+        let qos = &settings.output.qos;
+        let err = |e: r2r::Error| format!("sensor {}: {e}", cfg.seq_id);
+        Ok(match mapper.frame_kind() {
+            FrameKind::Camera(encoding) => {
+                let topics = CameraTopics {
+                    image: topic.clone(),
+                    info: format!("{topic}/camera_info"),
+                    compressed: (mapper.image_format() == ImageFormat::Jpeg).then(|| format!("{topic}/compressed")),
+                };
+                let max_pixels = mapper.max_jpeg_pixels(encoding);
+                Outputs::Camera(
+                    CameraPublisher::new(node, &topics, qos, max_pixels, settings.sensor.always_decode)
+                        .map_err(|e| format!("sensor {}: {e}", cfg.seq_id))?,
+                )
+            }
+            FrameKind::Cloud { .. } => Outputs::Cloud {
+                cloud: node.create_publisher(&topic, qos.clone()).map_err(err)?,
+                odom_local: node
+                    .create_publisher(&names::odom_topic(cfg.target_copter, false), qos.clone())
+                    .map_err(err)?,
+                odom_global: node
+                    .create_publisher(&names::odom_topic(cfg.target_copter, true), qos.clone())
+                    .map_err(err)?,
+                tf: if settings.output.tf_source == TfSource::Lidar {
+                    Some(crate::tf::odometry_tf_publisher(node).map_err(err)?)
+                } else {
+                    None
+                },
+            },
+            FrameKind::Distance => Outputs::Distance(node.create_publisher(&topic, qos.clone()).map_err(err)?),
+        })
+    }
+
+    fn publish(&mut self, messages: Messages) -> Result<(), FrameError> {
+        match (self, messages) {
+            (Outputs::Camera(camera), Messages::Image { image, fov_deg, header }) => {
+                camera.publish_decoded(image, fov_deg, header)?
+            }
+            (
+                Outputs::Camera(camera),
+                Messages::Jpeg {
+                    jpeg,
+                    encoding,
+                    fov_deg,
+                    header,
+                },
+            ) => camera.publish_jpeg(jpeg, encoding, fov_deg, header)?,
+            (
+                Outputs::Cloud {
+                    cloud,
+                    odom_local,
+                    odom_global,
+                    tf,
+                },
+                Messages::Cloud(c),
+            ) => {
+                cloud.publish(&c.cloud)?;
+                if c.global { odom_global } else { odom_local }.publish(&c.odometry)?;
+                if let (Some(tf), Some(transforms)) = (tf, &c.tf) {
+                    tf.publish(transforms)?;
+                }
+            }
+            (Outputs::Distance(p), Messages::Distance(d)) => p.publish(&d)?,
+            _ => return Err(FrameError::NoOutput),
+        }
+        Ok(())
+    }
+}
+
+/// Why a frame was not published.
+#[derive(Debug)]
+enum FrameError {
+    Decode(DecodeError),
+    Camera(CameraError),
+    Publish(r2r::Error),
+    /// Messages of another kind than the sensor's publishers (a programming error).
+    NoOutput,
+}
+
+impl From<DecodeError> for FrameError {
+    fn from(e: DecodeError) -> Self {
+        FrameError::Decode(e)
+    }
+}
+
+impl From<CameraError> for FrameError {
+    fn from(e: CameraError) -> Self {
+        FrameError::Camera(e)
+    }
+}
+
+impl From<r2r::Error> for FrameError {
+    fn from(e: r2r::Error) -> Self {
+        FrameError::Publish(e)
+    }
+}
+
+impl FrameError {
+    fn reason(&self) -> &'static str {
+        match self {
+            FrameError::Decode(e) => e.reason(),
+            FrameError::Camera(e) => e.reason(),
+            FrameError::Publish(_) => "publish_failed",
+            FrameError::NoOutput => "no_output",
+        }
+    }
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Decode(e) => e.fmt(f),
+            FrameError::Camera(e) => e.fmt(f),
+            FrameError::Publish(e) => write!(f, "publish: {e}"),
+            FrameError::NoOutput => write!(f, "no publisher for this kind of message"),
+        }
+    }
+}
+
+/// Turns one sensor's frames into messages and publishes them.
+pub struct SensorPipeline {
+    mapper: FrameMapper,
+    outputs: Outputs,
+    time: Arc<TimeBase>,
+    pub stats: Arc<StreamStats>,
+    settings: SensorSettings,
+    /// Who may send the sensor's datagrams.
+    senders: ros_common::net::SenderFilter,
+    logger: String,
+    warn_limit: RateLimitedLog,
+    clock: Option<Arc<ClockPublisher>>,
+}
+
+impl std::fmt::Debug for SensorPipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SensorPipeline")
+            .field("seq_id", &self.cfg().seq_id)
+            .field("type_id", &self.cfg().type_id)
+            .finish()
+    }
+}
+
+impl SensorPipeline {
+    /// Creates the publishers of `cfg` on `node`, or says why the sensor is
+    /// not bridged (an unknown kind or transport, detection boxes).
+    pub fn new(node: &mut Node, cfg: SensorConfig, time: Arc<TimeBase>, settings: &Settings) -> Result<Self, String> {
+        let mapper = FrameMapper::new(
+            cfg,
+            settings.sensor.max_frame_bytes,
+            settings.output.covariances,
+            settings.output.tf_source == TfSource::Lidar,
+        )?;
+        Ok(Self {
+            outputs: Outputs::new(node, &mapper, settings)?,
+            mapper,
+            time,
+            stats: Arc::new(StreamStats::default()),
+            settings: settings.sensor.clone(),
+            senders: settings.link.senders.clone(),
+            logger: node.logger().to_string(),
+            warn_limit: RateLimitedLog::new(Duration::from_secs(5)),
+            clock: None,
+        })
+    }
+
+    /// With `use_sim_time`: each frame's sim time also advances `/clock`.
+    pub fn with_clock(mut self, clock: Option<Arc<ClockPublisher>>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    pub fn cfg(&self) -> &SensorConfig {
+        self.mapper.cfg()
+    }
+
+    pub fn topic(&self) -> String {
+        self.mapper.topic()
+    }
+
+    fn warn_drop(&mut self, reason: &'static str, detail: &str) {
+        self.stats.drop_frame(reason);
+        if let Some(held_back) = self.warn_limit.allow() {
+            let more = if held_back > 0 {
+                format!(" ({held_back} more since the last report)")
+            } else {
+                String::new()
+            };
+            r2r::log_warn!(
+                &self.logger,
+                "sensor {}: frame dropped, {reason}: {detail}{more}",
+                self.cfg().seq_id
+            );
+        }
+    }
+
+    /// `handle_frame`, for a frame whose decode takes milliseconds (a JPEG
+    /// or PNG camera) on a thread of its own: the runtime's two workers stay
+    /// free for the IMU and the other streams. Cheap frames stay where they are.
+    fn handle_frame_off_worker(&mut self, sim_time: f64, payload: Vec<u8>) {
+        if self.mapper.is_heavy() {
+            tokio::task::block_in_place(|| self.handle_frame(sim_time, payload));
+        } else {
+            self.handle_frame(sim_time, payload);
+        }
+    }
+
+    /// Stamps, converts and publishes one frame sampled at sim time `sim_time`.
+    pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>) {
+        let len = payload.len();
+        let stamp = match self.time.stamp(sim_time) {
+            Ok(s) => s,
+            Err(e) => return self.warn_drop(BadSimTime::REASON, &e.to_string()),
+        };
+        let stamp_s = ros_common::time::from_ros_time(&stamp);
+        let published = self
+            .mapper
+            .messages(stamp, payload)
+            .map_err(FrameError::from)
+            .and_then(|m| self.outputs.publish(m));
+        match published {
+            Ok(()) => {
+                self.stats.published(len);
+                if !self.time.uses_sim_time() {
+                    self.stats
+                        .set_latency_ms((ros_common::time::wall_now() - stamp_s) * 1e3);
+                }
+                if let Some(clock) = &self.clock {
+                    self.stats.count_publish(clock.advance(sim_time), "clock_publish_failed");
+                }
+            }
+            Err(e) => self.warn_drop(e.reason(), &e.to_string()),
+        }
+    }
+
+    /// Runs the pipeline on the transport its config names, until `shutdown` turns true.
+    pub async fn run(self, shutdown: watch::Receiver<bool>) {
+        if self.mapper.transport() == Transport::SharedMemory {
+            shm::run(self, shutdown).await
+        } else {
+            udp::run(self, shutdown).await
+        }
+    }
+}
