@@ -7,7 +7,10 @@
 #   3. the AUV bridge end to end (auv_sim → auv_bridge → r2r subscriber,
 #      4 AUVs × 2 cameras 720p JPEG @ 30 Hz + telemetry @ 100 Hz), compressed
 #      only and with the raw images subscribed, next to a pyzmq + rclpy
-#      republisher (the Python reference) measured in the same run.
+#      republisher (the Python reference) measured in the same run;
+#   4. the GPS-denied drone end to end (gps_denied_sim → gps_denied_bridge →
+#      r2r subscriber of every topic) at 25 Hz, flat out and at an equal
+#      rate, next to a socket + json + base64 + rclpy republisher.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -31,3 +34,6 @@ FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench
 echo
 echo "== cargo bench -p auv_ros --bench auv_end_to_end (load: $(uptime))"
 cargo bench --locked -p auv_ros --bench auv_end_to_end 2>/dev/null
+echo
+echo "== cargo bench -p gps_denied_ros --bench gps_denied_end_to_end (load: $(uptime))"
+cargo bench --locked -p gps_denied_ros --bench gps_denied_end_to_end 2>/dev/null

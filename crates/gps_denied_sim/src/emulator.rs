@@ -25,6 +25,12 @@ use crate::world::{Pattern, World};
 pub const MAX_UDP_PAYLOAD: usize = 65_507;
 /// The longest a blocking receive waits before the stop flag is looked at.
 const POLL: Duration = Duration::from_millis(50);
+/// The kernel counts socket timeouts in ticks (4 ms at 250 Hz), rounding up:
+/// the last stretch before a frame is slept instead.
+const TIMEOUT_GRAIN: Duration = Duration::from_millis(5);
+/// Late by more than this (a stall of the machine, not scheduling jitter):
+/// carry on from now instead of sending the missed frames in a burst.
+const STALL: Duration = Duration::from_millis(20);
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -132,25 +138,44 @@ impl Emulator<'_> {
 
     /// Receives commands until `until` (or, flat out, those already queued).
     fn receive_until(&mut self, until: Instant, stop: &AtomicBool) {
+        if self.options.flat_out {
+            return self.receive_queued();
+        }
         loop {
-            if !self.options.flat_out {
-                let now = Instant::now();
-                if now >= until || stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let wait = (until - now).clamp(Duration::from_millis(1), POLL);
-                let _ = self.socket.set_read_timeout(Some(wait));
+            let now = Instant::now();
+            if now >= until || stop.load(Ordering::Relaxed) {
+                return;
             }
+            let wait = until - now;
+            if wait <= TIMEOUT_GRAIN {
+                // A socket timeout would overshoot by up to a tick: take what
+                // is queued and sleep the rest (a precise timer).
+                self.receive_queued();
+                std::thread::sleep(until.saturating_duration_since(Instant::now()));
+                return;
+            }
+            let _ = self.socket.set_read_timeout(Some((wait - TIMEOUT_GRAIN).min(POLL)));
+            // An error is a timeout, or an ICMP "port unreachable" from an earlier send, and the like.
+            if let Ok((n, _)) = self.socket.recv_from(&mut self.buf) {
+                self.handle_datagram(n);
+            }
+        }
+    }
+
+    /// Handles the commands already queued, without waiting.
+    fn receive_queued(&mut self) {
+        if !self.options.flat_out {
+            let _ = self.socket.set_nonblocking(true);
+        }
+        loop {
             match self.socket.recv_from(&mut self.buf) {
                 Ok((n, _)) => self.handle_datagram(n),
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::TimedOut => {
-                    if self.options.flat_out {
-                        return;
-                    }
-                }
-                // ICMP "port unreachable" from an earlier send, and the like.
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(_) => {}
             }
+        }
+        if !self.options.flat_out {
+            let _ = self.socket.set_nonblocking(false);
         }
     }
 
@@ -289,8 +314,7 @@ pub fn run(options: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Result<
         e.world.time = e.frame_in_run as f64 * dt;
         let now = Instant::now();
         next_frame += period;
-        if now > next_frame + period {
-            // Late by more than a frame (a stall): carry on from now, no burst.
+        if now > next_frame + period.max(STALL) {
             next_frame = now;
         }
         if let Some(interval) = options.stats_interval {

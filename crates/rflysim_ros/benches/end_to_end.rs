@@ -8,76 +8,13 @@
 //! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use bench_support::{cpu_seconds, percentile, release_bin_dir, udp_rcvbuf_errors, wall, StoppedOnDrop};
 use futures::{FutureExt, StreamExt};
 use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
 use r2r::QosProfile;
-
-fn wall() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
-fn bin_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    target.join("release")
-}
-
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-INT", &self.0.id().to_string()]).status();
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Clock ticks of user + system time used by a process.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = after.split_whitespace().collect();
-    f.get(11).and_then(|u| u.parse::<u64>().ok()).unwrap_or(0)
-        + f.get(12).and_then(|s| s.parse::<u64>().ok()).unwrap_or(0)
-}
-
-fn udp_rcvbuf_errors() -> u64 {
-    let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap_or_default();
-    let lines: Vec<&str> = snmp.lines().filter(|l| l.starts_with("Udp:")).collect();
-    if lines.len() < 2 {
-        return 0;
-    }
-    let names: Vec<&str> = lines[0].split_whitespace().collect();
-    let values: Vec<&str> = lines[1].split_whitespace().collect();
-    names
-        .iter()
-        .position(|n| *n == "RcvbufErrors")
-        .and_then(|i| values.get(i))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
 
 #[derive(Debug, Default)]
 struct Result {
@@ -164,8 +101,8 @@ fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind
     std::fs::write(&cfg, config).unwrap();
     let log = dir.join(format!("send_{}.log", name.replace(' ', "_")));
     let _ = std::fs::remove_file(&log);
-    let bins = bin_dir();
-    let bridge = Proc(
+    let bins = release_bin_dir();
+    let bridge = StoppedOnDrop(
         Command::new(bins.join("bridge"))
             .args([
                 "--ros-args",
@@ -184,7 +121,7 @@ fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind
             .spawn()
             .expect("bridge (build it: cargo build --release --workspace --bins)"),
     );
-    let _sim = Proc(
+    let _sim = StoppedOnDrop(
         Command::new(bins.join("rflysim_sim"))
             .arg("--config")
             .arg(&cfg)
@@ -207,16 +144,16 @@ fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind
     );
     let w = window();
     let t0 = Instant::now();
-    let (mut cpu0, mut drops0, mut win_start) = (0, 0, 0.0);
+    let (mut cpu0, mut drops0, mut win_start) = (0.0, 0, 0.0);
     let mut mark = || {
-        cpu0 = cpu_ticks(bridge.0.id());
+        cpu0 = cpu_seconds(bridge.0.id());
         drops0 = udp_rcvbuf_errors();
         win_start = wall();
     };
     let warm = t0 + Duration::from_secs_f64(WARMUP);
     let receipts = receive(node, topic, &kind, warm, warm + Duration::from_secs_f64(w), &mut mark);
     let win_end = wall();
-    let cpu = (cpu_ticks(bridge.0.id()) - cpu0) as f64 / 100.0 / (win_end - win_start) * 100.0;
+    let cpu = (cpu_seconds(bridge.0.id()) - cpu0) / (win_end - win_start) * 100.0;
     let drops = udp_rcvbuf_errors() - drops0;
     // Send times by sim time stamp (the bridge stamps with sim time here).
     let sent: HashMap<u64, f64> = std::fs::read_to_string(&log)
@@ -259,7 +196,7 @@ fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64
         Kind::Cloud => "cloud",
     };
     let topic = &format!("/rflysim_bench/reference_{k}");
-    let publisher = Proc(
+    let publisher = StoppedOnDrop(
         Command::new(exe)
             .args(["--reference-publisher", k, &rate.map_or("0".into(), |r| r.to_string())])
             .envs(publisher_env())
@@ -270,15 +207,15 @@ fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64
     );
     let w = window();
     let t0 = Instant::now();
-    let (mut cpu0, mut win_start) = (0, 0.0);
+    let (mut cpu0, mut win_start) = (0.0, 0.0);
     let mut mark = || {
-        cpu0 = cpu_ticks(publisher.0.id());
+        cpu0 = cpu_seconds(publisher.0.id());
         win_start = wall();
     };
     let warm = t0 + Duration::from_secs_f64(WARMUP);
     let receipts = receive(node, topic, &kind, warm, warm + Duration::from_secs_f64(w), &mut mark);
     let win_end = wall();
-    let cpu = (cpu_ticks(publisher.0.id()) - cpu0) as f64 / 100.0 / (win_end - win_start) * 100.0;
+    let cpu = (cpu_seconds(publisher.0.id()) - cpu0) / (win_end - win_start) * 100.0;
     let in_window: Vec<&(f64, f64)> = receipts
         .iter()
         .filter(|(_, r)| *r >= win_start && *r < win_end)

@@ -18,11 +18,12 @@
 
 mod measure;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use measure::{cpu_seconds, load_average, wall, CaseResult, Receipt, Streams};
+use bench_support::{cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, wall, StoppedOnDrop};
+use measure::{CaseResult, Receipt, Streams};
 
 const AUV_IDS: [u8; 4] = [0, 1, 2, 3];
 const IMAGE_HZ: f64 = 30.0;
@@ -38,31 +39,6 @@ fn window() -> f64 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(8.0)
-}
-
-fn bin_dir() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
-    target.join("release")
-}
-
-/// A child process stopped with SIGINT (then killed) when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-INT", &self.0.id().to_string()]).status();
-        let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Ports of this run (not the seed's: other programs on the machine may hold those).
@@ -89,9 +65,9 @@ fn ids_csv() -> String {
     AUV_IDS.map(|i| i.to_string()).join(",")
 }
 
-fn start_sim(ports: Ports, log: &Path) -> Proc {
-    Proc(
-        Command::new(bin_dir().join("auv_sim"))
+fn start_sim(ports: Ports, log: &Path) -> StoppedOnDrop {
+    StoppedOnDrop(
+        Command::new(release_bin_dir().join("auv_sim"))
             .args(["--auv-ids", &ids_csv(), "--width", "1280", "--height", "720"])
             .args(["--image-rate", &IMAGE_HZ.to_string()])
             .args(["--telemetry-rate", &TELEMETRY_HZ.to_string()])
@@ -107,9 +83,9 @@ fn start_sim(ports: Ports, log: &Path) -> Proc {
     )
 }
 
-fn start_republisher(case: &Case, ports: Ports, namespace: &str) -> Proc {
+fn start_republisher(case: &Case, ports: Ports, namespace: &str) -> StoppedOnDrop {
     let child = match case.republisher {
-        Republisher::Bridge(params) => Command::new(bin_dir().join("auv_bridge"))
+        Republisher::Bridge(params) => Command::new(release_bin_dir().join("auv_bridge"))
             .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
             .args(["-p", &format!("image_port:={}", ports.image)])
             .args(["-p", &format!("thruster_port:={}", ports.thruster)])
@@ -138,7 +114,7 @@ fn start_republisher(case: &Case, ports: Ports, namespace: &str) -> Proc {
                 .expect("the Python reference ($RFLYSIM_PYTHON with rclpy and pyzmq)")
         }
     };
-    Proc(child)
+    StoppedOnDrop(child)
 }
 
 fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> CaseResult {
@@ -179,10 +155,6 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     result
 }
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(0, usize::from)
-}
-
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -219,13 +191,7 @@ fn main() {
     ];
     // AUV_BENCH_CASES=python runs only the cases whose name contains "python" (case-insensitive).
     let only = std::env::var("AUV_BENCH_CASES").unwrap_or_default().to_lowercase();
-    let loadavg = || {
-        std::fs::read_to_string("/proc/loadavg")
-            .unwrap_or_default()
-            .trim()
-            .to_string()
-    };
-    let load_at_start = loadavg();
+    let load_at_start = loadavg_line();
     let results: Vec<CaseResult> = cases
         .iter()
         .enumerate()
@@ -236,7 +202,7 @@ fn main() {
     // On a shared machine, figures taken under a high load are to be repeated.
     println!(
         "/proc/loadavg at start: {load_at_start}; at end: {}; {} cores",
-        loadavg(),
+        loadavg_line(),
         cores()
     );
 }

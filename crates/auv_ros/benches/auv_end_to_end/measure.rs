@@ -2,34 +2,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use bench_support::{percentile, wall};
 use futures::{FutureExt, Stream, StreamExt};
 use r2r::geometry_msgs::msg::PoseStamped;
 use r2r::sensor_msgs::msg::{CompressedImage, Image};
 use r2r::QosProfile;
-
-pub fn wall() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs_f64()
-}
-
-/// User + system CPU seconds of a process (clock ticks of 1/100 s).
-pub fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    (ticks(11) + ticks(12)) as f64 / 100.0
-}
-
-/// The 1-minute load average.
-pub fn load_average() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|l| l.split_whitespace().next().and_then(|v| v.parse().ok()))
-        .unwrap_or(f64::NAN)
-}
 
 #[derive(Debug, Clone, Copy)]
 pub enum Receipt {
@@ -142,13 +119,6 @@ pub struct CaseResult {
     pub cpu_percent: f64,
     pub sim_cpu_percent: f64,
     pub load: (f64, f64),
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 /// `expected` messages were sent in the window; `latencies` (ms) are those of

@@ -272,7 +272,8 @@ impl SensorPipeline {
                         .set_latency_ms((ros_common::time::wall_now() - stamp_s) * 1e3);
                 }
                 if let Some(clock) = &self.clock {
-                    self.stats.count_publish(clock.advance(sim_time), "clock_publish_failed");
+                    self.stats
+                        .count_publish(clock.advance(sim_time), "clock_publish_failed");
                 }
             }
             Err(e) => self.warn_drop(e.reason(), &e.to_string()),
