@@ -26,14 +26,7 @@ use crate::watchdog::Watchdog;
 const NODE_NAME: &str = "auv_bridge";
 
 pub fn main() -> std::process::ExitCode {
-    match run() {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr(), "[{NODE_NAME}] error: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    ros_common::lifecycle::exit_code(NODE_NAME, run())
 }
 
 fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, String> {

@@ -10,7 +10,6 @@ pub mod convert;
 pub mod settings;
 pub mod telemetry;
 
-use std::io::Write;
 use std::net::SocketAddrV4;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -41,13 +40,7 @@ fn udp_socket(bind: SocketAddrV4, rcvbuf: usize, logger: &str) -> Result<Arc<tok
 }
 
 pub fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "[{NODE_NAME}] error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    ros_common::lifecycle::exit_code(NODE_NAME, run())
 }
 
 fn run() -> Result<(), String> {
