@@ -200,6 +200,33 @@ pub fn console_command(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The console command that asks RflySim3D for the `CameraData` of sensor
+/// `seq_id` on its status port (spec §2, §7).
+pub fn camera_data_command(seq_id: u16) -> String {
+    format!("RflyReqObjData 0 {seq_id} 0")
+}
+
+/// What a console command asks of RflySim3D, as far as the emulator acts on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleRequest {
+    /// `RflyReqObjData _ <SeqID> …`: send that camera's `CameraData`.
+    CameraData(u16),
+    /// `RflyClearCapture`: stop every `CameraData`.
+    ClearCapture,
+}
+
+impl ConsoleRequest {
+    /// The request in a console command's text; `None` for any other command.
+    pub fn parse(text: &str) -> Option<ConsoleRequest> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            ["RflyReqObjData", _, seq, ..] => seq.parse().ok().map(ConsoleRequest::CameraData),
+            ["RflyClearCapture", ..] => Some(ConsoleRequest::ClearCapture),
+            _ => None,
+        }
+    }
+}
+
 /// Reads a console command back (for the emulator).
 pub fn decode_console_command(p: &[u8]) -> Result<String, DecodeError> {
     if p.len() != 56 && p.len() != 256 {
@@ -394,6 +421,22 @@ mod tests {
         assert_eq!(decode_console_command(&c).unwrap(), "RflyReqObjData 0 2 0");
         assert_eq!(console_command(&"x".repeat(52)).unwrap().len(), 256);
         assert!(console_command(&"x".repeat(252)).is_none());
+    }
+
+    #[test]
+    fn console_requests_read_back() {
+        assert_eq!(camera_data_command(2), "RflyReqObjData 0 2 0");
+        assert_eq!(
+            ConsoleRequest::parse(&camera_data_command(65535)),
+            Some(ConsoleRequest::CameraData(65535))
+        );
+        assert_eq!(
+            ConsoleRequest::parse("RflyClearCapture"),
+            Some(ConsoleRequest::ClearCapture)
+        );
+        for other in ["RflyReqObjData 0 x 0", "RflyReqObjData 0", "RflyChangeMapbyName a", ""] {
+            assert_eq!(ConsoleRequest::parse(other), None, "{other:?}");
+        }
     }
 
     #[test]

@@ -19,7 +19,9 @@ use rflysim_proto::header::{split_frame, HeaderKind};
 use rflysim_proto::image::raw_image;
 use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use rflysim_proto::request::{console_command, decode_console_command, ImuRequest, RequestForm, VisionSensorReq};
+use rflysim_proto::request::{
+    console_command, decode_console_command, ConsoleRequest, ImuRequest, RequestForm, VisionSensorReq,
+};
 use rflysim_proto::sensor::Encoding;
 use rflysim_proto::shm::{ShmReader, ShmWriter};
 use rflysim_proto::telemetry::{decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState};
@@ -172,8 +174,13 @@ fn fixed_structs_and_requests() {
         let _ = LaserDistance::decode(d);
         let _ = TrueState::decode(d);
         let _ = VisionSensorReq::decode(d);
-        let _ = GimbalEcho::decode(d);
-        let _ = decode_console_command(d);
+        if let Ok(echo) = GimbalEcho::decode(d) {
+            // The emulator's encoder writes back exactly what the bridge's decoder read.
+            assert_eq!(echo.encode(u16::from_le_bytes([d[0], d[1]])), d);
+        }
+        if let Ok(text) = decode_console_command(d) {
+            let _ = ConsoleRequest::parse(&text);
+        }
         let _ = ImuRequest::decode(d);
         if let Ok(dets) = decode_detections(d) {
             assert!(dets.len() * 16 <= d.len());

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
-use rflysim_proto::request::{console_command, RequestForm, VisionSensorReq};
+use rflysim_proto::request::{camera_data_command, console_command, RequestForm, VisionSensorReq};
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
@@ -273,7 +273,7 @@ async fn status_loop(
                 // Ask RflySim3D for the status of gimbals not heard from yet.
                 for (seq, ok) in &heard {
                     if !ok {
-                        if let Some(cmd) = console_command(&format!("RflyReqObjData 0 {seq} 0")) {
+                        if let Some(cmd) = console_command(&camera_data_command(*seq)) {
                             send(&sock, to, &cmd, &logger);
                         }
                     }

@@ -5,7 +5,7 @@
 use std::net::UdpSocket;
 use std::sync::{Arc, Mutex};
 
-use rflysim_proto::request::{decode_console_command, RequestForm, VisionSensorReq};
+use rflysim_proto::request::{decode_console_command, ConsoleRequest, RequestForm, VisionSensorReq};
 
 use crate::log::line as log;
 use crate::shared::Running;
@@ -22,15 +22,10 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
         let d = &buf[..n];
         if let Ok(text) = decode_console_command(d) {
             log(&format!("console command from {from}: {text}"));
-            let words: Vec<&str> = text.split_whitespace().collect();
-            match words.as_slice() {
-                ["RflyReqObjData", _, seq, ..] => {
-                    if let Ok(seq) = seq.parse::<u16>() {
-                        shared.camera_data.lock().unwrap().push(seq);
-                    }
-                }
-                ["RflyClearCapture", ..] => shared.camera_data.lock().unwrap().clear(),
-                _ => {}
+            match ConsoleRequest::parse(&text) {
+                Some(ConsoleRequest::CameraData(seq)) => shared.camera_data.lock().unwrap().push(seq),
+                Some(ConsoleRequest::ClearCapture) => shared.camera_data.lock().unwrap().clear(),
+                None => {}
             }
             continue;
         }
