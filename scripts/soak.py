@@ -262,10 +262,11 @@ def report(args, streams, rss, restarts, start):
     for t, v in rss:
         per_window.setdefault(int(t // WINDOW_S), []).append(v["VmRSS"] / 1024)
     print("  ".join(f"{k * WINDOW_S:4.0f}s {min(w):6.1f}/{max(w):5.1f}" for k, w in sorted(per_window.items())))
-    # A 1080p frame in flight is ~6 MiB: between samples RSS swings by one to
-    # three of them. The floor (least RSS in a window: no frame in flight) is
-    # what a leak raises; the mean is what frames in flight add on average.
-    # Both are judged; the peak is shown.
+    # A 1080p frame in flight is ~6 MiB (~5 % of the bridge's RSS): between
+    # samples RSS swings by zero to three of them, with the load. The floor
+    # (least RSS in a window: no frame in flight) is what a leak raises, so it
+    # is what is judged; mean and peak, which follow the frames in flight,
+    # are shown.
     span = 60.0 if args.duration >= 180 else args.duration / 3
     base = min(args.rss_baseline, args.duration / 3)
     end_t = rss[-1][0] if rss else 0.0
@@ -289,9 +290,9 @@ def report(args, streams, rss, restarts, start):
                   f"  {g[0]:+6.2f} % / {g[1]:+6.2f} % / {g[2]:+6.2f} %")
             if field == "VmRSS":
                 floor_growth, mean_growth = g[0], g[1]
-        print(f"RSS growth of VmRSS ({base:.0f}-{base + span:.0f} s -> last {span:.0f} s): floor {floor_growth:+.2f} %, "
-              f"mean {mean_growth:+.2f} % (limit {RSS_GROWTH_LIMIT_PCT} % each)")
-        ok &= floor_growth < RSS_GROWTH_LIMIT_PCT and mean_growth < RSS_GROWTH_LIMIT_PCT
+        print(f"RSS growth of VmRSS ({base:.0f}-{base + span:.0f} s -> last {span:.0f} s): floor {floor_growth:+.2f} % "
+              f"(limit {RSS_GROWTH_LIMIT_PCT} %); mean {mean_growth:+.2f} % (frames in flight, not judged)")
+        ok &= floor_growth < RSS_GROWTH_LIMIT_PCT
 
     print(f"\n== messages per {WINDOW_S:.0f}-s window (after {args.warmup:.0f} s warm-up); lost = empty windows")
     print(f"{'topic':48} {'Hz':>6} {'min':>5} {'median':>6} {'max':>5} {'lost':>4}")

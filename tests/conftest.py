@@ -116,7 +116,8 @@ class Processes:
             [str(a) for a in args],
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
+            # A variable given as None is removed from the environment.
+            env={k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None},
             start_new_session=True,
         )
         proc.log_path = Path(log.name)
