@@ -40,7 +40,11 @@ fn window() -> f64 {
         .unwrap_or(8.0)
 }
 
+/// `AUV_BENCH_BIN_DIR` runs other builds of `auv_sim` and `auv_bridge` (an older commit's, to compare).
 fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("AUV_BENCH_BIN_DIR") {
+        return PathBuf::from(dir);
+    }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
@@ -83,6 +87,8 @@ struct Case {
     name: &'static str,
     republisher: Republisher,
     raw: bool,
+    /// camera_info, odom and /tf subscribed too.
+    every_topic: bool,
 }
 
 fn ids_csv() -> String {
@@ -151,7 +157,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     let republisher = start_republisher(case, ports, &namespace);
     let sim = start_sim(ports, &log);
     let mut node = r2r::Node::create(ctx.clone(), &format!("auv_bench_subscriber{index}"), "").unwrap();
-    let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw);
+    let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw, case.every_topic);
 
     let warm = Instant::now() + Duration::from_secs_f64(WARMUP_S);
     while Instant::now() < warm {
@@ -173,6 +179,8 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     let sent = std::fs::read_to_string(&log).unwrap_or_default();
     let mut result = measure::evaluate(&sent, &receipts, start, end - TAIL_S, LOG_SLACK_S, case.raw);
     result.name = case.name.into();
+    let extra = receipts.iter().filter(|r| matches!(r, Receipt::Extra)).count();
+    result.extra_hz = case.every_topic.then(|| extra as f64 / (end - start));
     result.cpu_percent = cpu;
     result.sim_cpu_percent = sim_cpu;
     result.load = (load_before, load_average());
@@ -200,21 +208,31 @@ fn main() {
             name: "auv_bridge (compressed + pose subscribed)",
             republisher: Republisher::Bridge(&[]),
             raw: false,
+            every_topic: false,
+        },
+        Case {
+            name: "auv_bridge (every topic subscribed: + camera_info, odom, /tf)",
+            republisher: Republisher::Bridge(&[]),
+            raw: false,
+            every_topic: true,
         },
         Case {
             name: "auv_bridge publish_tf:=false (compressed + pose subscribed)",
             republisher: Republisher::Bridge(&["publish_tf:=false"]),
             raw: false,
+            every_topic: false,
         },
         Case {
             name: "auv_bridge (+ raw image_raw subscribed: decode on)",
             republisher: Republisher::Bridge(&[]),
             raw: true,
+            every_topic: false,
         },
         Case {
             name: "Python reference: pyzmq + rclpy republisher",
             republisher: Republisher::Python,
             raw: false,
+            every_topic: false,
         },
     ];
     // AUV_BENCH_CASES=python runs only the cases whose name contains "python" (case-insensitive).
