@@ -12,6 +12,7 @@ use r2r::{Context, Node, QosProfile};
 use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::diagnostics::Watched;
 use ros_common::lifecycle::StopSignal;
+use ros_common::msgs::JpegFormatName;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
@@ -115,10 +116,12 @@ fn run() -> Result<(), String> {
             compressed: Some(names::compressed_topic(*id, camera)),
         });
         let [front, bottom] = cameras;
-        let publishers = [
-            CameraPublisher::new(&mut node, &front, &sensor_qos, max_pixels, s.decode_jpeg_always)?,
-            CameraPublisher::new(&mut node, &bottom, &sensor_qos, max_pixels, s.decode_jpeg_always)?,
-        ];
+        // The issue's `format: jpeg`; the RflySim and GPS-denied cameras keep image_transport's form.
+        let mut camera = |topics| {
+            CameraPublisher::new(&mut node, topics, &sensor_qos, max_pixels, s.decode_jpeg_always)
+                .map(|c| c.with_jpeg_format_name(JpegFormatName::Plain))
+        };
+        let publishers = [camera(&front)?, camera(&bottom)?];
         let (auv, fov, log, stop, id) = (st.images.clone(), s.camera_fov_deg, logger.clone(), stop.clone(), *id);
         threads.push(spawn(&format!("images auv{id}"), move || {
             crate::images::publish(id, auv, publishers, fov, log, stop)

@@ -345,7 +345,7 @@ impl SensorPipeline {
                         let max_bytes = max_pixels.saturating_mul(encoding.bytes_per_pixel());
                         decode_png(&payload, *encoding, max_bytes.min(self.settings.max_frame_bytes))?
                     }
-                    ImageFormat::Jpeg => return Ok(camera.publish_jpeg(payload, *encoding, fov, header)?),
+                    ImageFormat::Jpeg => return Ok(camera.publish_jpeg(&payload, *encoding, fov, header)?),
                 };
                 camera.publish_decoded(img, fov, header)?;
                 Ok(())

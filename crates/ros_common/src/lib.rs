@@ -4,6 +4,8 @@
 //! what is here. Nothing in this crate knows a simulator.
 
 pub mod camera;
+pub mod cdr;
+pub mod demand;
 pub mod diagnostics;
 pub mod lifecycle;
 pub mod msgs;

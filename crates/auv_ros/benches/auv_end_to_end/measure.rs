@@ -101,7 +101,10 @@ impl Streams {
                 })));
                 if every_topic {
                     let s = node
-                        .subscribe_native::<CameraInfo>(&format!("{namespace}/auv{auv}/{name}/camera_info"), qos.clone())
+                        .subscribe_native::<CameraInfo>(
+                            &format!("{namespace}/auv{auv}/{name}/camera_info"),
+                            qos.clone(),
+                        )
                         .unwrap();
                     subs.push(Box::new(s.map(|_| Receipt::Extra)));
                 }
