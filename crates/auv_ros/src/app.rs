@@ -12,6 +12,7 @@ use r2r::{Node, QosProfile};
 use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::diagnostics::Watched;
 use ros_common::lifecycle::StopSignal;
+use ros_common::msgs::JpegFormatName;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
@@ -43,7 +44,23 @@ struct AuvStats {
     thrusters: Arc<StreamStats>,
 }
 
+/// Keeps freed frame-sized buffers (libzmq's receive buffers, decoded
+/// images) in the heap for the next frame instead of handing them back to
+/// the kernel and faulting fresh zeroed pages in for every message: glibc
+/// serves blocks over 128 KiB with mmap and trims the heap's top, and the
+/// page faults were about a tenth of the bridge's CPU at 240 JPEGs/s
+/// (BENCHMARKS.md). Blocks up to 8 MiB (a 1080p bgr8 frame) now come from
+/// the heap, which keeps up to its peak plus 64 MiB free.
+fn keep_frame_buffers() {
+    // SAFETY: mallopt only tunes glibc's allocator and takes its own locks.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
+}
+
 fn run() -> Result<(), String> {
+    keep_frame_buffers();
     let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut node = Node::create(ctx, NODE_NAME, "").map_err(|e| e.to_string())?;
     let logger = node.logger().to_string();
@@ -109,10 +126,12 @@ fn run() -> Result<(), String> {
             compressed: Some(names::compressed_topic(*id, camera)),
         });
         let [front, bottom] = cameras;
-        let publishers = [
-            CameraPublisher::new(&mut node, &front, &sensor_qos, max_pixels, s.decode_jpeg_always)?,
-            CameraPublisher::new(&mut node, &bottom, &sensor_qos, max_pixels, s.decode_jpeg_always)?,
-        ];
+        // The issue's `format: jpeg`; the RflySim and GPS-denied cameras keep image_transport's form.
+        let mut camera = |topics| {
+            CameraPublisher::new(&mut node, topics, &sensor_qos, max_pixels, s.decode_jpeg_always)
+                .map(|c| c.with_jpeg_format_name(JpegFormatName::Plain))
+        };
+        let publishers = [camera(&front)?, camera(&bottom)?];
         let (auv, fov, log, stop, id) = (st.images.clone(), s.camera_fov_deg, logger.clone(), stop.clone(), *id);
         threads.push(spawn(&format!("images auv{id}"), move || {
             crate::images::publish(id, auv, publishers, fov, log, stop)

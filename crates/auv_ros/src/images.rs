@@ -17,11 +17,11 @@ use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{from_ros_time, to_ros_time, wall_now};
 
 use crate::latest::Latest;
-use crate::link::{receive_all, stopping};
+use crate::link::{first_byte, receive_all, stopping, Part};
 use crate::names;
 
 /// What the receiver hands to an AUV's publisher.
-pub type Arrived = (ImageMessage<Vec<u8>>, Time);
+pub type Arrived = (ImageMessage<Part>, Time);
 
 /// One AUV's image stream.
 #[derive(Debug, Default)]
@@ -42,10 +42,10 @@ pub fn receive(
     let mut warn = RateLimitedLog::new(Duration::from_secs(5));
     while !stopping(&stop) {
         receive_all(&socket, |parts| {
-            let Some(auv) = parts.first().and_then(|p| p.first()).and_then(|id| auvs.get(id)) else {
+            let Some(auv) = first_byte(&parts).and_then(|id| auvs.get(&id)) else {
                 return;
             };
-            let bytes: usize = parts.iter().map(Vec::len).sum();
+            let bytes: usize = parts.iter().map(Part::len).sum();
             auv.stats
                 .bytes_in
                 .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
@@ -84,7 +84,7 @@ pub fn publish(
         let mut ok = true;
         for ((camera, jpeg), publisher) in Camera::ALL.into_iter().zip([front, bottom]).zip(cameras.iter_mut()) {
             let h = header(stamp.clone(), &names::optical_frame(id, camera));
-            if let Err(e) = publisher.publish_jpeg(jpeg, Encoding::Bgr8, fov_deg, h) {
+            if let Err(e) = publisher.publish_jpeg(jpeg.as_ref(), Encoding::Bgr8, fov_deg, h) {
                 ok = false;
                 auv.stats.drop_frame(e.reason());
                 if let Some(held) = warn.allow() {

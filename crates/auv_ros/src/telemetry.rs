@@ -11,12 +11,13 @@ use r2r::geometry_msgs::msg::PoseStamped;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::Publisher;
+use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::lifecycle::StopSignal;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
 use crate::convert::{odometry, pose_stamped, Variances};
-use crate::link::{receive_all, stopping};
+use crate::link::{first_byte, receive_all, stopping, Part};
 
 /// A gap longer than this (a simulator restart, a pause) starts the twist over.
 const MAX_TWIST_GAP: Duration = Duration::from_secs(1);
@@ -73,10 +74,10 @@ pub fn receive(
     let mut warn = RateLimitedLog::new(Duration::from_secs(5));
     while !stopping(&stop) {
         receive_all(&socket, |parts| {
-            let Some(auv) = parts.first().and_then(|p| p.first()).and_then(|id| auvs.get_mut(id)) else {
+            let Some(auv) = first_byte(&parts).and_then(|id| auvs.get_mut(&id)) else {
                 return;
             };
-            let bytes: usize = parts.iter().map(Vec::len).sum();
+            let bytes: usize = parts.iter().map(Part::len).sum();
             auv.stats
                 .bytes_in
                 .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
@@ -114,21 +115,27 @@ fn publish(auv: &mut AuvTelemetry, t: &Telemetry, tf: Option<&Publisher<TFMessag
         }
         None => auv.reference = Some((pose, arrived)),
     }
-    let odom = odometry(
-        t.auv_id,
-        &pose,
-        auv.twist.as_ref(),
-        stamp.clone(),
-        &s.world_frame_id,
-        &s.variances,
-    );
-    let sent = auv.pose.publish(&pose_stamped(&pose, stamp, &s.world_frame_id)).is_ok()
-        & auv.odom.publish(&odom).is_ok()
-        & tf.is_none_or(|p| p.publish(&ros_common::tf::odometry_tf(&odom)).is_ok());
-    if sent {
+    // Each only while somebody subscribes; odometry is built for `odom` or `/tf`.
+    let tf = tf.filter(|p| subscribed(p));
+    let pose_sent = publish_if_subscribed(&auv.pose, || pose_stamped(&pose, stamp.clone(), &s.world_frame_id)).is_ok();
+    let odom_sent = if tf.is_some() || subscribed(&auv.odom) {
+        let odom = odometry(
+            t.auv_id,
+            &pose,
+            auv.twist.as_ref(),
+            stamp.clone(),
+            &s.world_frame_id,
+            &s.variances,
+        );
+        (!subscribed(&auv.odom) || auv.odom.publish(&odom).is_ok())
+            & tf.is_none_or(|p| p.publish(&ros_common::tf::odometry_tf(&odom)).is_ok())
+    } else {
+        true
+    };
+    if pose_sent & odom_sent {
         auv.stats.published(0);
         auv.stats
-            .set_latency_ms((wall_now() - ros_common::time::from_ros_time(&odom.header.stamp)) * 1e3);
+            .set_latency_ms((wall_now() - ros_common::time::from_ros_time(&stamp)) * 1e3);
     } else {
         auv.stats.drop_frame("publish_failed");
     }

@@ -301,7 +301,7 @@ impl TelemetryBridge {
                 .unwrap_or(DEFAULT_FOV_DEG);
             let len = jpeg.len();
             let camera_header = header(stamp, &self.settings.frames.camera);
-            match self.out.camera.publish_jpeg(jpeg, Encoding::Bgr8, fov, camera_header) {
+            match self.out.camera.publish_jpeg(&jpeg, Encoding::Bgr8, fov, camera_header) {
                 Ok(()) => self.stats.camera.published(len),
                 Err(err) => {
                     self.stats.camera.drop_frame(err.reason());

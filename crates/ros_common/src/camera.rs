@@ -7,11 +7,13 @@
 use std::fmt;
 
 use image_codec::{CodecError, Encoding, Image as DecodedImage, JpegDecoder};
-use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image};
+use r2r::sensor_msgs::msg::{CameraInfo, Image};
 use r2r::std_msgs::msg::Header;
-use r2r::{Node, Publisher, QosProfile};
+use r2r::{Node, Publisher, PublisherUntyped, QosProfile};
 
-use crate::msgs::{camera_info, compressed_image, image};
+use crate::cdr::{compressed_image, COMPRESSED_IMAGE_TYPE};
+use crate::demand::{publish_if_subscribed, subscribed, subscribed_untyped};
+use crate::msgs::{camera_info, image, JpegFormatName};
 
 /// Where a camera publishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +29,8 @@ pub struct CameraTopics {
 pub enum CameraError {
     Decode(CodecError),
     Publish(r2r::Error),
+    /// More bytes than a ROS message field can hold (2³² − 1).
+    TooLarge(usize),
 }
 
 impl CameraError {
@@ -35,6 +39,7 @@ impl CameraError {
         match self {
             CameraError::Decode(_) => "bad_image",
             CameraError::Publish(_) => "publish_failed",
+            CameraError::TooLarge(_) => "too_large",
         }
     }
 }
@@ -44,6 +49,7 @@ impl fmt::Display for CameraError {
         match self {
             CameraError::Decode(e) => write!(f, "image: {e}"),
             CameraError::Publish(e) => write!(f, "publish: {e}"),
+            CameraError::TooLarge(n) => write!(f, "{n} bytes do not fit a ROS message"),
         }
     }
 }
@@ -63,9 +69,13 @@ impl From<r2r::Error> for CameraError {
 }
 
 struct JpegOutput {
-    compressed: Publisher<CompressedImage>,
+    /// Takes the serialized message (see [`crate::cdr`]).
+    compressed: PublisherUntyped,
+    /// The last frame's serialized message, reused for the next.
+    serialized: Vec<u8>,
     decoder: JpegDecoder,
     always_decode: bool,
+    format_name: JpegFormatName,
 }
 
 pub struct CameraPublisher {
@@ -96,10 +106,12 @@ impl CameraPublisher {
         let jpeg = match &topics.compressed {
             Some(t) => Some(JpegOutput {
                 compressed: node
-                    .create_publisher(t, qos.clone())
+                    .create_publisher_untyped(t, COMPRESSED_IMAGE_TYPE, qos.clone())
                     .map_err(|e| publisher_error(t, e))?,
+                serialized: Vec::new(),
                 decoder: JpegDecoder::new(max_pixels).map_err(|e| format!("JPEG decoder: {e}"))?,
                 always_decode,
+                format_name: JpegFormatName::default(),
             }),
             None => None,
         };
@@ -114,21 +126,32 @@ impl CameraPublisher {
         })
     }
 
-    /// A decoded frame: its camera info, then the image.
+    /// How the `format` of this camera's `CompressedImage`s names the JPEG
+    /// (image_transport's form unless set).
+    pub fn with_jpeg_format_name(mut self, name: JpegFormatName) -> Self {
+        if let Some(out) = self.jpeg.as_mut() {
+            out.format_name = name;
+        }
+        self
+    }
+
+    /// A decoded frame: its camera info, then the image (each only while
+    /// somebody subscribes to it).
     pub fn publish_decoded(&self, img: DecodedImage, fov_deg: f64, header: Header) -> Result<(), CameraError> {
-        self.info
-            .publish(&camera_info(img.width, img.height, fov_deg, header.clone()))?;
-        self.image.publish(&image(img, header))?;
+        publish_if_subscribed(&self.info, || {
+            camera_info(img.width, img.height, fov_deg, header.clone())
+        })?;
+        publish_if_subscribed(&self.image, || image(img, header))?;
         Ok(())
     }
 
     /// A JPEG frame: nothing of it is published unless it reads as a JPEG;
-    /// then the JPEG as received, the camera info, and the decoded image while
-    /// somebody subscribes to it. Panics on a camera made without a
-    /// compressed topic (a programming error, not an input one).
+    /// then the JPEG as received, the camera info, and the decoded image,
+    /// each while somebody subscribes to it. Panics on a camera made
+    /// without a compressed topic (a programming error, not an input one).
     pub fn publish_jpeg(
         &mut self,
-        jpeg: Vec<u8>,
+        jpeg: &[u8],
         encoding: Encoding,
         fov_deg: f64,
         header: Header,
@@ -137,22 +160,25 @@ impl CameraPublisher {
             .jpeg
             .as_mut()
             .expect("publish_jpeg on a camera without a compressed topic");
-        let wanted = out.always_decode || self.image.get_inter_process_subscription_count().unwrap_or(1) > 0;
-        let decoded = if wanted {
-            Some(out.decoder.decode(&jpeg, encoding)?)
+        let decoded = if out.always_decode || subscribed(&self.image) {
+            Some(out.decoder.decode(jpeg, encoding)?)
         } else {
             None
         };
         let (width, height) = match &decoded {
             Some(d) => (d.width, d.height),
-            None => out.decoder.size(&jpeg)?,
+            None => out.decoder.size(jpeg)?,
         };
-        out.compressed
-            .publish(&compressed_image(jpeg, encoding, header.clone()))?;
+        if subscribed_untyped(&out.compressed) {
+            let format = out.format_name.format(encoding);
+            compressed_image(&mut out.serialized, &header.stamp, &header.frame_id, &format, jpeg)
+                .map_err(CameraError::TooLarge)?;
+            out.compressed.publish_raw(&out.serialized)?;
+        }
         match decoded {
             Some(d) => self.publish_decoded(d, fov_deg, header),
             None => {
-                self.info.publish(&camera_info(width, height, fov_deg, header))?;
+                publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header))?;
                 Ok(())
             }
         }

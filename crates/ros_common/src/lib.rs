@@ -4,7 +4,9 @@
 //! what is here. Nothing in this crate knows a simulator.
 
 pub mod camera;
+pub mod cdr;
 pub mod dds;
+pub mod demand;
 pub mod diagnostics;
 pub mod lifecycle;
 pub mod msgs;

@@ -2,12 +2,14 @@
 //! headers, images, camera info, vectors and quaternions, REP-145
 //! covariances. Pure functions: no node, no I/O.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use frames::{Quat, Vec3};
 use image_codec::{Encoding, Image as DecodedImage};
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Point, Pose, PoseWithCovariance, Quaternion, Vector3};
-use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image, RegionOfInterest};
+use r2r::sensor_msgs::msg::{CameraInfo, Image, RegionOfInterest};
 use r2r::std_msgs::msg::Header;
 
 pub fn header(stamp: Time, frame_id: &str) -> Header {
@@ -34,13 +36,27 @@ pub fn image(img: DecodedImage, header: Header) -> Image {
     }
 }
 
-/// `image_transport`'s format string for a JPEG of `encoding`.
-pub fn compressed_image(jpeg: Vec<u8>, encoding: Encoding, header: Header) -> CompressedImage {
-    let e = encoding.ros_name();
-    CompressedImage {
-        header,
-        format: format!("{e}; jpeg compressed {e}"),
-        data: jpeg,
+/// How a `CompressedImage` names the JPEG in its `format` field. Both read
+/// as JPEG to `compressed_image_transport` (rviz2, `republish`): without a
+/// `;` it takes the decoded image's channels (3 → bgr8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JpegFormatName {
+    /// What `compressed_image_transport` itself writes: `"bgr8; jpeg compressed bgr8"`.
+    #[default]
+    ImageTransport,
+    /// `"jpeg"`, as the AUV issue asks and as Foxglove and most hand-written clients expect.
+    Plain,
+}
+
+impl JpegFormatName {
+    pub fn format(self, encoding: Encoding) -> Cow<'static, str> {
+        match self {
+            JpegFormatName::ImageTransport => {
+                let e = encoding.ros_name();
+                Cow::Owned(format!("{e}; jpeg compressed {e}"))
+            }
+            JpegFormatName::Plain => Cow::Borrowed("jpeg"),
+        }
     }
 }
 
@@ -162,6 +178,19 @@ mod tests {
         let ci = camera_info(640, 480, 90.0, h());
         assert!((ci.k[0] - 320.0).abs() < 1e-9 && (ci.k[4] - 320.0).abs() < 1e-9);
         assert_eq!((ci.k[2], ci.k[5], ci.p[3]), (320.0, 240.0, 0.0));
+    }
+
+    #[test]
+    fn jpeg_format_names() {
+        assert_eq!(
+            JpegFormatName::default().format(Encoding::Bgr8),
+            "bgr8; jpeg compressed bgr8"
+        );
+        assert_eq!(
+            JpegFormatName::ImageTransport.format(Encoding::Mono8),
+            "mono8; jpeg compressed mono8"
+        );
+        assert_eq!(JpegFormatName::Plain.format(Encoding::Bgr8), "jpeg");
     }
 
     #[test]

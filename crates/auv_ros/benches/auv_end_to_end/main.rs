@@ -18,7 +18,7 @@
 
 mod measure;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -41,6 +41,11 @@ fn window() -> f64 {
         .unwrap_or(8.0)
 }
 
+/// `AUV_BENCH_BIN_DIR` runs other builds of `auv_sim` and `auv_bridge` (an older commit's, to compare).
+fn bin_dir() -> PathBuf {
+    std::env::var_os("AUV_BENCH_BIN_DIR").map_or_else(release_bin_dir, PathBuf::from)
+}
+
 /// Ports of this run (not the seed's: other programs on the machine may hold those).
 #[derive(Clone, Copy)]
 struct Ports {
@@ -59,6 +64,8 @@ struct Case {
     name: &'static str,
     republisher: Republisher,
     raw: bool,
+    /// camera_info, odom and /tf subscribed too.
+    every_topic: bool,
 }
 
 fn ids_csv() -> String {
@@ -67,7 +74,7 @@ fn ids_csv() -> String {
 
 fn start_sim(ports: Ports, log: &Path) -> StoppedOnDrop {
     StoppedOnDrop(
-        Command::new(release_bin_dir().join("auv_sim"))
+        Command::new(bin_dir().join("auv_sim"))
             .args(["--auv-ids", &ids_csv(), "--width", "1280", "--height", "720"])
             .args(["--image-rate", &IMAGE_HZ.to_string()])
             .args(["--telemetry-rate", &TELEMETRY_HZ.to_string()])
@@ -85,7 +92,7 @@ fn start_sim(ports: Ports, log: &Path) -> StoppedOnDrop {
 
 fn start_republisher(case: &Case, ports: Ports, namespace: &str) -> StoppedOnDrop {
     let child = match case.republisher {
-        Republisher::Bridge(params) => Command::new(release_bin_dir().join("auv_bridge"))
+        Republisher::Bridge(params) => Command::new(bin_dir().join("auv_bridge"))
             .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
             .args(["-p", &format!("image_port:={}", ports.image)])
             .args(["-p", &format!("thruster_port:={}", ports.thruster)])
@@ -127,7 +134,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     let republisher = start_republisher(case, ports, &namespace);
     let sim = start_sim(ports, &log);
     let mut node = r2r::Node::create(ctx.clone(), &format!("auv_bench_subscriber{index}"), "").unwrap();
-    let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw);
+    let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw, case.every_topic);
 
     let warm = Instant::now() + Duration::from_secs_f64(WARMUP_S);
     while Instant::now() < warm {
@@ -149,6 +156,8 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     let sent = std::fs::read_to_string(&log).unwrap_or_default();
     let mut result = measure::evaluate(&sent, &receipts, start, end - TAIL_S, LOG_SLACK_S, case.raw);
     result.name = case.name.into();
+    let extra = receipts.iter().filter(|r| matches!(r, Receipt::Extra)).count();
+    result.extra_hz = case.every_topic.then(|| extra as f64 / (end - start));
     result.cpu_percent = cpu;
     result.sim_cpu_percent = sim_cpu;
     result.load = (load_before, load_average());
@@ -172,21 +181,31 @@ fn main() {
             name: "auv_bridge (compressed + pose subscribed)",
             republisher: Republisher::Bridge(&[]),
             raw: false,
+            every_topic: false,
+        },
+        Case {
+            name: "auv_bridge (every topic subscribed: + camera_info, odom, /tf)",
+            republisher: Republisher::Bridge(&[]),
+            raw: false,
+            every_topic: true,
         },
         Case {
             name: "auv_bridge publish_tf:=false (compressed + pose subscribed)",
             republisher: Republisher::Bridge(&["publish_tf:=false"]),
             raw: false,
+            every_topic: false,
         },
         Case {
             name: "auv_bridge (+ raw image_raw subscribed: decode on)",
             republisher: Republisher::Bridge(&[]),
             raw: true,
+            every_topic: false,
         },
         Case {
             name: "Python reference: pyzmq + rclpy republisher",
             republisher: Republisher::Python,
             raw: false,
+            every_topic: false,
         },
     ];
     // AUV_BENCH_CASES=python runs only the cases whose name contains "python" (case-insensitive).

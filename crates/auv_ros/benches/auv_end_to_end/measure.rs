@@ -5,7 +5,9 @@ use std::collections::{HashMap, HashSet};
 use bench_support::{percentile, wall};
 use futures::{FutureExt, Stream, StreamExt};
 use r2r::geometry_msgs::msg::PoseStamped;
-use r2r::sensor_msgs::msg::{CompressedImage, Image};
+use r2r::nav_msgs::msg::Odometry;
+use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image};
+use r2r::tf2_msgs::msg::TFMessage;
 use r2r::QosProfile;
 
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +31,8 @@ pub enum Receipt {
         stamp_ns: i64,
         at: f64,
     },
+    /// camera_info, odom or /tf: counted, not timed.
+    Extra,
 }
 
 fn ns(sec: i32, nanosec: u32) -> i64 {
@@ -44,13 +48,19 @@ fn sequence_number(jpeg: &[u8]) -> Option<u64> {
         .and_then(|n| n.parse().ok())
 }
 
+/// What tf2's listeners subscribe to `/tf` with.
+fn ros_common_tf_qos() -> QosProfile {
+    QosProfile::default().keep_last(100).reliable()
+}
+
 type ReceiptStream = Box<dyn Stream<Item = Receipt> + Unpin>;
 
 /// Every subscription of a case; receipts are timed when drained, right after a spin.
 pub struct Streams(Vec<ReceiptStream>);
 
 impl Streams {
-    pub fn subscribe(node: &mut r2r::Node, namespace: &str, ids: &[u8], raw: bool) -> Streams {
+    /// `every_topic`: camera_info, odom and /tf too, so that the bridge publishes all it can.
+    pub fn subscribe(node: &mut r2r::Node, namespace: &str, ids: &[u8], raw: bool, every_topic: bool) -> Streams {
         let qos = QosProfile::default().keep_last(10).reliable();
         let mut subs: Vec<ReceiptStream> = Vec::new();
         for &auv in ids {
@@ -66,6 +76,15 @@ impl Streams {
                     stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
                     at: wall(),
                 })));
+                if every_topic {
+                    let s = node
+                        .subscribe_native::<CameraInfo>(
+                            &format!("{namespace}/auv{auv}/{name}/camera_info"),
+                            qos.clone(),
+                        )
+                        .unwrap();
+                    subs.push(Box::new(s.map(|_| Receipt::Extra)));
+                }
                 if raw {
                     // Native: the receipt needs only the stamp, not a 2.7 MB copy.
                     let s = node.subscribe_native::<Image>(&topic, qos.clone()).unwrap();
@@ -85,6 +104,16 @@ impl Streams {
                 stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
                 at: wall(),
             })));
+            if every_topic {
+                let s = node
+                    .subscribe_native::<Odometry>(&format!("{namespace}/auv{auv}/odom"), qos.clone())
+                    .unwrap();
+                subs.push(Box::new(s.map(|_| Receipt::Extra)));
+            }
+        }
+        if every_topic {
+            let s = node.subscribe_native::<TFMessage>("/tf", ros_common_tf_qos()).unwrap();
+            subs.push(Box::new(s.map(|_| Receipt::Extra)));
         }
         Streams(subs)
     }
@@ -116,6 +145,8 @@ pub struct CaseResult {
     pub pose: StreamResult,
     /// Receipts a sent message could not be found for: compressed, raw, pose.
     pub unmatched: [usize; 3],
+    /// camera_info + odom + /tf messages received per second (every-topic case).
+    pub extra_hz: Option<f64>,
     pub cpu_percent: f64,
     pub sim_cpu_percent: f64,
     pub load: (f64, f64),
@@ -219,7 +250,7 @@ pub fn evaluate(sent_log: &str, receipts: &[Receipt], start: f64, last_send: f64
                     poses.push((at - sent) * 1e3);
                 }
             }
-            Receipt::Compressed { .. } => {}
+            Receipt::Compressed { .. } | Receipt::Extra => {}
         }
     }
     let images_in_window = image_sent.values().filter(|&&t| in_window(t)).count();
@@ -252,8 +283,8 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
             let (name, cpu, sim, load) = if i == 0 {
                 (
                     r.name.as_str(),
-                    format!("{:.0}", r.cpu_percent),
-                    format!("{:.0}", r.sim_cpu_percent),
+                    format!("{:.1}", r.cpu_percent),
+                    format!("{:.1}", r.sim_cpu_percent),
                     format!("{:.2} / {:.2}", r.load.0, r.load.1),
                 )
             } else {
@@ -269,6 +300,11 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
     for r in results {
         let [c, raw, pose] = r.unmatched;
         println!("  {}: {c} / {raw} / {pose}", r.name);
+    }
+    for r in results {
+        if let Some(hz) = r.extra_hz {
+            println!("  {}: camera_info + odom + /tf received: {hz:.1} msg/s", r.name);
+        }
     }
     let python = results.iter().find(|r| r.name.starts_with("Python"));
     for r in results.iter().filter(|r| !r.name.starts_with("Python")) {

@@ -91,7 +91,7 @@ impl Outputs {
                     fov_deg,
                     header,
                 },
-            ) => camera.publish_jpeg(jpeg, encoding, fov_deg, header)?,
+            ) => camera.publish_jpeg(&jpeg, encoding, fov_deg, header)?,
             (
                 Outputs::Cloud {
                     cloud,
