@@ -102,6 +102,8 @@ const MAX_PARTS: usize = if auv_proto::IMAGE_PARTS > auv_proto::TELEMETRY_PARTS 
     auv_proto::TELEMETRY_PARTS + 1
 };
 
+const _: () = assert!(MAX_PARTS > auv_proto::IMAGE_PARTS && MAX_PARTS > auv_proto::TELEMETRY_PARTS);
+
 /// The next message waiting on `socket`, if any, as at most [`MAX_PARTS`]
 /// frames (a longer one keeps one past the seed's counts, so it fails them).
 fn receive_message(socket: &zmq::Socket) -> Option<Vec<Part>> {
@@ -184,7 +186,6 @@ mod tests {
         let got = received(&rx);
         assert_eq!(got.len(), 2);
         assert_eq!(got[0], frames[..MAX_PARTS].to_vec());
-        const { assert!(MAX_PARTS > auv_proto::IMAGE_PARTS && MAX_PARTS > auv_proto::TELEMETRY_PARTS) };
         assert_eq!(got[1], vec![vec![1], vec![0; 24]]);
     }
 }

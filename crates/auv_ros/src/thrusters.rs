@@ -30,8 +30,10 @@ pub struct Pending {
     pub received: Instant,
 }
 
-/// How often the sender looks at the watchdog and the stop signal.
-const TICK: Duration = Duration::from_millis(10);
+/// How long the sender waits at most before looking at the stop signal;
+/// it wakes earlier only when a command arrives or a watchdog stop falls due
+/// (no fixed tick: an idle bridge does not wake 100 times a second).
+const MAX_WAIT: Duration = crate::link::POLL;
 /// Commands waiting for the sender; more are dropped (and counted).
 pub const QUEUE: usize = 64;
 
@@ -132,7 +134,11 @@ pub fn sender(
     stop: StopSignal,
 ) {
     while !stopping(&stop) {
-        match from_inputs.recv_timeout(TICK) {
+        let now = Instant::now();
+        let wait = watchdog
+            .next_due()
+            .map_or(MAX_WAIT, |due| due.saturating_duration_since(now).min(MAX_WAIT));
+        match from_inputs.recv_timeout(wait) {
             Ok(p) => match watchdog.admit(&p.command, p.stamp_age, p.received, Instant::now()) {
                 Ok(()) => send(&socket, &p.command, &stats),
                 Err(refusal) => {
@@ -142,7 +148,7 @@ pub fn sender(
                 }
             },
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(TICK),
+            Err(RecvTimeoutError::Disconnected) => std::thread::sleep(wait),
         }
         for stop_command in watchdog.expired(Instant::now()) {
             send(&socket, &stop_command, &stats);

@@ -76,6 +76,15 @@ impl Watchdog {
             .collect()
     }
 
+    /// When the next stop falls due (`None`: no AUV is armed).
+    pub fn next_due(&self) -> Option<Instant> {
+        self.last
+            .iter()
+            .filter(|(_, _, stopped)| !stopped)
+            .filter_map(|(_, sent, _)| sent.map(|t| t + self.timeout))
+            .min()
+    }
+
     /// All-zero for every AUV (shutdown).
     pub fn all_stop(&self) -> Vec<ThrusterCommand> {
         self.last.iter().map(|e| ThrusterCommand::stop(e.0)).collect()
@@ -99,14 +108,22 @@ mod tests {
             w.expired(t0 + ms(10_000)).is_empty(),
             "nothing sent yet: nothing to stop"
         );
+        assert_eq!(w.next_due(), None);
         w.admit(&forward(1), None, t0, t0).unwrap();
+        assert_eq!(w.next_due(), Some(t0 + ms(500)));
         assert!(w.expired(t0 + ms(499)).is_empty());
         assert_eq!(w.expired(t0 + ms(500)), vec![ThrusterCommand::stop(1)]);
         assert!(w.expired(t0 + ms(2000)).is_empty(), "only one stop");
+        assert_eq!(w.next_due(), None, "stopped: nothing due");
         // A new command re-arms it.
         w.admit(&forward(1), Some(ms(20)), t0 + ms(3000), t0 + ms(3000))
             .unwrap();
-        assert_eq!(w.expired(t0 + ms(3600)), vec![ThrusterCommand::stop(1)]);
+        w.admit(&forward(0), None, t0 + ms(3100), t0 + ms(3100)).unwrap();
+        assert_eq!(w.next_due(), Some(t0 + ms(3500)), "the earliest of two");
+        assert_eq!(
+            w.expired(t0 + ms(3600)),
+            vec![ThrusterCommand::stop(0), ThrusterCommand::stop(1)]
+        );
     }
 
     #[test]
