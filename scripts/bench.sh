@@ -2,8 +2,10 @@
 # Runs the benchmarks and prints their tables (BENCHMARKS.md holds a copy):
 #   1. rflysim_proto: reassembly + decode next to memcpy;
 #   2. end to end (emulator → bridge → r2r subscriber) next to an r2r
-#      reference publisher, with Fast DDS's defaults and again with
-#      config/fastdds_large_data.xml;
+#      reference publisher: as shipped (the bridge takes
+#      config/fastdds_large_data.xml by itself, the subscriber and the
+#      reference keep Fast DDS's defaults), with Fast DDS's defaults
+#      everywhere, and with the profile everywhere;
 #   3. the AUV bridge end to end (auv_sim → auv_bridge → r2r subscriber,
 #      4 AUVs × 2 cameras 720p JPEG @ 30 Hz + telemetry @ 100 Hz), compressed
 #      only and with the raw images subscribed, next to a pyzmq + rclpy
@@ -26,8 +28,11 @@ cargo build --release --locked --workspace --bins
 echo "== cargo bench -p rflysim_proto"
 cargo bench --locked -p rflysim_proto --bench decode 2>/dev/null
 echo
-echo "== cargo bench -p rflysim_ros --bench end_to_end (Fast DDS defaults)"
-cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo "== cargo bench -p rflysim_ros --bench end_to_end (as shipped: the bridge on its profile, the rest on defaults)"
+env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo
+echo "== the same with Fast DDS's defaults everywhere (FASTRTPS_DEFAULT_PROFILES_FILE set empty)"
+FASTRTPS_DEFAULT_PROFILES_FILE= cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
 echo
 echo "== the same with FASTRTPS_DEFAULT_PROFILES_FILE=config/fastdds_large_data.xml"
 FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
