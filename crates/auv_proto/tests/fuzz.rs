@@ -9,7 +9,7 @@
 //! the input back); and recovery: a good message after every bad one decodes
 //! exactly, and each bad one is counted once under one kind.
 
-use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Rng};
+use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Overwrite, Rng};
 
 use auv_proto::counts::InputCounts;
 use auv_proto::image::{jpeg_comment, jpeg_dimensions, with_comment, ImageLimits, ImageMessage};
@@ -31,7 +31,7 @@ const EXTREMES: [[u8; 4]; 7] = [
 
 fn mutate_part(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     let m = Mutations {
-        extremes: &EXTREMES,
+        overwrite: Overwrite::Extremes(&EXTREMES),
         max_rounds: 3,
         max_garbage: 40,
     };

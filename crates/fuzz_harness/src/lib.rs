@@ -80,18 +80,27 @@ pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// How [`mutate_bytes`] mutates: its protocol's extreme 4-byte values, how
+/// How [`mutate_bytes`] mutates: what it writes over part of the input, how
 /// many mutations at most, how long a random replacement may be.
 #[derive(Debug, Clone, Copy)]
 pub struct Mutations<'a> {
-    pub extremes: &'a [[u8; 4]],
+    pub overwrite: Overwrite<'a>,
     pub max_rounds: usize,
     pub max_garbage: usize,
 }
 
+/// What a protocol's fuzz run writes over its inputs.
+#[derive(Debug, Clone, Copy)]
+pub enum Overwrite<'a> {
+    /// Binary wire: an extreme value written over four bytes.
+    Extremes(&'a [[u8; 4]]),
+    /// Text wire: a run of up to 7 bytes replaced by one of these tokens.
+    Tokens(&'a [&'a [u8]]),
+}
+
 /// `seed` after one to `max_rounds` mutations: a flipped bit, truncation,
-/// random bytes appended, an extreme value written over four bytes, a splice
-/// with one of `others`, or replacement by random bytes.
+/// random bytes appended, an [`Overwrite`], a splice with one of `others`, or
+/// replacement by random bytes.
 pub fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>], m: &Mutations<'_>) -> Vec<u8> {
     let mut d = seed.to_vec();
     for _ in 0..1 + rng.below(m.max_rounds) {
@@ -105,10 +114,18 @@ pub fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>], m: &Mutation
                 let n = rng.below(64);
                 d.extend((0..n).map(|_| rng.next_u64() as u8));
             }
-            3 if d.len() >= 4 && !m.extremes.is_empty() => {
-                let i = rng.below(d.len() - 3);
-                d[i..i + 4].copy_from_slice(&m.extremes[rng.below(m.extremes.len())]);
-            }
+            3 => match m.overwrite {
+                Overwrite::Extremes(extremes) if d.len() >= 4 && !extremes.is_empty() => {
+                    let i = rng.below(d.len() - 3);
+                    d[i..i + 4].copy_from_slice(&extremes[rng.below(extremes.len())]);
+                }
+                Overwrite::Tokens(tokens) if !d.is_empty() && !tokens.is_empty() => {
+                    let i = rng.below(d.len());
+                    let end = (i + rng.below(8)).min(d.len());
+                    d.splice(i..end, tokens[rng.below(tokens.len())].iter().copied());
+                }
+                _ => {}
+            },
             4 if !others.is_empty() => {
                 let o = &others[rng.below(others.len())];
                 let cut = rng.below(d.len() + 1);

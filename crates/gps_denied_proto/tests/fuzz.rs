@@ -7,7 +7,7 @@
 //! largest input (a counting global allocator); and recovery: good messages
 //! interleaved with the mutated ones each decode exactly as they do alone.
 
-use fuzz_harness::{iterations, measured, one_at_a_time, CountingAlloc, Rng};
+use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Overwrite, Rng};
 
 use gps_denied_proto::image::{decode_base64_jpeg, encode_base64};
 use gps_denied_proto::{
@@ -36,38 +36,12 @@ const TOKENS: [&[u8]; 14] = [
     b"\\u",
 ];
 
-fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
-    let mut d = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        match rng.below(7) {
-            0 if !d.is_empty() => {
-                let i = rng.below(d.len());
-                d[i] ^= 1 << rng.below(8);
-            }
-            1 => d.truncate(rng.below(d.len() + 1)),
-            2 => {
-                let n = rng.below(64);
-                d.extend((0..n).map(|_| rng.next_u64() as u8));
-            }
-            3 if !d.is_empty() => {
-                // Replace a short run with a JSON token.
-                let i = rng.below(d.len());
-                let end = (i + rng.below(8)).min(d.len());
-                let t = TOKENS[rng.below(TOKENS.len())];
-                d.splice(i..end, t.iter().copied());
-            }
-            4 if !others.is_empty() => {
-                let o = &others[rng.below(others.len())];
-                let cut = rng.below(d.len() + 1);
-                d.truncate(cut);
-                d.extend_from_slice(&o[rng.below(o.len() + 1)..]);
-            }
-            5 => d = (0..rng.below(200)).map(|_| rng.next_u64() as u8).collect(),
-            _ => {}
-        }
-    }
-    d
-}
+/// JSON tokens over short runs; rounds and garbage as the RflySim wire's run.
+const MUTATIONS: Mutations<'static> = Mutations {
+    overwrite: Overwrite::Tokens(&TOKENS),
+    max_rounds: 4,
+    max_garbage: 200,
+};
 
 /// Runs `target` on mutations of `seeds`, each followed by a good seed that
 /// `recover` checks, and checks the allocation bound: `per_byte` × the
@@ -84,7 +58,7 @@ fn fuzz(
     fuzz_harness::reset_largest();
     for _ in 0..iterations("RFLYSIM_FUZZ_ITERS") {
         let seed = &seeds[rng.below(seeds.len())];
-        let input = mutate(&mut rng, seed, seeds);
+        let input = mutate_bytes(&mut rng, seed, seeds, &MUTATIONS);
         largest_input = largest_input.max(input.len());
         measured(|| target(&input));
         let good = rng.below(seeds.len());

@@ -8,7 +8,7 @@
 //! decoder that keeps state between inputs, recovery: a known-good input
 //! after each mutated one decodes exactly (surviving is not recovering).
 
-use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Rng};
+use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Overwrite, Rng};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -40,7 +40,7 @@ const EXTREMES: [[u8; 4]; 6] = [
 
 fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     let m = Mutations {
-        extremes: &EXTREMES,
+        overwrite: Overwrite::Extremes(&EXTREMES),
         max_rounds: 4,
         max_garbage: 200,
     };
