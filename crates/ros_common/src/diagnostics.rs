@@ -108,7 +108,7 @@ fn own_status(failed_publishes: u64) -> Option<DiagnosticStatus> {
         name: "/diagnostics publisher".into(),
         message: format!("{failed_publishes} diagnostics arrays not published"),
         hardware_id: String::new(),
-        values: vec![kv("dropped_publish_failed", failed_publishes)],
+        values: vec![kv(&format!("{}publish_failed", keys::DROPPED_PREFIX), failed_publishes)],
     })
 }
 
