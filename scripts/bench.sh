@@ -22,7 +22,9 @@ set +u
 source .cache/env.sh
 set -u
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((100 + $$ % 100))}
+# 1-100: above 101 the DDS ports fall in the ephemeral range the tests pick
+# their free ports from (see tests/conftest.py).
+export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((1 + $$ % 100))}
 bash scripts/refresh-r2r-bindings.sh "$ROOT/target" release
 cargo build --release --locked --workspace --bins
 echo "== cargo bench -p rflysim_proto"

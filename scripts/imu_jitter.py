@@ -98,7 +98,7 @@ def main():
     ap.add_argument("--bin-dir", type=Path,
                     default=Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "release")
     a = ap.parse_args()
-    os.environ.setdefault("ROS_DOMAIN_ID", "151")
+    os.environ.setdefault("ROS_DOMAIN_ID", "52")
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     import rclpy
     rclpy.init()

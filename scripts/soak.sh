@@ -16,7 +16,7 @@ elif [ -f "$ROOT/.cache/env.sh" ]; then
 fi
 set -u
 export BIN_DIR=${BIN_DIR:-$ROOT/target/release}
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-150}
+export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-51}
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 # 1080p images: the large-data Fast DDS profile for the bridge and the subscriber (README).
 export FASTRTPS_DEFAULT_PROFILES_FILE=${FASTRTPS_DEFAULT_PROFILES_FILE:-$ROOT/config/fastdds_large_data.xml}

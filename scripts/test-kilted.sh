@@ -20,7 +20,9 @@ set +u
 source .cache/kilted/env.sh
 set -u
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((100 + $$ % 100))}
+# 1-100: above 101 the DDS ports fall in the ephemeral range the tests pick
+# their free ports from (see tests/conftest.py).
+export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((1 + $$ % 100))}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-kilted}
 export CARGO_TERM_COLOR=never
 

@@ -28,7 +28,11 @@ def executable(name: str) -> Path:
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes minutes (a colcon build); CI runs it")
     # A domain of our own keeps parallel runs and stray nodes out of the tests.
-    os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+    # At most 101 (ROS 2's own advice): DDS ports are 7400 + 250 * domain + ...,
+    # and above 101 they fall in Linux's ephemeral range (32768-60999), where a
+    # port a test picks with bind(0) for a bridge can be taken by a DDS
+    # participant started a moment later.
+    os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 
 
@@ -144,3 +148,8 @@ def processes(tmp_path):
     p = Processes(tmp_path)
     yield p
     p.stop_all()
+    # pytest shows a test's captured output only when it fails: then every
+    # child's log is in the report, not left in a temporary folder.
+    for proc in p.procs:
+        print(f"---- {proc.log_path.name} (exit {proc.returncode}) ----")
+        print(p.output(proc)[-20000:])
