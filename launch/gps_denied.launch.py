@@ -30,7 +30,8 @@ def generate_launch_description():
     rviz_config = PathJoinSubstitution([FindPackageShare("rflysim_bridge"), "config", "gps_denied.rviz"])
     return LaunchDescription(declared + [
         Node(package="rflysim_bridge", executable="gps_denied_sim", output="screen",
-             arguments=["--stats", "5"], condition=IfCondition(arg("emulator"))),
+             # With the rover's own telemetry, so that rover/odom is live too.
+             arguments=["--stats", "5", "--rover-telemetry"], condition=IfCondition(arg("emulator"))),
         Node(package="rflysim_bridge", executable="gps_denied_bridge", namespace=arg("namespace"), output="screen",
              parameters=[{"source": arg("source"), "sim_host": arg("sim_host"), "use_sim_time": arg("use_sim_time")}]),
         Node(package="rviz2", executable="rviz2", arguments=["-d", rviz_config], output="screen",

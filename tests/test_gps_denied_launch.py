@@ -27,6 +27,7 @@ def test_emulator_rviz_source_host_namespace():
     started = by_exe(evaluate(LAUNCH, {"emulator": "true", "rviz": "true", "source": "ros", "sim_host": "10.0.0.7",
                                        "namespace": "uav2", "use_sim_time": "true"}))
     assert set(started) == {"gps_denied_sim", "gps_denied_bridge", "rviz2"}
+    assert started["gps_denied_sim"]["arguments"] == ["--stats", "5", "--rover-telemetry"]
     assert started["gps_denied_bridge"]["namespace"] == "uav2"
     assert started["gps_denied_bridge"]["parameters"] == [
         {"source": "ros", "sim_host": "10.0.0.7", "use_sim_time": "true"}]
