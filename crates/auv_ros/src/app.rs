@@ -44,23 +44,8 @@ struct AuvStats {
     thrusters: Arc<StreamStats>,
 }
 
-/// Keeps freed frame-sized buffers (libzmq's receive buffers, decoded
-/// images) in the heap for the next frame instead of handing them back to
-/// the kernel and faulting fresh zeroed pages in for every message: glibc
-/// serves blocks over 128 KiB with mmap and trims the heap's top, and the
-/// page faults were about a tenth of the bridge's CPU at 240 JPEGs/s
-/// (BENCHMARKS.md). Blocks up to 8 MiB (a 1080p bgr8 frame) now come from
-/// the heap, which keeps up to its peak plus 64 MiB free.
-fn keep_frame_buffers() {
-    // SAFETY: mallopt only tunes glibc's allocator and takes its own locks.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
-    }
-}
-
 fn run() -> Result<(), String> {
-    keep_frame_buffers();
+    ros_common::memory::keep_frame_buffers();
     let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut node = Node::create(ctx, NODE_NAME, "").map_err(|e| e.to_string())?;
     let logger = node.logger().to_string();

@@ -44,6 +44,7 @@ pub fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    ros_common::memory::keep_frame_buffers();
     let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut node = Node::create(ctx, NODE_NAME, DEFAULT_NAMESPACE).map_err(|e| e.to_string())?;
     let logger = node.logger().to_string();

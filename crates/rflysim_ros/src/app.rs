@@ -110,6 +110,7 @@ pub fn main(role: Role) -> std::process::ExitCode {
 }
 
 fn run(role: Role) -> Result<(), String> {
+    ros_common::memory::keep_frame_buffers();
     let (ctx, dds_profile) = ros_common::dds::context()?;
     let mut main_node = Node::create(ctx.clone(), role.node_name(), "").map_err(|e| e.to_string())?;
     ros_common::dds::log_profile(main_node.logger(), dds_profile.as_deref());

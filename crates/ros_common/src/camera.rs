@@ -7,13 +7,13 @@
 use std::fmt;
 
 use image_codec::{CodecError, Encoding, Image as DecodedImage, JpegDecoder};
-use r2r::sensor_msgs::msg::{CameraInfo, Image};
+use r2r::sensor_msgs::msg::CameraInfo;
 use r2r::std_msgs::msg::Header;
 use r2r::{Node, Publisher, PublisherUntyped, QosProfile};
 
-use crate::cdr::{compressed_image, COMPRESSED_IMAGE_TYPE};
-use crate::demand::{publish_if_subscribed, subscribed, subscribed_untyped};
-use crate::msgs::{camera_info, image, JpegFormatName};
+use crate::cdr::{self, compressed_image, ImageLayout, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE};
+use crate::demand::{publish_if_subscribed, subscribed_untyped};
+use crate::msgs::{camera_info, JpegFormatName};
 
 /// Where a camera publishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +79,10 @@ struct JpegOutput {
 }
 
 pub struct CameraPublisher {
-    image: Publisher<Image>,
+    /// Takes the serialized `Image` (see [`crate::cdr`]).
+    image: PublisherUntyped,
+    /// The last image's serialized message, reused for the next.
+    image_serialized: Vec<u8>,
     info: Publisher<CameraInfo>,
     jpeg: Option<JpegOutput>,
 }
@@ -117,8 +120,9 @@ impl CameraPublisher {
         };
         Ok(Self {
             image: node
-                .create_publisher(&topics.image, qos.clone())
+                .create_publisher_untyped(&topics.image, IMAGE_TYPE, qos.clone())
                 .map_err(|e| publisher_error(&topics.image, e))?,
+            image_serialized: Vec::new(),
             info: node
                 .create_publisher(&topics.info, qos.clone())
                 .map_err(|e| publisher_error(&topics.info, e))?,
@@ -137,11 +141,20 @@ impl CameraPublisher {
 
     /// A decoded frame: its camera info, then the image (each only while
     /// somebody subscribes to it).
-    pub fn publish_decoded(&self, img: DecodedImage, fov_deg: f64, header: Header) -> Result<(), CameraError> {
+    pub fn publish_decoded(&mut self, img: DecodedImage, fov_deg: f64, header: Header) -> Result<(), CameraError> {
         publish_if_subscribed(&self.info, || {
             camera_info(img.width, img.height, fov_deg, header.clone())
         })?;
-        publish_if_subscribed(&self.image, || image(img, header))?;
+        if subscribed_untyped(&self.image) {
+            let layout = ImageLayout {
+                height: img.height,
+                width: img.width,
+                encoding: img.encoding.ros_name(),
+                step: img.step,
+            };
+            cdr::image(&mut self.image_serialized, &header, layout, &img.data).map_err(CameraError::TooLarge)?;
+            self.image.publish_raw(&self.image_serialized)?;
+        }
         Ok(())
     }
 
@@ -160,7 +173,7 @@ impl CameraPublisher {
             .jpeg
             .as_mut()
             .expect("publish_jpeg on a camera without a compressed topic");
-        let decoded = if out.always_decode || subscribed(&self.image) {
+        let decoded = if out.always_decode || subscribed_untyped(&self.image) {
             Some(out.decoder.decode(jpeg, encoding)?)
         } else {
             None

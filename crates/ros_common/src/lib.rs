@@ -9,6 +9,7 @@ pub mod dds;
 pub mod demand;
 pub mod diagnostics;
 pub mod lifecycle;
+pub mod memory;
 pub mod msgs;
 pub mod net;
 pub mod params;

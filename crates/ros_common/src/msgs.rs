@@ -1,15 +1,15 @@
 //! Builders of standard ROS 2 messages that any simulator's nodes use:
-//! headers, images, camera info, vectors and quaternions, REP-145
+//! headers, camera info, vectors and quaternions, REP-145
 //! covariances. Pure functions: no node, no I/O.
 
 use std::borrow::Cow;
 
 use bytes::Bytes;
 use frames::{Quat, Vec3};
-use image_codec::{Encoding, Image as DecodedImage};
+use image_codec::Encoding;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Point, Pose, PoseWithCovariance, Quaternion, Vector3};
-use r2r::sensor_msgs::msg::{CameraInfo, Image, RegionOfInterest};
+use r2r::sensor_msgs::msg::{CameraInfo, RegionOfInterest};
 use r2r::std_msgs::msg::Header;
 
 pub fn header(stamp: Time, frame_id: &str) -> Header {
@@ -22,18 +22,6 @@ pub fn header(stamp: Time, frame_id: &str) -> Header {
 /// Takes the bytes without a copy when nothing else holds them.
 pub fn into_vec(b: Bytes) -> Vec<u8> {
     Vec::from(b)
-}
-
-pub fn image(img: DecodedImage, header: Header) -> Image {
-    Image {
-        header,
-        height: img.height,
-        width: img.width,
-        encoding: img.encoding.ros_name().to_string(),
-        is_bigendian: 0,
-        step: img.step,
-        data: into_vec(img.data),
-    }
 }
 
 /// How a `CompressedImage` names the JPEG in its `format` field. Both read

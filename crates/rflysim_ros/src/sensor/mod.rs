@@ -11,16 +11,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use r2r::nav_msgs::msg::Odometry;
-use r2r::sensor_msgs::msg::PointCloud2;
 use r2r::std_msgs::msg::Float32;
 use r2r::tf2_msgs::msg::TFMessage;
-use r2r::{Node, Publisher};
+use r2r::{Node, Publisher, PublisherUntyped};
 use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::sensor::{ImageFormat, Transport};
 use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
+use ros_common::cdr::{self, POINT_CLOUD2_TYPE};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{BadSimTime, ClockPublisher, TimeBase};
 
@@ -32,7 +32,10 @@ use crate::settings::{SensorSettings, Settings, TfSource};
 enum Outputs {
     Camera(CameraPublisher),
     Cloud {
-        cloud: Publisher<PointCloud2>,
+        /// Takes the serialized `PointCloud2` (see [`ros_common::cdr`]).
+        cloud: PublisherUntyped,
+        /// The last cloud's serialized message, reused for the next.
+        cloud_serialized: Vec<u8>,
         odom_local: Publisher<Odometry>,
         odom_global: Publisher<Odometry>,
         tf: Option<Publisher<TFMessage>>,
@@ -61,7 +64,10 @@ impl Outputs {
                 )
             }
             FrameKind::Cloud { .. } => Outputs::Cloud {
-                cloud: node.create_publisher(&topic, qos.clone()).map_err(err)?,
+                cloud: node
+                    .create_publisher_untyped(&topic, POINT_CLOUD2_TYPE, qos.clone())
+                    .map_err(err)?,
+                cloud_serialized: Vec::new(),
                 odom_local: node
                     .create_publisher(&names::odom_topic(cfg.target_copter, false), qos.clone())
                     .map_err(err)?,
@@ -95,13 +101,15 @@ impl Outputs {
             (
                 Outputs::Cloud {
                     cloud,
+                    cloud_serialized,
                     odom_local,
                     odom_global,
                     tf,
                 },
                 Messages::Cloud(c),
             ) => {
-                cloud.publish(&c.cloud)?;
+                cdr::point_cloud2(cloud_serialized, &c.cloud).map_err(FrameError::TooLarge)?;
+                cloud.publish_raw(cloud_serialized)?;
                 if c.global { odom_global } else { odom_local }.publish(&c.odometry)?;
                 if let (Some(tf), Some(transforms)) = (tf, &c.tf) {
                     tf.publish(transforms)?;
@@ -120,6 +128,8 @@ enum FrameError {
     Decode(DecodeError),
     Camera(CameraError),
     Publish(r2r::Error),
+    /// A cloud of more bytes than a ROS message can hold.
+    TooLarge(usize),
     /// Messages of another kind than the sensor's publishers (a programming error).
     NoOutput,
 }
@@ -148,6 +158,7 @@ impl FrameError {
             FrameError::Decode(e) => e.reason(),
             FrameError::Camera(e) => e.reason(),
             FrameError::Publish(_) => "publish_failed",
+            FrameError::TooLarge(_) => "too_large",
             FrameError::NoOutput => "no_output",
         }
     }
@@ -159,6 +170,7 @@ impl std::fmt::Display for FrameError {
             FrameError::Decode(e) => e.fmt(f),
             FrameError::Camera(e) => e.fmt(f),
             FrameError::Publish(e) => write!(f, "publish: {e}"),
+            FrameError::TooLarge(n) => write!(f, "{n} bytes do not fit a ROS message"),
             FrameError::NoOutput => write!(f, "no publisher for this kind of message"),
         }
     }
