@@ -413,8 +413,8 @@ impl Reassembler {
                     self.stats.inconsistent += 1;
                     return self.drop_partial(idx);
                 }
-                Some(_) => {
-                    p.buf.extend_from_slice(body);
+                Some(c) => {
+                    write_at(&mut p.buf, id as usize * c, body);
                     p.last_len = Some(body.len());
                 }
                 None => p.early_last = Some(body.to_vec()),
@@ -435,21 +435,19 @@ impl Reassembler {
                     p.chunk = Some(c);
                     let full = (p.pkg_num as usize - 1) * c;
                     let mut buf = Vec::with_capacity(full + c);
-                    buf.resize(full, 0);
                     if let Some(early) = p.early_last.take() {
                         if early.len() > c || full + early.len() > max_frame {
                             self.stats.inconsistent += 1;
                             return self.drop_partial(idx);
                         }
-                        buf.extend_from_slice(&early);
+                        write_at(&mut buf, full, &early);
                         p.last_len = Some(early.len());
                     }
                     p.buf = buf;
                     c
                 }
             };
-            let at = id as usize * chunk;
-            p.buf[at..at + chunk].copy_from_slice(body);
+            write_at(&mut p.buf, id as usize * chunk, body);
         }
         p.mark(id);
         if let Some(sample) = p.samples.get_mut(id as usize) {
@@ -490,6 +488,24 @@ impl Reassembler {
         self.stats.payload_bytes += frame.payload.len() as u64;
         Some(frame)
     }
+}
+
+/// Puts a packet's `body` at `at` in its frame's buffer. Packets mostly
+/// arrive in order: each then extends the buffer, and no byte of a 6 MB
+/// frame is zeroed before it is written (zeroing was an eighth of a 1080p
+/// camera's CPU). A packet that arrives early leaves zeroes in the gap,
+/// which the missing packets overwrite: a frame completes only with all of
+/// them.
+fn write_at(buf: &mut Vec<u8>, at: usize, body: &[u8]) {
+    if at == buf.len() {
+        buf.extend_from_slice(body);
+        return;
+    }
+    let end = at + body.len();
+    if buf.len() < end {
+        buf.resize(end, 0);
+    }
+    buf[at..end].copy_from_slice(body);
 }
 
 #[cfg(test)]
