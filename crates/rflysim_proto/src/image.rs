@@ -12,6 +12,19 @@ use crate::error::DecodeError;
 /// Rows may be padded (`step` > width × bytes per pixel) as long as every row
 /// has the same length.
 pub fn raw_image(payload: Bytes, width: u32, height: u32, encoding: Encoding) -> Result<Image, DecodeError> {
+    let step = raw_image_step(payload.len(), width, height, encoding)?;
+    Ok(Image {
+        width,
+        height,
+        encoding,
+        step,
+        data: payload,
+    })
+}
+
+/// The row length of a raw frame of `len` bytes and the configured size
+/// (see [`raw_image`]), or why the frame does not fit it.
+pub fn raw_image_step(len: usize, width: u32, height: u32, encoding: Encoding) -> Result<u32, DecodeError> {
     let row = width as usize * encoding.bytes_per_pixel();
     let expected = row * height as usize;
     if width == 0 || height == 0 {
@@ -20,27 +33,18 @@ pub fn raw_image(payload: Bytes, width: u32, height: u32, encoding: Encoding) ->
             format!("configured size {width}×{height}"),
         ));
     }
-    let step = if payload.len() == expected {
+    let step = if len == expected {
         row
-    } else if payload.len() > expected
-        && payload.len() % height as usize == 0
-        && payload.len() / (height as usize) < row + 64
-    {
-        payload.len() / height as usize
+    } else if len > expected && len % height as usize == 0 && len / (height as usize) < row + 64 {
+        len / height as usize
     } else {
         return Err(DecodeError::length(
             "raw image",
-            payload.len(),
+            len,
             format!("{expected} ({width}×{height} {})", encoding.ros_name()),
         ));
     };
-    Ok(Image {
-        width,
-        height,
-        encoding,
-        step: step as u32,
-        data: payload,
-    })
+    u32::try_from(step).map_err(|_| DecodeError::invalid("raw image", format!("row of {step} bytes")))
 }
 
 #[cfg(test)]

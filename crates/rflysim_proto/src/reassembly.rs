@@ -40,6 +40,10 @@ pub struct ReassemblerConfig {
     pub remembered_frames: usize,
     /// A time stamp going back by more than this (seconds) counts as a simulator restart.
     pub restart_time_jump: f64,
+    /// Bytes reserved in front of every frame's payload, for the consumer to
+    /// fill (the header of the message the frame becomes, so that it is
+    /// published from the buffer the datagrams were copied into).
+    pub headroom: usize,
 }
 
 impl ReassemblerConfig {
@@ -51,6 +55,10 @@ impl ReassemblerConfig {
             max_buffered_bytes: max_frame_bytes.saturating_mul(2).max(1 << 20),
             ..Self::default()
         }
+    }
+
+    pub fn with_headroom(self, headroom: usize) -> Self {
+        Self { headroom, ..self }
     }
 }
 
@@ -64,6 +72,7 @@ impl Default for ReassemblerConfig {
             stale_after: Duration::from_millis(500),
             remembered_frames: 256,
             restart_time_jump: 1.0,
+            headroom: 0,
         }
     }
 }
@@ -75,7 +84,9 @@ pub struct Frame {
     pub frame_id: Option<i32>,
     pub time_stamp: f64,
     pub packets: u32,
+    /// `headroom` zero bytes (the config's), then the payload.
     pub payload: Vec<u8>,
+    pub headroom: usize,
     /// Arrival of the first and the last of its datagrams (the caller's clock).
     pub first_arrival: Duration,
     pub last_arrival: Duration,
@@ -297,6 +308,7 @@ impl Reassembler {
             time_stamp: header.time_stamp,
             pkg_num,
             chunk: None,
+            headroom: self.config.headroom,
             buf: Vec::new(),
             early_last: None,
             last_len: None,
@@ -341,7 +353,8 @@ impl Reassembler {
             frame_id: header.frame_id,
             time_stamp: header.time_stamp,
             packets: 1,
-            payload: body.to_vec(),
+            payload: [&vec![0; self.config.headroom][..], body].concat(),
+            headroom: self.config.headroom,
             first_arrival: now,
             last_arrival: now,
         })
@@ -414,7 +427,7 @@ impl Reassembler {
                     return self.drop_partial(idx);
                 }
                 Some(c) => {
-                    write_at(&mut p.buf, id as usize * c, body);
+                    write_at(&mut p.buf, p.headroom + id as usize * c, body);
                     p.last_len = Some(body.len());
                 }
                 None => p.early_last = Some(body.to_vec()),
@@ -434,20 +447,21 @@ impl Reassembler {
                     let c = body.len();
                     p.chunk = Some(c);
                     let full = (p.pkg_num as usize - 1) * c;
-                    let mut buf = Vec::with_capacity(full + c);
+                    let mut buf = Vec::with_capacity(p.headroom + full + c);
+                    buf.resize(p.headroom, 0);
                     if let Some(early) = p.early_last.take() {
                         if early.len() > c || full + early.len() > max_frame {
                             self.stats.inconsistent += 1;
                             return self.drop_partial(idx);
                         }
-                        write_at(&mut buf, full, &early);
+                        write_at(&mut buf, p.headroom + full, &early);
                         p.last_len = Some(early.len());
                     }
                     p.buf = buf;
                     c
                 }
             };
-            write_at(&mut p.buf, id as usize * chunk, body);
+            write_at(&mut p.buf, p.headroom + id as usize * chunk, body);
         }
         p.mark(id);
         if let Some(sample) = p.samples.get_mut(id as usize) {
@@ -465,7 +479,7 @@ impl Reassembler {
         if !p.datagram_lengths {
             // Seed 000 reads pkg_len as the frame's length: hold it to that.
             let declared = i64::from(p.declared_len.unwrap_or(-1));
-            let total = payload.len() as i64;
+            let total = (payload.len() - p.headroom) as i64;
             let hdr = p.key.kind.header_len() as i64;
             if ![total, total + hdr, total + hdr * i64::from(p.pkg_num)].contains(&declared) {
                 self.stats.bad_length += 1;
@@ -478,6 +492,7 @@ impl Reassembler {
             time_stamp: p.time_stamp,
             packets: p.pkg_num,
             payload,
+            headroom: p.headroom,
             first_arrival: p.first_arrival,
             last_arrival: p.last_arrival,
         })
@@ -485,7 +500,7 @@ impl Reassembler {
 
     fn deliver(&mut self, frame: Frame) -> Option<Frame> {
         self.stats.frames += 1;
-        self.stats.payload_bytes += frame.payload.len() as u64;
+        self.stats.payload_bytes += (frame.payload.len() - frame.headroom) as u64;
         Some(frame)
     }
 }

@@ -158,6 +158,24 @@ impl CameraPublisher {
         Ok(())
     }
 
+    /// A frame already serialized as its `Image` (see
+    /// [`cdr::image_in_place`]): its camera info, then the image (each only
+    /// while somebody subscribes to it).
+    pub fn publish_serialized_image(
+        &self,
+        message: &[u8],
+        width: u32,
+        height: u32,
+        fov_deg: f64,
+        header: Header,
+    ) -> Result<(), CameraError> {
+        publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header))?;
+        if subscribed_untyped(&self.image) {
+            self.image.publish_raw(message)?;
+        }
+        Ok(())
+    }
+
     /// A JPEG frame: nothing of it is published unless it reads as a JPEG;
     /// then the JPEG as received, the camera info, and the decoded image,
     /// each while somebody subscribes to it. Panics on a camera made

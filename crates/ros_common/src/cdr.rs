@@ -116,14 +116,53 @@ pub struct ImageLayout<'a> {
 /// Replaces `out` with the serialized `Image{header, height, width,
 /// encoding, is_bigendian: 0, step, data}`.
 pub fn image(out: &mut Vec<u8>, header: &Header, layout: ImageLayout<'_>, data: &[u8]) -> Result<(), TooLong> {
-    let mut w = Writer::start(out, 48 + header.frame_id.len() + layout.encoding.len() + data.len());
+    image_before_data(out, header, layout, data.len(), data.len())?;
+    out.extend_from_slice(data);
+    Ok(())
+}
+
+/// Replaces `out` with the serialized `Image` up to its pixels, which are
+/// `data_len` bytes (`capacity`: how many more bytes to make room for). Its
+/// length depends on `header.frame_id` and `layout.encoding` only: a
+/// frame's buffer can keep that much room in front of its pixels
+/// ([`image_in_place`]).
+pub fn image_before_data(
+    out: &mut Vec<u8>,
+    header: &Header,
+    layout: ImageLayout<'_>,
+    data_len: usize,
+    capacity: usize,
+) -> Result<(), TooLong> {
+    let mut w = Writer::start(out, 48 + header.frame_id.len() + layout.encoding.len() + capacity);
     w.header(&header.stamp, &header.frame_id)?;
     w.u32(layout.height);
     w.u32(layout.width);
     w.string(layout.encoding)?;
     w.u8(0);
     w.u32(layout.step);
-    w.bytes(data)
+    w.len(data_len)
+}
+
+/// Makes `message`, whose first `headroom` bytes are free and the rest the
+/// pixels, the serialized `Image`: no copy of the pixels. `Ok(false)` when
+/// the serialized fields before the pixels do not take exactly `headroom`
+/// bytes (another frame id or encoding than the headroom was sized for).
+pub fn image_in_place(
+    message: &mut [u8],
+    headroom: usize,
+    header: &Header,
+    layout: ImageLayout<'_>,
+) -> Result<bool, TooLong> {
+    let Some(data_len) = message.len().checked_sub(headroom) else {
+        return Ok(false);
+    };
+    let mut before = Vec::with_capacity(headroom);
+    image_before_data(&mut before, header, layout, data_len, 0)?;
+    if before.len() != headroom {
+        return Ok(false);
+    }
+    message[..headroom].copy_from_slice(&before);
+    Ok(true)
 }
 
 /// Replaces `out` with the serialized `m`.
@@ -272,6 +311,35 @@ mod tests {
                     };
                     assert_same_as_rmw(&out, &expected, &format!("{frame_id:?} {encoding:?} {len}"));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn image_in_place_is_image() {
+        let pixels: Vec<u8> = (0..999u32).map(|i| (i * 7) as u8).collect();
+        for frame_id in NAMES {
+            for encoding in ["", "bgr8", "mono16"] {
+                let header = Header {
+                    stamp: Time { sec: 8, nanosec: 9 },
+                    frame_id: frame_id.into(),
+                };
+                let layout = ImageLayout {
+                    height: 3,
+                    width: 111,
+                    encoding,
+                    step: 333,
+                };
+                let mut copied = Vec::new();
+                image(&mut copied, &header, layout, &pixels).unwrap();
+                let mut before = Vec::new();
+                image_before_data(&mut before, &header, layout, 0, 0).unwrap();
+                let headroom = before.len();
+                let mut frame = [vec![0xCC; headroom], pixels.clone()].concat();
+                assert!(image_in_place(&mut frame, headroom, &header, layout).unwrap());
+                assert_eq!(frame, copied, "{frame_id:?} {encoding:?}");
+                let mut wrong = [vec![0xCC; headroom + 1], pixels.clone()].concat();
+                assert!(!image_in_place(&mut wrong, headroom + 1, &header, layout).unwrap());
             }
         }
     }

@@ -41,6 +41,8 @@ pub(super) struct Partial {
     pub(super) pkg_num: u32,
     /// Payload size of every packet but the last, once a non-last packet arrived.
     pub(super) chunk: Option<usize>,
+    /// Bytes in front of the payload in `buf` (the config's `headroom`).
+    pub(super) headroom: usize,
     pub(super) buf: Vec<u8>,
     /// The last packet, when it came before the chunk size was known.
     pub(super) early_last: Option<Vec<u8>>,
@@ -73,10 +75,14 @@ impl Partial {
         let last = id + 1 == self.pkg_num;
         match (last, self.chunk) {
             (true, _) if self.early_last.is_some() => self.early_last.as_deref(),
-            (true, Some(c)) => self
-                .last_len
-                .map(|l| &self.buf[(id as usize) * c..(id as usize) * c + l]),
-            (false, Some(c)) => Some(&self.buf[(id as usize) * c..(id as usize + 1) * c]),
+            (true, Some(c)) => self.last_len.map(|l| {
+                let at = self.headroom + id as usize * c;
+                &self.buf[at..at + l]
+            }),
+            (false, Some(c)) => {
+                let at = self.headroom + id as usize * c;
+                Some(&self.buf[at..at + c])
+            }
             _ => None,
         }
     }

@@ -336,3 +336,42 @@ fn a_second_frame_with_the_same_stamp_is_never_joined_and_is_counted() {
     assert!(r.push(&pc[1], MS).is_none());
     assert_eq!((r.stats().late, r.stats().repeated_stamp), (1, 2));
 }
+
+/// With headroom, every frame is the frame it is without, after that many
+/// zero bytes: in order, reversed, last packet first, with a duplicate, in
+/// one packet, for both header kinds, and with a seed-style `pkg_len`.
+#[test]
+fn headroom_only_puts_zeroes_in_front() {
+    let payload = frame_bytes(9, 1000);
+    let mut streams: Vec<Vec<Vec<u8>>> = Vec::new();
+    for kind in [HeaderKind::Image24, HeaderKind::Frame32] {
+        let p = packets(kind, 4, 2.0, &payload, 128);
+        streams.push(p.clone());
+        streams.push(p.iter().rev().cloned().collect());
+        let mut last_first = p.clone();
+        last_first.rotate_right(1);
+        last_first.insert(4, p[2].clone());
+        streams.push(last_first);
+        streams.push(packets(kind, 5, 3.0, &payload[..100], 128));
+        let mut seed_style = p.clone();
+        for d in &mut seed_style {
+            d[4..8].copy_from_slice(&(payload.len() as i32).to_le_bytes());
+        }
+        streams.push(seed_style);
+    }
+    for (i, stream) in streams.iter().enumerate() {
+        let plain = push_all(&mut Reassembler::new(Default::default()), stream);
+        let config = ReassemblerConfig::default().with_headroom(13);
+        let roomy = push_all(&mut Reassembler::new(config), stream);
+        assert_eq!(plain.len(), 1, "stream {i}");
+        let expected: Vec<Frame> = plain
+            .into_iter()
+            .map(|f| Frame {
+                payload: [&[0u8; 13][..], &f.payload].concat(),
+                headroom: 13,
+                ..f
+            })
+            .collect();
+        assert_eq!(roomy, expected, "stream {i}");
+    }
+}

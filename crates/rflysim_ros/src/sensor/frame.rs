@@ -10,10 +10,11 @@ use r2r::std_msgs::msg::{Float32, Header};
 use image_codec::{decode_png, Encoding, Image};
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
-use rflysim_proto::image::raw_image;
+use rflysim_proto::image::{raw_image, raw_image_step};
 use rflysim_proto::lidar::{decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
 use rflysim_proto::sensor::{ImageFormat, SensorClass, SensorKind, Transport};
 use rflysim_proto::telemetry::LaserDistance;
+use ros_common::cdr::{self, ImageLayout};
 use ros_common::msgs::Covariances;
 
 use super::cloud::{cloud_messages, CloudMessages};
@@ -25,6 +26,15 @@ pub enum Messages {
     /// A raw or PNG camera frame, decoded.
     Image {
         image: Image,
+        fov_deg: f64,
+        header: Header,
+    },
+    /// A raw camera frame, serialized as its `Image` in the buffer it was
+    /// reassembled into (see [`FrameMapper::headroom`]).
+    SerializedImage {
+        message: Vec<u8>,
+        width: u32,
+        height: u32,
         fov_deg: f64,
         header: Header,
     },
@@ -60,6 +70,8 @@ pub struct FrameMapper {
     covariances: Covariances,
     /// odom → base_link from the LiDAR pose.
     tf_from_lidar: bool,
+    /// See [`FrameMapper::headroom`].
+    headroom: usize,
 }
 
 impl FrameMapper {
@@ -90,6 +102,20 @@ impl FrameMapper {
                 ))
             }
         };
+        let headroom = match frame_kind {
+            FrameKind::Camera(encoding) if ImageFormat::for_transport(transport) == ImageFormat::Raw => {
+                let header = ros_common::msgs::header(Time::default(), &names::optical_frame(&cfg));
+                let layout = ImageLayout {
+                    height: 0,
+                    width: 0,
+                    encoding: encoding.ros_name(),
+                    step: 0,
+                };
+                let mut before = Vec::new();
+                cdr::image_before_data(&mut before, &header, layout, 0, 0).map_or(0, |()| before.len())
+            }
+            _ => 0,
+        };
         Ok(Self {
             cfg,
             kind,
@@ -98,7 +124,15 @@ impl FrameMapper {
             max_frame_bytes,
             covariances,
             tf_from_lidar,
+            headroom,
         })
+    }
+
+    /// Room for a transport to keep in front of each frame's payload: a raw
+    /// camera's frame becomes its serialized `Image` there, without a copy
+    /// of its pixels (6 MB per 1080p frame). 0 for other sensors.
+    pub fn headroom(&self) -> usize {
+        self.headroom
     }
 
     pub fn cfg(&self) -> &SensorConfig {
@@ -147,14 +181,22 @@ impl FrameMapper {
         matches!(self.frame_kind, FrameKind::Camera(_)) && self.image_format() != ImageFormat::Raw
     }
 
-    /// The messages of one frame, stamped `stamp`.
-    pub fn messages(&self, stamp: Time, payload: Vec<u8>) -> Result<Messages, DecodeError> {
+    /// The messages of one frame, stamped `stamp`: `payload`'s first
+    /// `headroom` bytes are free (0, or [`FrameMapper::headroom`]).
+    pub fn messages(&self, stamp: Time, mut payload: Vec<u8>, headroom: usize) -> Result<Messages, DecodeError> {
         let (w, h) = self.cfg.size();
+        if headroom > 0 && headroom != self.headroom {
+            payload.drain(..headroom.min(payload.len()));
+            return self.messages(stamp, payload, 0);
+        }
         match self.frame_kind {
             FrameKind::Camera(encoding) => {
                 let header = ros_common::msgs::header(stamp, &names::optical_frame(&self.cfg));
                 let fov_deg = f64::from(self.cfg.camera_fov_deg);
                 let image = match self.image_format() {
+                    ImageFormat::Raw if headroom > 0 => {
+                        return self.serialized_image(payload, encoding, fov_deg, header);
+                    }
                     ImageFormat::Raw => raw_image(Bytes::from(payload), u32::from(w), u32::from(h), encoding)?,
                     ImageFormat::Png => {
                         let max_pixels = self.cfg.max_image_pixels().unwrap_or(usize::MAX);
@@ -193,6 +235,46 @@ impl FrameMapper {
             FrameKind::Distance => Ok(Messages::Distance(Float32 {
                 data: LaserDistance::decode(&payload)?.distance,
             })),
+        }
+    }
+}
+
+impl FrameMapper {
+    /// A raw frame after `self.headroom` free bytes → its serialized `Image`, in place.
+    fn serialized_image(
+        &self,
+        mut message: Vec<u8>,
+        encoding: Encoding,
+        fov_deg: f64,
+        header: Header,
+    ) -> Result<Messages, DecodeError> {
+        let (width, height) = self.cfg.size();
+        let (width, height) = (u32::from(width), u32::from(height));
+        let step = raw_image_step(message.len().saturating_sub(self.headroom), width, height, encoding)?;
+        let layout = ImageLayout {
+            height,
+            width,
+            encoding: encoding.ros_name(),
+            step,
+        };
+        match cdr::image_in_place(&mut message, self.headroom, &header, layout) {
+            Ok(true) => Ok(Messages::SerializedImage {
+                message,
+                width,
+                height,
+                fov_deg,
+                header,
+            }),
+            // Both cannot happen: the headroom was sized for this sensor's
+            // frame id and encoding, and a frame is far below 4 GiB.
+            Ok(false) => Err(DecodeError::Invalid {
+                what: "raw image",
+                detail: "headroom of another size".into(),
+            }),
+            Err(len) => Err(DecodeError::Invalid {
+                what: "raw image",
+                detail: format!("{len} bytes"),
+            }),
         }
     }
 }

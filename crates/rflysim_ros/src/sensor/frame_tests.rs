@@ -30,7 +30,7 @@ fn floats(data: &[u8]) -> Vec<f32> {
 fn a_raw_frame_is_checked_against_the_configured_size() {
     let m = mapper(sensor(1, 2, 4, 2), false);
     assert!(!m.is_heavy());
-    match m.messages(stamp(), vec![9; 4 * 2 * 3]).unwrap() {
+    match m.messages(stamp(), vec![9; 4 * 2 * 3], 0).unwrap() {
         Messages::Image { image, fov_deg, header } => {
             assert_eq!((image.width, image.height, image.encoding), (4, 2, Encoding::Bgr8));
             assert_eq!(fov_deg, 80.0);
@@ -41,10 +41,69 @@ fn a_raw_frame_is_checked_against_the_configured_size() {
         }
         other => panic!("{other:?}"),
     }
-    let short = m.messages(stamp(), vec![9; 4 * 2 * 3 - 1]).unwrap_err();
+    let short = m.messages(stamp(), vec![9; 4 * 2 * 3 - 1], 0).unwrap_err();
     assert_eq!(short.reason(), "bad_length");
     // Nothing is kept between frames: the next good one maps whole.
-    assert!(matches!(m.messages(stamp(), vec![1; 24]), Ok(Messages::Image { .. })));
+    assert!(matches!(
+        m.messages(stamp(), vec![1; 24], 0),
+        Ok(Messages::Image { .. })
+    ));
+}
+
+/// With the headroom it asks for, a raw frame becomes its serialized
+/// `Image` in place: what `rmw_deserialize` reads back is the image the
+/// frame makes without headroom; a frame of the wrong size is refused the
+/// same way, and the next good one still maps.
+#[test]
+fn a_raw_frame_with_headroom_is_serialized_in_place() {
+    use r2r::sensor_msgs::msg::Image as RosImage;
+    use r2r::WrappedTypesupport;
+    let m = mapper(sensor(1, 2, 4, 2), false);
+    let headroom = m.headroom();
+    assert!(headroom > 0);
+    assert_eq!(
+        mapper(sensor(1, 0, 4, 2), false).headroom(),
+        headroom,
+        "shared memory: same image"
+    );
+    assert_eq!(
+        mapper(sensor(3, 1, 4, 2), false).headroom(),
+        0,
+        "JPEG: decoded, no headroom"
+    );
+    let pixels: Vec<u8> = (0..24).collect();
+    let framed = |p: &[u8]| [vec![0xEE; headroom], p.to_vec()].concat();
+    let Messages::SerializedImage {
+        message,
+        width,
+        height,
+        fov_deg,
+        header,
+    } = m.messages(stamp(), framed(&pixels), headroom).unwrap()
+    else {
+        panic!("not serialized in place");
+    };
+    let Messages::Image {
+        image, header: plain, ..
+    } = m.messages(stamp(), pixels.clone(), 0).unwrap()
+    else {
+        panic!("no image without headroom");
+    };
+    let read = RosImage::from_serialized_bytes(&message).expect("rmw_deserialize");
+    assert_eq!((width, height, fov_deg), (4, 2, 80.0));
+    assert_eq!((read.header.clone(), header), (plain.clone(), plain));
+    assert_eq!(
+        (read.width, read.height, read.step),
+        (image.width, image.height, image.step)
+    );
+    assert_eq!((read.encoding.as_str(), read.is_bigendian), ("bgr8", 0));
+    assert_eq!(read.data, pixels);
+    let short = m.messages(stamp(), framed(&pixels[1..]), headroom).unwrap_err();
+    assert_eq!(short.reason(), "bad_length");
+    assert!(matches!(
+        m.messages(stamp(), framed(&pixels), headroom),
+        Ok(Messages::SerializedImage { .. })
+    ));
 }
 
 #[test]
@@ -52,7 +111,7 @@ fn a_jpeg_frame_goes_on_undecoded() {
     let m = mapper(sensor(3, 1, 4, 2), false);
     assert!(m.is_heavy());
     assert_eq!(m.max_jpeg_pixels(Encoding::Mono8), 4 * 4 * 2);
-    match m.messages(stamp(), b"not even a JPEG".to_vec()).unwrap() {
+    match m.messages(stamp(), b"not even a JPEG".to_vec(), 0).unwrap() {
         Messages::Jpeg { jpeg, encoding, .. } => {
             assert_eq!((jpeg.as_slice(), encoding), (&b"not even a JPEG"[..], Encoding::Mono8));
         }
@@ -64,13 +123,16 @@ fn a_jpeg_frame_goes_on_undecoded() {
 fn a_png_frame_decodes_within_four_times_the_configured_pixels() {
     let m = mapper(sensor(3, 3, 4, 2), false);
     let fits = image_codec::encode::png(&[7; 8 * 4], 8, 4, Encoding::Mono8).unwrap();
-    match m.messages(stamp(), fits).unwrap() {
+    match m.messages(stamp(), fits, 0).unwrap() {
         Messages::Image { image, .. } => assert_eq!((image.width, image.height), (8, 4)),
         other => panic!("{other:?}"),
     }
     let too_big = image_codec::encode::png(&[7; 16 * 16], 16, 16, Encoding::Mono8).unwrap();
-    assert_eq!(m.messages(stamp(), too_big).unwrap_err().reason(), "bad_image");
-    assert_eq!(m.messages(stamp(), vec![0x89, b'P']).unwrap_err().reason(), "bad_image");
+    assert_eq!(m.messages(stamp(), too_big, 0).unwrap_err().reason(), "bad_image");
+    assert_eq!(
+        m.messages(stamp(), vec![0x89, b'P'], 0).unwrap_err().reason(),
+        "bad_image"
+    );
 }
 
 #[test]
@@ -78,7 +140,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
     let cfg = sensor(20, 2, 4, 1);
     let points = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]];
     let frame = seed_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], &points);
-    let Messages::Cloud(c) = mapper(cfg.clone(), true).messages(stamp(), frame.clone()).unwrap() else {
+    let Messages::Cloud(c) = mapper(cfg.clone(), true).messages(stamp(), frame.clone(), 0).unwrap() else {
         panic!("not a cloud")
     };
     assert_eq!(
@@ -97,7 +159,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
     assert_eq!((p.x, p.y, p.z), (2.0, 1.0, 3.0));
     let tf = c.tf.expect("odom → base_link asked for");
     assert_eq!(tf.transforms[0].child_frame_id, "rflysim/uav2/base_link_flu");
-    let Messages::Cloud(c) = mapper(cfg, false).messages(stamp(), frame).unwrap() else {
+    let Messages::Cloud(c) = mapper(cfg, false).messages(stamp(), frame, 0).unwrap() else {
         panic!("not a cloud")
     };
     assert!(c.tf.is_none(), "not asked for");
@@ -106,7 +168,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
 #[test]
 fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
     let frame = seed_float(2, 1, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
-    let Messages::Cloud(c) = mapper(sensor(21, 2, 4, 1), true).messages(stamp(), frame).unwrap() else {
+    let Messages::Cloud(c) = mapper(sensor(21, 2, 4, 1), true).messages(stamp(), frame, 0).unwrap() else {
         panic!("not a cloud")
     };
     assert_eq!(c.cloud.header.frame_id, "rflysim/map_enu");
@@ -121,7 +183,7 @@ fn a_lidar_frame_that_lies_about_its_count_is_refused() {
     let m = mapper(sensor(20, 2, 4, 1), false);
     let mut frame = seed_float(2, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
     frame.truncate(frame.len() - 1);
-    assert!(m.messages(stamp(), frame).is_err());
+    assert!(m.messages(stamp(), frame, 0).is_err());
     assert_eq!(m.max_frame_bytes(), 36 + 16 * 4);
 }
 
@@ -136,11 +198,11 @@ fn a_laser_range_frame_is_its_distance() {
         impact_point: [0.0; 3],
         box_origin: [0.0; 3],
     };
-    match m.messages(stamp(), reading.encode()).unwrap() {
+    match m.messages(stamp(), reading.encode(), 0).unwrap() {
         Messages::Distance(d) => assert_eq!(d.data, 12.5),
         other => panic!("{other:?}"),
     }
-    assert_eq!(m.messages(stamp(), vec![0; 10]).unwrap_err().reason(), "bad_length");
+    assert_eq!(m.messages(stamp(), vec![0; 10], 0).unwrap_err().reason(), "bad_length");
 }
 
 #[test]

@@ -99,6 +99,16 @@ impl Outputs {
                 },
             ) => camera.publish_jpeg(&jpeg, encoding, fov_deg, header)?,
             (
+                Outputs::Camera(camera),
+                Messages::SerializedImage {
+                    message,
+                    width,
+                    height,
+                    fov_deg,
+                    header,
+                },
+            ) => camera.publish_serialized_image(&message, width, height, fov_deg, header)?,
+            (
                 Outputs::Cloud {
                     cloud,
                     cloud_serialized,
@@ -255,17 +265,18 @@ impl SensorPipeline {
     /// `handle_frame`, for a frame whose decode takes milliseconds (a JPEG
     /// or PNG camera) on a thread of its own: the runtime's two workers stay
     /// free for the IMU and the other streams. Cheap frames stay where they are.
-    fn handle_frame_off_worker(&mut self, sim_time: f64, payload: Vec<u8>) {
+    fn handle_frame_off_worker(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) {
         if self.mapper.is_heavy() {
-            tokio::task::block_in_place(|| self.handle_frame(sim_time, payload));
+            tokio::task::block_in_place(|| self.handle_frame(sim_time, payload, headroom));
         } else {
-            self.handle_frame(sim_time, payload);
+            self.handle_frame(sim_time, payload, headroom);
         }
     }
 
-    /// Stamps, converts and publishes one frame sampled at sim time `sim_time`.
-    pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>) {
-        let len = payload.len();
+    /// Stamps, converts and publishes one frame sampled at sim time
+    /// `sim_time`; `payload`'s first `headroom` bytes are free.
+    pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) {
+        let len = payload.len().saturating_sub(headroom);
         let stamp = match self.time.stamp(sim_time) {
             Ok(s) => s,
             Err(e) => return self.warn_drop(BadSimTime::REASON, &e.to_string()),
@@ -273,7 +284,7 @@ impl SensorPipeline {
         let stamp_s = ros_common::time::from_ros_time(&stamp);
         let published = self
             .mapper
-            .messages(stamp, payload)
+            .messages(stamp, payload, headroom)
             .map_err(FrameError::from)
             .and_then(|m| self.outputs.publish(m));
         match published {

@@ -36,7 +36,8 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
             return;
         }
     };
-    let mut reassembler = Reassembler::new(ReassemblerConfig::for_frames_of(p.mapper.max_frame_bytes()));
+    let config = ReassemblerConfig::for_frames_of(p.mapper.max_frame_bytes()).with_headroom(p.mapper.headroom());
+    let mut reassembler = Reassembler::new(config);
     let start = Instant::now();
     let mut buf = vec![0u8; 65_536];
     let mut last_counts = *reassembler.stats();
@@ -48,7 +49,7 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
             n = sock.recv(&mut buf) => {
                 p.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if let Some(frame) = reassembler.push(&buf[..n], start.elapsed()) {
-                    p.handle_frame_off_worker(frame.time_stamp, frame.payload);
+                    p.handle_frame_off_worker(frame.time_stamp, frame.payload, frame.headroom);
                 }
             }
             _ = evict.tick() => reassembler.evict_stale(start.elapsed()),
