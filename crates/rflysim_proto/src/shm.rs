@@ -68,11 +68,11 @@ pub trait SharedRegion {
     /// Copies `dst.len()` bytes from `offset` (within bounds, checked by the caller).
     fn copy_out(&self, offset: usize, dst: &mut [u8]);
     fn copy_in(&mut self, offset: usize, src: &[u8]);
-    /// Replaces `out` with `n` bytes from `offset`.
-    fn copy_out_to_vec(&self, offset: usize, n: usize, out: &mut Vec<u8>) {
+    /// Replaces `out` with `headroom` zero bytes, then `n` bytes from `offset`.
+    fn copy_out_to_vec(&self, offset: usize, n: usize, headroom: usize, out: &mut Vec<u8>) {
         out.clear();
-        out.resize(n, 0);
-        self.copy_out(offset, out);
+        out.resize(headroom + n, 0);
+        self.copy_out(offset, &mut out[headroom..]);
     }
 }
 
@@ -167,16 +167,17 @@ impl SharedRegion for RawRegion {
         fence(Ordering::Release);
     }
     /// One pass: no zero-filling of a frame that is overwritten at once.
-    fn copy_out_to_vec(&self, offset: usize, n: usize, out: &mut Vec<u8>) {
+    fn copy_out_to_vec(&self, offset: usize, n: usize, headroom: usize, out: &mut Vec<u8>) {
         assert!(offset + n <= self.len);
         out.clear();
+        out.resize(headroom, 0);
         out.reserve(n);
         fence(Ordering::Acquire);
-        // SAFETY: `out` has room for n bytes; the copy initialises all of them
-        // before the length is set.
+        // SAFETY: `out` has room for n bytes after its `headroom`; the copy
+        // initialises all of them before the length is set.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.base.add(offset), out.as_mut_ptr(), n);
-            out.set_len(n);
+            std::ptr::copy_nonoverlapping(self.base.add(offset), out.as_mut_ptr().add(headroom), n);
+            out.set_len(headroom + n);
         }
     }
 }
@@ -201,11 +202,19 @@ pub struct ShmReader {
     /// Since when the slot has been "reading" without this reader holding it.
     foreign_reading_since: Option<Duration>,
     stats: ShmStats,
+    /// Zero bytes in front of every frame copied out (see [`ShmReader::with_headroom`]).
+    headroom: usize,
 }
 
 impl ShmReader {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps `headroom` bytes in front of every frame copied out, for the
+    /// consumer to fill (the header of the message the frame becomes).
+    pub fn with_headroom(self, headroom: usize) -> Self {
+        Self { headroom, ..self }
     }
 
     pub fn stats(&self) -> &ShmStats {
@@ -241,7 +250,7 @@ impl ShmReader {
             return None;
         }
         let n = payload_len.min(region.len() - HEADER_LEN);
-        region.copy_out_to_vec(HEADER_LEN, n, out);
+        region.copy_out_to_vec(HEADER_LEN, n, self.headroom, out);
         let released = region.swap_flag(FLAG_READING, FLAG_DONE);
         if !released || region.load_time_stamp().to_bits() != t.to_bits() {
             // The writer wrote during the copy. Its frame is flagged new (or
@@ -323,6 +332,10 @@ mod tests {
         assert_eq!(out, [1, 2, 3, 4]);
         assert_eq!(r[0], FLAG_DONE);
         assert_eq!(reader.poll(&mut r[..], 4, &mut out, T0), None);
+        let mut roomy = ShmReader::new().with_headroom(3);
+        assert!(ShmWriter::new().write(&mut r[..], 2.5, &[5, 6, 7, 8], T0));
+        assert_eq!(roomy.poll(&mut r[..], 4, &mut out, T0), Some(2.5));
+        assert_eq!(out, [0, 0, 0, 5, 6, 7, 8]);
         let kind = |id| SensorKind::from_type_id(id).unwrap();
         // The sizes RflySim's SDK maps (spec §4).
         assert_eq!(region_len(kind(1), 640, 480), 921_609);
@@ -432,6 +445,18 @@ mod tests {
         fn copy_in(&mut self, offset: usize, src: &[u8]) {
             self.bytes.borrow_mut()[..].copy_in(offset, src)
         }
+    }
+
+    #[test]
+    fn a_mapped_region_is_copied_out_after_the_headroom() {
+        let mut bytes = vec![0u8; HEADER_LEN + 4];
+        assert!(ShmWriter::new().write(&mut bytes[..], 1.0, &[1, 2, 3, 4], T0));
+        // SAFETY: `bytes` outlives `region`, and nothing else touches it meanwhile.
+        let mut region = unsafe { RawRegion::new(bytes.as_mut_ptr(), bytes.len()) };
+        let mut out = vec![9; 50];
+        let mut reader = ShmReader::new().with_headroom(2);
+        assert_eq!(reader.poll(&mut region, 4, &mut out, T0), Some(1.0));
+        assert_eq!(out, [0, 0, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -53,7 +53,8 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
     let (w, h) = p.cfg().size();
     let area_len = payload_capacity(p.mapper.kind(), w, h);
     let start = Instant::now();
-    let mut reader = ShmReader::new();
+    let headroom = p.mapper.headroom();
+    let mut reader = ShmReader::new().with_headroom(headroom);
     let mut logged_wait = false;
     // One pass per mapping: the writer may replace the region (a
     // simulator restart) or shrink it; both send us back here.
@@ -102,7 +103,7 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
             }
             let (torn, reclaimed) = (reader.stats().torn, reader.stats().reclaimed);
             if let Some(t) = reader.poll(&mut region, area_len, &mut buf, start.elapsed()) {
-                p.handle_frame_off_worker(t, std::mem::take(&mut buf), 0);
+                p.handle_frame_off_worker(t, std::mem::take(&mut buf), headroom);
             }
             if reader.stats().torn > torn {
                 p.warn_drop("torn", "the frame changed while it was copied");
