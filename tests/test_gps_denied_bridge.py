@@ -306,8 +306,10 @@ def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes)
     ns = "gd_sim"
     subscribe_all(collector, ns)
     bridge_port, sim_port = free_port(), free_port()
+    # As the launch file starts it: with the rover's own telemetry.
     processes.start([executable("gps_denied_sim"), "--bind", f"127.0.0.1:{sim_port}",
-                     "--target", f"127.0.0.1:{bridge_port}", "--stats", "0"], name="gps_denied_sim")
+                     "--target", f"127.0.0.1:{bridge_port}", "--stats", "0", "--rover-telemetry"],
+                    name="gps_denied_sim")
     start_bridge(processes, ns, bridge_port, sim_port)
     raw = collector.wait_for("camera/image_raw", 2, timeout=30)[-1]
     assert (raw.width, raw.height) == (320, 240)
@@ -321,3 +323,5 @@ def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes)
         cmd.publish(AttitudeThrust(thrust=0.8, pitch=0.0, roll=0.0, yaw=0.0))
         time.sleep(0.1)
     assert collector.messages("velocity")[-1].twist.linear.z > 0
+    rover = collector.wait_for("rover/odom", 2)[-1]
+    assert rover.header.frame_id != rover.child_frame_id and rover.child_frame_id
