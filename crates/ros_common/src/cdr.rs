@@ -165,10 +165,11 @@ pub fn image_in_place(
     Ok(true)
 }
 
-/// Replaces `out` with the serialized `m`.
-pub fn point_cloud2(out: &mut Vec<u8>, m: &PointCloud2) -> Result<(), TooLong> {
+/// Replaces `out` with the serialized `m` with `data` as its points (`m.data`
+/// is not read: the points need not be copied into the message first).
+pub fn point_cloud2(out: &mut Vec<u8>, m: &PointCloud2, data: &[u8]) -> Result<(), TooLong> {
     let fields_len: usize = m.fields.iter().map(|f| 16 + f.name.len()).sum();
-    let mut w = Writer::start(out, 48 + m.header.frame_id.len() + fields_len + m.data.len());
+    let mut w = Writer::start(out, 48 + m.header.frame_id.len() + fields_len + data.len());
     w.header(&m.header.stamp, &m.header.frame_id)?;
     w.u32(m.height);
     w.u32(m.width);
@@ -182,7 +183,7 @@ pub fn point_cloud2(out: &mut Vec<u8>, m: &PointCloud2) -> Result<(), TooLong> {
     w.u8(u8::from(m.is_bigendian));
     w.u32(m.point_step);
     w.u32(m.row_step);
-    w.bytes(&m.data)?;
+    w.bytes(data)?;
     w.u8(u8::from(m.is_dense));
     Ok(())
 }
@@ -371,7 +372,11 @@ mod tests {
                         data: (0..len).map(|i| (i * 31 + 7) as u8).collect(),
                         is_dense: !flags,
                     };
-                    point_cloud2(&mut out, &expected).unwrap();
+                    let fields_only = PointCloud2 {
+                        data: vec![1, 2, 3],
+                        ..expected.clone()
+                    };
+                    point_cloud2(&mut out, &fields_only, &expected.data).unwrap();
                     assert_same_as_rmw(&out, &expected, &format!("{frame_id:?} {fields} fields {len}"));
                 }
             }

@@ -2,6 +2,7 @@
 //! odometry from the pose that came with it, and odom → base_link. Pure: no
 //! node, no I/O.
 
+use bytes::Bytes;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistWithCovariance};
 use r2r::nav_msgs::msg::Odometry;
@@ -19,7 +20,11 @@ use crate::names;
 /// What one LiDAR frame becomes.
 #[derive(Debug, Clone)]
 pub struct CloudMessages {
+    /// Every field of the cloud but its points (`data` is left empty).
     pub cloud: PointCloud2,
+    /// The cloud's points, where they were received: serialized from there
+    /// (a 100k-point cloud is 1.6 MB).
+    pub points: Bytes,
     /// In the world frame (`global`) or the vehicle's odom frame.
     pub odometry: Odometry,
     pub global: bool,
@@ -43,10 +48,13 @@ pub fn cloud_messages(
     } else {
         names::sensor_frame(cfg)
     };
-    let mut data = ros_common::msgs::into_vec(decoded.data);
-    if world {
+    let points = if world {
+        let mut data = ros_common::msgs::into_vec(decoded.data);
         ned_points_to_enu(&mut data);
-    }
+        Bytes::from(data)
+    } else {
+        decoded.data
+    };
     let copter = decoded
         .pose
         .copter_id
@@ -66,15 +74,17 @@ pub fn cloud_messages(
     );
     let tf = (tf_wanted && !global).then(|| ros_common::tf::odometry_tf(&odometry));
     CloudMessages {
-        cloud: point_cloud(data, header(stamp, &frame)),
+        cloud: point_cloud_without_data(&points, header(stamp, &frame)),
+        points,
         odometry,
         global,
         tf,
     }
 }
 
-/// x, y, z, seg (FLOAT32 at 0, 4, 8, 12; point_step 16; height 1).
-pub fn point_cloud(data: Vec<u8>, header: Header) -> PointCloud2 {
+/// The fields of the cloud of `data`: x, y, z, seg (FLOAT32 at 0, 4, 8, 12;
+/// point_step 16; height 1); its own `data` is left empty.
+pub fn point_cloud_without_data(data: &[u8], header: Header) -> PointCloud2 {
     let width = (data.len() / POINT_STEP) as u32;
     let field = |name: &str, offset: u32| PointField {
         name: name.into(),
@@ -82,7 +92,7 @@ pub fn point_cloud(data: Vec<u8>, header: Header) -> PointCloud2 {
         datatype: PointField::FLOAT32 as u8,
         count: 1,
     };
-    let is_dense = all_finite(&data);
+    let is_dense = all_finite(data);
     PointCloud2 {
         header,
         height: 1,
@@ -91,7 +101,7 @@ pub fn point_cloud(data: Vec<u8>, header: Header) -> PointCloud2 {
         is_bigendian: false,
         point_step: POINT_STEP as u32,
         row_step: POINT_STEP as u32 * width,
-        data,
+        data: Vec::new(),
         is_dense,
     }
 }
@@ -174,7 +184,7 @@ mod tests {
             .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
             .collect();
         assert_eq!(v, vec![2.0, 1.0, -3.0, 4.0]);
-        let pc = point_cloud(data, h());
+        let pc = point_cloud_without_data(&data, h());
         assert_eq!((pc.width, pc.height, pc.point_step, pc.row_step), (1, 1, 16, 16));
         assert_eq!(
             pc.fields
@@ -199,7 +209,7 @@ mod tests {
                 let mut p = points.clone();
                 p[at] = bad;
                 assert!(!all_finite(&cloud(&p)), "{bad} at {at}");
-                assert!(!point_cloud(cloud(&p), h()).is_dense);
+                assert!(!point_cloud_without_data(&cloud(&p), h()).is_dense);
             }
         }
     }

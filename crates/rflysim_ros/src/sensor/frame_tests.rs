@@ -147,7 +147,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
         (c.cloud.width, c.cloud.header.frame_id.as_str()),
         (2, "rflysim/uav2/sensor3_flu")
     );
-    assert_eq!(floats(&c.cloud.data), points.concat());
+    assert_eq!(floats(&c.points), points.concat());
     assert!(!c.global);
     assert_eq!(c.odometry.header.frame_id, "rflysim/uav2/odom_enu");
     assert_eq!(c.odometry.child_frame_id, "rflysim/uav2/base_link_flu");
@@ -172,7 +172,7 @@ fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
         panic!("not a cloud")
     };
     assert_eq!(c.cloud.header.frame_id, "rflysim/map_enu");
-    assert_eq!(floats(&c.cloud.data), vec![2.0, 1.0, -3.0, 4.0]);
+    assert_eq!(floats(&c.points), vec![2.0, 1.0, -3.0, 4.0]);
     assert!(c.global);
     assert_eq!(c.odometry.header.frame_id, "rflysim/map_enu");
     assert!(c.tf.is_none(), "a world pose is not odom → base_link");

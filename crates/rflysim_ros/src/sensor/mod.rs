@@ -118,7 +118,7 @@ impl Outputs {
                 },
                 Messages::Cloud(c),
             ) => {
-                cdr::point_cloud2(cloud_serialized, &c.cloud).map_err(FrameError::TooLarge)?;
+                cdr::point_cloud2(cloud_serialized, &c.cloud, &c.points).map_err(FrameError::TooLarge)?;
                 cloud.publish_raw(cloud_serialized)?;
                 if c.global { odom_global } else { odom_local }.publish(&c.odometry)?;
                 if let (Some(tf), Some(transforms)) = (tf, &c.tf) {
