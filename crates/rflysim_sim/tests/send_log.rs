@@ -86,9 +86,16 @@ fn every_frame_and_imu_sample_received_has_its_line() {
         logged.insert((f[0].to_string(), micros(stamp)));
     }
     for (stamp, _) in &samples {
-        assert!(logged.contains(&("imu9".into(), micros(*stamp))), "IMU {stamp} not logged");
+        assert!(
+            logged.contains(&("imu9".into(), micros(*stamp))),
+            "IMU {stamp} not logged"
+        );
     }
     for f in &got {
-        assert!(logged.contains(&("1".into(), micros(f.time_stamp))), "frame {} not logged", f.time_stamp);
+        assert!(
+            logged.contains(&("1".into(), micros(f.time_stamp))),
+            "frame {} not logged",
+            f.time_stamp
+        );
     }
 }

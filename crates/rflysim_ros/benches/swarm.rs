@@ -1,0 +1,387 @@
+//! Swarm benchmark: how the bridge's cost grows with vehicles. For each swarm
+//! size N, one emulator process streams N vehicles, each with one 640×480
+//! bgr8 camera (raw UDP) at 30 Hz, one 20 000-point LiDAR at 10 Hz and its
+//! CopterSim IMU at 200 Hz, into one `bridge` process; this process
+//! subscribes natively to all 3·N topics.
+//!
+//! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
+//! cargo bench -p rflysim_ros --bench swarm`). `RFLYSIM_SWARM_SIZES` picks
+//! the sizes (default "1,4,8,16"), `RFLYSIM_BENCH_SECONDS` the window
+//! (default 6 s). Prints tables, the linearity ratio and the knee; asserts
+//! nothing.
+
+use std::time::{Duration, Instant};
+
+use bench_support::{cores, cpu_seconds, load_average, percentile, rss_bytes, udp_rcvbuf_errors, wall, SendLog};
+use rflysim_ros::names;
+
+#[allow(dead_code)] // each benchmark uses its part
+mod shared;
+
+use shared::{receive, start_bridge, start_emulator, window, Kind, WARMUP};
+
+const CAMERA_HZ: f64 = 30.0;
+const LIDAR_HZ: f64 = 10.0;
+const IMU_HZ: f64 = 200.0;
+/// A stream is delivered when this share of what was offered arrived.
+const DELIVERED: f64 = 0.95;
+/// A stream starves when it gets less than this share while others of its kind are delivered.
+const STARVED: f64 = 0.5;
+/// Linear growth: CPU per vehicle at most this many times that of the smallest swarm.
+const LINEAR: f64 = 1.2;
+
+/// Sensor SeqIDs of vehicle `v` (1-based): its camera and its LiDAR.
+fn seq_ids(v: u16) -> (u16, u16) {
+    (2 * v - 1, 2 * v)
+}
+
+/// A Config.json for `n` vehicles: unique SeqIDs and ports (9999 + SeqID,
+/// RflySim's default, written out).
+fn swarm_config(n: u16) -> String {
+    let sensors: Vec<String> = (1..=n)
+        .flat_map(|v| {
+            let (camera, lidar) = seq_ids(v);
+            [
+                format!(
+                    r#"{{"SeqID": {camera}, "TypeID": 1, "TargetCopter": {v}, "DataWidth": 640, "DataHeight": 480,
+        "DataCheckFreq": {CAMERA_HZ}, "SendProtocol": [2, 127, 0, 0, 1, {}, 0, 0], "CameraFOV": 90,
+        "SensorAngEular": [0, -0.3, 0]}}"#,
+                    9999 + camera
+                ),
+                // A Livox-type cone looking straight down: all 200 × 100 rays hit the ground.
+                format!(
+                    r#"{{"SeqID": {lidar}, "TypeID": 22, "TargetCopter": {v}, "DataWidth": 200, "DataHeight": 100,
+        "DataCheckFreq": {LIDAR_HZ}, "SendProtocol": [1, 127, 0, 0, 1, {}, 0, 0],
+        "SensorAngEular": [0, -1.5707963, 0], "otherParams": [100, 0, 0, 0, 0, 0, 0, 0]}}"#,
+                    9999 + lidar
+                ),
+            ]
+        })
+        .collect();
+    format!("{{\"VisionSensors\": [\n{}\n]}}", sensors.join(",\n"))
+}
+
+/// One stream of the swarm: its send-log name, its topic and kind.
+struct Stream {
+    logged_as: String,
+    topic: String,
+    kind: Kind,
+}
+
+fn streams(n: u16) -> Vec<Stream> {
+    let absolute = |t: String| format!("/{t}");
+    (1..=n)
+        .flat_map(|v| {
+            let (camera, lidar) = seq_ids(v);
+            [
+                Stream {
+                    logged_as: camera.to_string(),
+                    topic: absolute(names::sensor_topic(camera, "img_rgb")),
+                    kind: Kind::Image,
+                },
+                Stream {
+                    logged_as: lidar.to_string(),
+                    topic: absolute(names::sensor_topic(lidar, "livox_lidar")),
+                    kind: Kind::Cloud,
+                },
+                Stream {
+                    logged_as: format!("imu{v}"),
+                    topic: absolute(names::imu_topic(v, n > 1)),
+                    kind: Kind::Imu,
+                },
+            ]
+        })
+        .collect()
+}
+
+/// One stream over the window.
+struct StreamFigures {
+    kind: Kind,
+    topic: String,
+    offered_hz: f64,
+    delivered_hz: f64,
+    /// Send → receipt, milliseconds, ascending.
+    latencies_ms: Vec<f64>,
+}
+
+impl StreamFigures {
+    fn delivered_share(&self) -> f64 {
+        if self.offered_hz > 0.0 {
+            self.delivered_hz / self.offered_hz
+        } else {
+            0.0
+        }
+    }
+}
+
+/// One swarm size over the window.
+struct SwarmFigures {
+    vehicles: u16,
+    streams: Vec<StreamFigures>,
+    bridge_cpu_percent: f64,
+    bridge_rss_bytes: u64,
+    emulator_cpu_percent: f64,
+    subscriber_cpu_percent: f64,
+    kernel_udp_drops: u64,
+    load_before: f64,
+}
+
+impl SwarmFigures {
+    fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &StreamFigures> {
+        self.streams.iter().filter(move |s| s.kind == kind)
+    }
+
+    fn cpu_per_vehicle(&self) -> f64 {
+        self.bridge_cpu_percent / f64::from(self.vehicles)
+    }
+
+    fn undelivered(&self) -> Vec<&StreamFigures> {
+        self.streams
+            .iter()
+            .filter(|s| s.delivered_share() < DELIVERED)
+            .collect()
+    }
+
+    /// Streams far below what others of their kind got: one starving the other.
+    fn starved(&self) -> Vec<&StreamFigures> {
+        self.streams
+            .iter()
+            .filter(|s| s.delivered_share() < STARVED && self.of_kind(s.kind).any(|o| o.delivered_share() >= DELIVERED))
+            .collect()
+    }
+
+    /// p99 latency of all streams of `kind` together, ms.
+    fn p99_ms(&self, kind: Kind) -> f64 {
+        let mut all: Vec<f64> = self
+            .of_kind(kind)
+            .flat_map(|s| s.latencies_ms.iter().copied())
+            .collect();
+        all.sort_by(f64::total_cmp);
+        percentile(&all, 0.99)
+    }
+}
+
+fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
+    let dir = shared::run_dir();
+    let config = dir.join(format!("Config_swarm{n}.json"));
+    std::fs::write(&config, swarm_config(n)).expect("config written");
+    let log = dir.join(format!("send_swarm{n}.log"));
+    let ids: Vec<String> = (1..=n).map(|v| v.to_string()).collect();
+    let load_before = load_average();
+    let bridge = start_bridge(&config, &[format!("copter_ids:=[{}]", ids.join(","))]);
+    let sim = start_emulator(&config, &log, &["--copters", &ids.join(",")]);
+    let streams = streams(n);
+    let topics: Vec<(String, Kind)> = streams.iter().map(|s| (s.topic.clone(), s.kind)).collect();
+    // Discovery of 3·N topics takes longer the larger the swarm.
+    let warmup = WARMUP.max(2.0 + 0.3 * f64::from(n));
+    let me = std::process::id();
+    let (mut bridge0, mut sim0, mut me0, mut drops0, mut start) = (0.0, 0.0, 0.0, 0, 0.0);
+    let mut window_opens = || {
+        (bridge0, sim0, me0) = (cpu_seconds(bridge.id()), cpu_seconds(sim.id()), cpu_seconds(me));
+        drops0 = udp_rcvbuf_errors();
+        start = wall();
+    };
+    let opens = Instant::now() + Duration::from_secs_f64(warmup);
+    let receipts = receive(
+        node,
+        &topics,
+        opens,
+        opens + Duration::from_secs_f64(window()),
+        &mut window_opens,
+    );
+    let end = wall();
+    let percent = |pid, before| (cpu_seconds(pid) - before) / (end - start) * 100.0;
+    let (bridge_cpu_percent, emulator_cpu_percent) = (percent(bridge.id(), bridge0), percent(sim.id(), sim0));
+    let subscriber_cpu_percent = percent(me, me0);
+    let bridge_rss_bytes = rss_bytes(bridge.id());
+    let kernel_udp_drops = udp_rcvbuf_errors() - drops0;
+    drop((sim, bridge));
+    let sent = SendLog::read(&log);
+    let streams = streams
+        .iter()
+        .zip(receipts)
+        .map(|(s, got)| {
+            let in_window: Vec<(f64, f64)> = got.into_iter().filter(|(_, at)| (start..end).contains(at)).collect();
+            let mut latencies_ms: Vec<f64> = in_window
+                .iter()
+                .filter_map(|(stamp, at)| sent.sent_at(&s.logged_as, *stamp).map(|left| (at - left) * 1e3))
+                .collect();
+            latencies_ms.sort_by(f64::total_cmp);
+            StreamFigures {
+                kind: s.kind,
+                topic: s.topic.clone(),
+                offered_hz: sent.sent_between(&s.logged_as, start, end) as f64 / (end - start),
+                delivered_hz: in_window.len() as f64 / (end - start),
+                latencies_ms,
+            }
+        })
+        .collect();
+    SwarmFigures {
+        vehicles: n,
+        streams,
+        bridge_cpu_percent,
+        bridge_rss_bytes,
+        emulator_cpu_percent,
+        subscriber_cpu_percent,
+        kernel_udp_drops,
+        load_before,
+    }
+}
+
+/// "offered / delivered (worst)" per stream of `kind`, in Hz.
+fn rates(f: &SwarmFigures, kind: Kind) -> String {
+    let of: Vec<&StreamFigures> = f.of_kind(kind).collect();
+    let mean = |g: fn(&StreamFigures) -> f64| of.iter().map(|s| g(s)).sum::<f64>() / of.len().max(1) as f64;
+    let worst = of.iter().map(|s| s.delivered_hz).fold(f64::INFINITY, f64::min);
+    format!(
+        "{:.1} / {:.1} ({:.1})",
+        mean(|s| s.offered_hz),
+        mean(|s| s.delivered_hz),
+        worst
+    )
+}
+
+fn sizes() -> Vec<u16> {
+    let text = std::env::var("RFLYSIM_SWARM_SIZES").unwrap_or_else(|_| "1,4,8,16".into());
+    let sizes: Vec<u16> = text
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .filter(|n| (1..=1000).contains(n))
+        .collect();
+    assert!(
+        !sizes.is_empty(),
+        "RFLYSIM_SWARM_SIZES={text:?}: no swarm size in 1..=1000"
+    );
+    sizes
+}
+
+const MB: f64 = 1024.0 * 1024.0;
+
+fn print_report(all: &[SwarmFigures]) {
+    println!(
+        "swarm: rflysim_sim (N vehicles: 640×480 bgr8 raw UDP @ {CAMERA_HZ} Hz, 20k-point LiDAR @ {LIDAR_HZ} Hz, \
+         IMU @ {IMU_HZ} Hz) → one bridge → native r2r subscriber of all 3·N topics; {} s windows; {} cores",
+        window(),
+        cores()
+    );
+    for var in ["FASTRTPS_DEFAULT_PROFILES_FILE", "RMW_IMPLEMENTATION"] {
+        println!("subscriber {var}={}", std::env::var(var).unwrap_or_default());
+    }
+    println!("\nRates per stream in Hz: offered / delivered, mean over the kind's streams (worst stream).\n");
+    println!("| vehicles | camera | LiDAR | IMU | p99 camera (ms) | p99 LiDAR (ms) | p99 IMU (ms) | kernel UDP drops | streams < {:.0} % | starved |", DELIVERED * 100.0);
+    println!("|---:|---|---|---|---:|---:|---:|---:|---:|---|");
+    for f in all {
+        let starved: Vec<&str> = f.starved().iter().map(|s| s.topic.as_str()).collect();
+        println!(
+            "| {} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {} | {} of {} | {} |",
+            f.vehicles,
+            rates(f, Kind::Image),
+            rates(f, Kind::Cloud),
+            rates(f, Kind::Imu),
+            f.p99_ms(Kind::Image),
+            f.p99_ms(Kind::Cloud),
+            f.p99_ms(Kind::Imu),
+            f.kernel_udp_drops,
+            f.undelivered().len(),
+            f.streams.len(),
+            if starved.is_empty() {
+                "none".into()
+            } else {
+                starved.join(" ")
+            }
+        );
+    }
+    println!("\nCPU in % of one core over the window (user + system); RSS at the window's end.\n");
+    println!("| vehicles | bridge CPU % | per vehicle | bridge RSS (MB) | per vehicle | emulator CPU % | subscriber CPU % | load before |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for f in all {
+        let rss = f.bridge_rss_bytes as f64 / MB;
+        println!(
+            "| {} | {:.0} | {:.1} | {:.0} | {:.1} | {:.0} | {:.0} | {:.2} |",
+            f.vehicles,
+            f.bridge_cpu_percent,
+            f.cpu_per_vehicle(),
+            rss,
+            rss / f64::from(f.vehicles),
+            f.emulator_cpu_percent,
+            f.subscriber_cpu_percent,
+            f.load_before
+        );
+    }
+    for f in all {
+        for s in f.undelivered() {
+            println!(
+                "N={}: {} offered {:.1} Hz, delivered {:.1} Hz",
+                f.vehicles, s.topic, s.offered_hz, s.delivered_hz
+            );
+        }
+    }
+    let (Some(first), Some(last)) = (all.first(), all.last()) else {
+        return;
+    };
+    println!(
+        "\nlinearity: CPU per vehicle at {} / at {} = {:.2} (target ≤ {LINEAR})",
+        last.vehicles,
+        first.vehicles,
+        last.cpu_per_vehicle() / first.cpu_per_vehicle()
+    );
+    print_knee(all, first);
+}
+
+/// The knee: the first size where a stream is not delivered, a kind's p99
+/// latency more than doubles, or CPU per vehicle grows beyond linear.
+fn print_knee(all: &[SwarmFigures], first: &SwarmFigures) {
+    let kinds = [(Kind::Image, "camera"), (Kind::Cloud, "LiDAR"), (Kind::Imu, "IMU")];
+    for f in all.iter().skip(1) {
+        let mut why = Vec::new();
+        if !f.undelivered().is_empty() {
+            why.push(format!(
+                "{} streams below {:.0} % delivered",
+                f.undelivered().len(),
+                DELIVERED * 100.0
+            ));
+        }
+        for (kind, name) in kinds {
+            if f.p99_ms(kind) > 2.0 * first.p99_ms(kind) {
+                why.push(format!(
+                    "{name} p99 {:.1} ms vs {:.1} ms",
+                    f.p99_ms(kind),
+                    first.p99_ms(kind)
+                ));
+            }
+        }
+        if f.cpu_per_vehicle() > LINEAR * first.cpu_per_vehicle() {
+            why.push(format!(
+                "CPU per vehicle {:.1} % vs {:.1} %",
+                f.cpu_per_vehicle(),
+                first.cpu_per_vehicle()
+            ));
+        }
+        if !why.is_empty() {
+            let busy = f.bridge_cpu_percent + f.emulator_cpu_percent + f.subscriber_cpu_percent;
+            println!(
+                "knee: at {} vehicles ({}); bridge + emulator + subscriber took {busy:.0} % of the {} % the machine has",
+                f.vehicles,
+                why.join("; "),
+                cores() * 100
+            );
+            return;
+        }
+    }
+    println!("knee: none up to {} vehicles", all.last().map_or(0, |f| f.vehicles));
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    let ctx = r2r::Context::create().expect("ROS context");
+    let mut all = Vec::new();
+    for n in sizes() {
+        // A fresh subscriber node per size: no subscription outlives its run.
+        let mut node = r2r::Node::create(ctx.clone(), &format!("rflysim_swarm_subscriber{n}"), "").expect("node");
+        all.push(measure(n, &mut node));
+    }
+    print_report(&all);
+}
