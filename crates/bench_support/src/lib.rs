@@ -172,6 +172,29 @@ pub fn udp_rcvbuf_errors() -> u64 {
         .unwrap_or(0)
 }
 
+/// Datagrams the kernel dropped so far per local UDP port, summed over the
+/// IPv4 sockets bound to it (the `drops` column of `/proc/net/udp`): which
+/// receiver lost them, where `udp_rcvbuf_errors` only counts them all.
+pub fn udp_drops_by_port() -> HashMap<u16, u64> {
+    parse_udp_drops(&std::fs::read_to_string("/proc/net/udp").unwrap_or_default())
+}
+
+fn parse_udp_drops(table: &str) -> HashMap<u16, u64> {
+    let mut drops = HashMap::new();
+    for line in table.lines().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let port = f
+            .get(1)
+            .and_then(|a| a.rsplit_once(':'))
+            .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+        let dropped = f.last().and_then(|d| d.parse::<u64>().ok());
+        if let (Some(port), Some(dropped), true) = (port, dropped, f.len() >= 13) {
+            *drops.entry(port).or_insert(0) += dropped;
+        }
+    }
+    drops
+}
+
 /// The `p` quantile (0..=1, nearest rank) of an ascending slice; NaN when empty.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -221,6 +244,20 @@ mod tests {
             ),
             (1, 2)
         );
+    }
+
+    #[test]
+    fn udp_drops_are_summed_per_local_port() {
+        let table = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n\
+             1: 0100007F:2711 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 5 2 00000000a 12\n\
+             2: 00000000:2711 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 6 2 00000000b 3\n\
+             3: 0100007F:7918 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 7 2 00000000c 0\n";
+        let drops = parse_udp_drops(table);
+        assert_eq!(
+            (drops.get(&10001), drops.get(&31000), drops.len()),
+            (Some(&15), Some(&0), 2)
+        );
+        assert!(udp_drops_by_port().values().all(|&d| d < u64::MAX));
     }
 
     #[test]
