@@ -12,6 +12,9 @@
 
 use std::time::{Duration, Instant};
 
+use futures::{FutureExt, StreamExt};
+use r2r::diagnostic_msgs::msg::DiagnosticArray;
+
 use bench_support::{
     cores, cpu_seconds, load_average, percentile, rss_bytes, udp_drops_by_port, udp_rcvbuf_errors, wall, SendLog,
 };
@@ -66,10 +69,11 @@ fn swarm_config(n: u16) -> String {
     format!("{{\"VisionSensors\": [\n{}\n]}}", sensors.join(",\n"))
 }
 
-/// One stream of the swarm: its send-log name, its topic and kind, and the
-/// bridge's UDP port it arrives on.
+/// One stream of the swarm: its send-log name, its topic and kind, the
+/// bridge's UDP port it arrives on, and the start of its `/diagnostics` status name.
 struct Stream {
     logged_as: String,
+    diagnosed_as: String,
     topic: String,
     kind: Kind,
     port: u16,
@@ -83,18 +87,21 @@ fn streams(n: u16) -> Vec<Stream> {
             [
                 Stream {
                     logged_as: camera.to_string(),
+                    diagnosed_as: names::diagnostic_name(&format!("sensor{camera} ")),
                     topic: absolute(names::sensor_topic(camera, "img_rgb")),
                     kind: Kind::Image,
                     port: 9999 + camera,
                 },
                 Stream {
                     logged_as: lidar.to_string(),
+                    diagnosed_as: names::diagnostic_name(&format!("sensor{lidar} ")),
                     topic: absolute(names::sensor_topic(lidar, "livox_lidar")),
                     kind: Kind::Cloud,
                     port: 9999 + lidar,
                 },
                 Stream {
                     logged_as: format!("imu{v}"),
+                    diagnosed_as: names::diagnostic_name(&format!("uav{v} imu")),
                     topic: absolute(names::imu_topic(v, n > 1)),
                     kind: Kind::Imu,
                     port: imu_data_port(v),
@@ -109,6 +116,8 @@ struct StreamFigures {
     kind: Kind,
     topic: String,
     offered_hz: f64,
+    /// What the bridge's `/diagnostics` says it published (NaN: no two reports in the window).
+    published_hz: f64,
     delivered_hz: f64,
     /// Send → receipt, milliseconds, ascending.
     latencies_ms: Vec<f64>,
@@ -184,7 +193,17 @@ fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
     let log = dir.join(format!("send_swarm{n}.log"));
     let ids: Vec<String> = (1..=n).map(|v| v.to_string()).collect();
     let load_before = load_average();
-    let bridge = start_bridge(&config, &[format!("copter_ids:=[{}]", ids.join(","))]);
+    // Reports every 3 s: r2r's subscription channel holds 10, drained after the run.
+    let bridge = start_bridge(
+        &config,
+        &[
+            format!("copter_ids:=[{}]", ids.join(",")),
+            "diagnostics_period:=3.0".into(),
+        ],
+    );
+    let mut diagnostics = node
+        .subscribe::<DiagnosticArray>("/diagnostics", r2r::QosProfile::default().keep_last(10).reliable())
+        .expect("diagnostics subscription");
     let sim = start_emulator(&config, &log, &["--copters", &ids.join(",")]);
     let streams = streams(n);
     let topics: Vec<(String, Kind)> = streams.iter().map(|s| (s.topic.clone(), s.kind)).collect();
@@ -221,6 +240,13 @@ fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
             .saturating_sub(*port_drops0.get(&port).unwrap_or(&0))
     };
     drop((sim, bridge));
+    let mut reports = Vec::new();
+    while let Some(Some(a)) = diagnostics.next().now_or_never() {
+        let at = f64::from(a.header.stamp.sec) + f64::from(a.header.stamp.nanosec) * 1e-9;
+        if (start..end).contains(&at) {
+            reports.push((at, a));
+        }
+    }
     let sent = SendLog::read(&log);
     let streams = streams
         .iter()
@@ -236,6 +262,7 @@ fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
                 kind: s.kind,
                 topic: s.topic.clone(),
                 offered_hz: sent.sent_between(&s.logged_as, start, end) as f64 / (end - start),
+                published_hz: published_hz(&reports, &s.diagnosed_as),
                 delivered_hz: in_window.len() as f64 / (end - start),
                 latencies_ms,
                 kernel_drops: dropped_at(s.port),
@@ -254,14 +281,37 @@ fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
     }
 }
 
-/// "offered / delivered (worst)" per stream of `kind`, in Hz.
+/// The rate of `frames_published` of the status whose name starts with
+/// `name` between the first and the last report of the window: what the
+/// bridge published, whatever DDS and the subscriber then lost.
+fn published_hz(reports: &[(f64, DiagnosticArray)], name: &str) -> f64 {
+    let published = |a: &DiagnosticArray| -> Option<f64> {
+        let status = a.status.iter().find(|s| s.name.starts_with(name))?;
+        let kv = status
+            .values
+            .iter()
+            .find(|kv| kv.key == ros_common::diagnostics::keys::FRAMES_PUBLISHED)?;
+        kv.value.parse().ok()
+    };
+    let samples: Vec<(f64, f64)> = reports
+        .iter()
+        .filter_map(|(at, a)| published(a).map(|n| (*at, n)))
+        .collect();
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) / (b.0 - a.0),
+        _ => f64::NAN,
+    }
+}
+
+/// "offered / published by the bridge / delivered (worst delivered)" per stream of `kind`, in Hz.
 fn rates(f: &SwarmFigures, kind: Kind) -> String {
     let of: Vec<&StreamFigures> = f.of_kind(kind).collect();
     let mean = |g: fn(&StreamFigures) -> f64| of.iter().map(|s| g(s)).sum::<f64>() / of.len().max(1) as f64;
     let worst = of.iter().map(|s| s.delivered_hz).fold(f64::INFINITY, f64::min);
     format!(
-        "{:.1} / {:.1} ({:.1})",
+        "{:.1} / {:.1} / {:.1} ({:.1})",
         mean(|s| s.offered_hz),
+        mean(|s| s.published_hz),
         mean(|s| s.delivered_hz),
         worst
     )
@@ -300,7 +350,7 @@ fn print_report(all: &[SwarmFigures]) {
     for var in ["FASTRTPS_DEFAULT_PROFILES_FILE", "RMW_IMPLEMENTATION"] {
         println!("subscriber {var}={}", std::env::var(var).unwrap_or_default());
     }
-    println!("\nRates per stream in Hz: offered / delivered, mean over the kind's streams (worst stream).\n");
+    println!("\nRates per stream in Hz: offered / published by the bridge (its /diagnostics) / delivered here, mean over the kind's streams (worst delivered).\n");
     println!("Kernel UDP drops: machine-wide, and at the bridge's camera / LiDAR / IMU sockets.\n");
     println!("| vehicles | camera | LiDAR | IMU | p99 camera (ms) | p99 LiDAR (ms) | p99 IMU (ms) | kernel UDP drops | at camera / LiDAR / IMU | streams < {:.0} % | starved |", DELIVERED * 100.0);
     println!("|---:|---|---|---|---:|---:|---:|---:|---|---:|---|");
@@ -362,8 +412,8 @@ fn print_report(all: &[SwarmFigures]) {
     for f in all {
         for s in f.undelivered() {
             println!(
-                "N={}: {} offered {:.1} Hz, delivered {:.1} Hz",
-                f.vehicles, s.topic, s.offered_hz, s.delivered_hz
+                "N={}: {} offered {:.1} Hz, published {:.1} Hz, delivered {:.1} Hz",
+                f.vehicles, s.topic, s.offered_hz, s.published_hz, s.delivered_hz
             );
         }
     }
