@@ -347,7 +347,11 @@ fn print_report(all: &[SwarmFigures]) {
         window(),
         cores()
     );
-    for var in ["FASTRTPS_DEFAULT_PROFILES_FILE", "RMW_IMPLEMENTATION"] {
+    for var in [
+        "FASTRTPS_DEFAULT_PROFILES_FILE",
+        "RMW_IMPLEMENTATION",
+        "RFLYSIM_BENCH_SUBSCRIBER_DEPTH",
+    ] {
         println!("subscriber {var}={}", std::env::var(var).unwrap_or_default());
     }
     println!("\nRates per stream in Hz: offered / published by the bridge (its /diagnostics) / delivered here, mean over the kind's streams (worst delivered).\n");

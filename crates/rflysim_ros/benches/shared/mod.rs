@@ -47,9 +47,20 @@ pub type Receipts = Vec<(f64, f64)>;
 
 type Stamps = Pin<Box<dyn Stream<Item = f64>>>;
 
+/// The subscriber's history depth: `RFLYSIM_BENCH_SUBSCRIBER_DEPTH`, default
+/// 10 (what a node with default settings keeps); deeper tells whether a loss
+/// is the subscriber's queue overflowing.
+fn subscriber_depth() -> usize {
+    std::env::var("RFLYSIM_BENCH_SUBSCRIBER_DEPTH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|d| *d > 0)
+        .unwrap_or(10)
+}
+
 /// Native subscriptions (no conversion to Rust types): what a C++ node gets.
 fn subscribe(node: &mut r2r::Node, topic: &str, kind: Kind) -> Stamps {
-    let qos = QosProfile::default().keep_last(10).reliable();
+    let qos = QosProfile::default().keep_last(subscriber_depth()).reliable();
     macro_rules! stamps {
         ($t:ty) => {
             Box::pin(
