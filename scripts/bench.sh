@@ -12,7 +12,10 @@
 #      republisher (the Python reference) measured in the same run;
 #   4. the GPS-denied drone end to end (gps_denied_sim → gps_denied_bridge →
 #      r2r subscriber of every topic) at 25 Hz, flat out and at an equal
-#      rate, next to a socket + json + base64 + rclpy republisher.
+#      rate, next to a socket + json + base64 + rclpy republisher;
+#   5. the swarm: 1, 4, 8, 16 vehicles (RFLYSIM_SWARM_SIZES), each a 640×480
+#      raw camera @ 30 Hz, a 20k-point LiDAR @ 10 Hz and its IMU @ 200 Hz,
+#      from one emulator into one bridge: rates, p99, CPU and RSS per vehicle.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -44,3 +47,6 @@ cargo bench --locked -p auv_ros --bench auv_end_to_end 2>/dev/null
 echo
 echo "== cargo bench -p gps_denied_ros --bench gps_denied_end_to_end (load: $(uptime))"
 cargo bench --locked -p gps_denied_ros --bench gps_denied_end_to_end 2>/dev/null
+echo
+echo "== cargo bench -p rflysim_ros --bench swarm (as shipped; load: $(uptime))"
+env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE cargo bench --locked -p rflysim_ros --bench swarm 2>/dev/null

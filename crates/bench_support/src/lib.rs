@@ -1,9 +1,11 @@
 //! What the end-to-end benchmarks (`rflysim_ros`, `auv_ros`,
-//! `gps_denied_ros`) share: the processes they start, the CPU time and
-//! machine load they read from `/proc`, the kernel's UDP drops, and
-//! percentiles. Benchmarks only (a dev-dependency); Linux only.
+//! `gps_denied_ros`) share: the processes they start, the CPU time, memory
+//! and machine load they read from `/proc`, the kernel's UDP drops,
+//! percentiles, and the RflySim emulator's send log. Benchmarks only (a
+//! dev-dependency); Linux only.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
@@ -61,6 +63,74 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     (ticks(11) + ticks(12)) as f64 / 100.0
 }
 
+/// Resident memory of a process in bytes (`VmRSS` of `/proc/<pid>/status`);
+/// 0 once it is gone.
+pub fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
+/// Seconds from the environment variable `name` (a measuring window), or `default`.
+pub fn seconds_from_env(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|s: &f64| *s > 0.0)
+        .unwrap_or(default)
+}
+
+/// What `rflysim_sim --send-log` wrote: when each stream's item (a sensor's
+/// frame by its SeqID, `imu<id>` for IMU samples) with a given
+/// simulation-time stamp left the emulator (wall-clock seconds).
+#[derive(Debug, Default)]
+pub struct SendLog {
+    sent: HashMap<(String, i64), f64>,
+}
+
+impl SendLog {
+    /// Reads the log at `path`; a missing file or a torn line gives fewer entries.
+    pub fn read(path: &Path) -> Self {
+        Self::parse(&std::fs::read_to_string(path).unwrap_or_default())
+    }
+
+    pub fn parse(text: &str) -> Self {
+        let sent = text
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split_whitespace();
+                let stream = f.next()?.to_string();
+                let stamp: f64 = f.next()?.parse().ok()?;
+                let left: f64 = f.next()?.parse().ok()?;
+                Some(((stream, stamp_key(stamp)), left))
+            })
+            .collect();
+        Self { sent }
+    }
+
+    /// When `stream`'s item stamped `stamp` left, if it did.
+    pub fn sent_at(&self, stream: &str, stamp: f64) -> Option<f64> {
+        self.sent.get(&(stream.to_string(), stamp_key(stamp))).copied()
+    }
+
+    /// How many of `stream`'s items left in `[from, to)` (wall-clock seconds).
+    pub fn sent_between(&self, stream: &str, from: f64, to: f64) -> usize {
+        self.sent
+            .iter()
+            .filter(|((s, _), &t)| s == stream && t >= from && t < to)
+            .count()
+    }
+}
+
+/// Stamps compared in microseconds: the log writes 9 decimals, a ROS stamp
+/// carries nanoseconds, and both came from the same f64.
+fn stamp_key(stamp: f64) -> i64 {
+    (stamp * 1e6).round() as i64
+}
+
 /// The 1-minute load average.
 pub fn load_average() -> f64 {
     loadavg_line()
@@ -102,6 +172,29 @@ pub fn udp_rcvbuf_errors() -> u64 {
         .unwrap_or(0)
 }
 
+/// Datagrams the kernel dropped so far per local UDP port, summed over the
+/// IPv4 sockets bound to it (the `drops` column of `/proc/net/udp`): which
+/// receiver lost them, where `udp_rcvbuf_errors` only counts them all.
+pub fn udp_drops_by_port() -> HashMap<u16, u64> {
+    parse_udp_drops(&std::fs::read_to_string("/proc/net/udp").unwrap_or_default())
+}
+
+fn parse_udp_drops(table: &str) -> HashMap<u16, u64> {
+    let mut drops = HashMap::new();
+    for line in table.lines().skip(1) {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let port = f
+            .get(1)
+            .and_then(|a| a.rsplit_once(':'))
+            .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+        let dropped = f.last().and_then(|d| d.parse::<u64>().ok());
+        if let (Some(port), Some(dropped), true) = (port, dropped, f.len() >= 13) {
+            *drops.entry(port).or_insert(0) += dropped;
+        }
+    }
+    drops
+}
+
 /// The `p` quantile (0..=1, nearest rank) of an ascending slice; NaN when empty.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -135,6 +228,43 @@ mod tests {
         }
         assert!(cpu_seconds(pid) - before >= 0.1, "{before} → {}", cpu_seconds(pid));
         assert_eq!(cpu_seconds(u32::MAX), 0.0);
+    }
+
+    #[test]
+    fn send_log_matches_by_stream_and_stamp() {
+        let log = SendLog::parse("1 0.033333333 100.5\nimu1 0.033333333 100.25\nimu1 0.038333333 100.75\ntorn 0.1\n");
+        assert_eq!(log.sent_at("1", 1.0 / 30.0), Some(100.5));
+        assert_eq!(log.sent_at("imu1", 1.0 / 30.0), Some(100.25));
+        assert_eq!(log.sent_at("imu2", 1.0 / 30.0), None);
+        assert_eq!(log.sent_at("torn", 0.1), None);
+        assert_eq!(
+            (
+                log.sent_between("imu1", 100.0, 100.75),
+                log.sent_between("imu1", 100.0, 101.0)
+            ),
+            (1, 2)
+        );
+    }
+
+    #[test]
+    fn udp_drops_are_summed_per_local_port() {
+        let table = "   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n\
+             1: 0100007F:2711 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 5 2 00000000a 12\n\
+             2: 00000000:2711 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 6 2 00000000b 3\n\
+             3: 0100007F:7918 00000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 7 2 00000000c 0\n";
+        let drops = parse_udp_drops(table);
+        assert_eq!(
+            (drops.get(&10001), drops.get(&31000), drops.len()),
+            (Some(&15), Some(&0), 2)
+        );
+        assert!(udp_drops_by_port().values().all(|&d| d < u64::MAX));
+    }
+
+    #[test]
+    fn own_rss_is_plausible() {
+        let rss = rss_bytes(std::process::id());
+        assert!((1 << 20..1 << 34).contains(&rss), "{rss}");
+        assert_eq!(rss_bytes(u32::MAX), 0);
     }
 
     #[test]

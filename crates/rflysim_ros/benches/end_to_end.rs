@@ -7,14 +7,16 @@
 //! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
 //! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6).
 
-use std::collections::HashMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_support::{cpu_seconds, percentile, release_bin_dir, udp_rcvbuf_errors, wall, StoppedOnDrop};
-use futures::{FutureExt, StreamExt};
+use bench_support::{cpu_seconds, percentile, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
 use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
-use r2r::QosProfile;
+
+#[allow(dead_code)] // each benchmark uses its part
+mod shared;
+
+use shared::{publisher_env, receive, start_bridge, start_emulator, window, Kind, WARMUP};
 
 #[derive(Debug, Default)]
 struct Result {
@@ -27,121 +29,24 @@ struct Result {
     cpu_percent: Option<f64>,
 }
 
-/// A subscriber's receipts: (stamp seconds, receipt wall seconds).
-type Receipts = Vec<(f64, f64)>;
-
-enum Kind {
-    Image,
-    Cloud,
-}
-
-/// Subscribes natively (no conversion to Rust types) and records receipts
-/// until `until`, spinning all along; calls `window_opens` once at `warmed_up`.
-fn receive(
+/// Runs the emulator and the bridge on `config`, measures on `topic`, the
+/// stream of sensor `seq_id`.
+fn bridge_case(
     node: &mut r2r::Node,
-    topic: &str,
-    kind: &Kind,
-    warmed_up: Instant,
-    until: Instant,
-    window_opens: &mut dyn FnMut(),
-) -> Receipts {
-    let qos = QosProfile::default().keep_last(10).reliable();
-    let mut out = Vec::new();
-    let mut opened = false;
-    macro_rules! run {
-        ($t:ty) => {{
-            let mut sub = node.subscribe_native::<$t>(topic, qos).expect("subscription");
-            while Instant::now() < until {
-                if !opened && Instant::now() >= warmed_up {
-                    window_opens();
-                    opened = true;
-                }
-                node.spin_once(Duration::from_millis(5));
-                while let Some(Some(m)) = sub.next().now_or_never() {
-                    let now = wall();
-                    let s = &m.header.stamp;
-                    out.push((f64::from(s.sec) + f64::from(s.nanosec) * 1e-9, now));
-                }
-            }
-        }};
-    }
-    match kind {
-        Kind::Image => run!(Image),
-        Kind::Cloud => run!(PointCloud2),
-    }
-    out
-}
-
-const WARMUP: f64 = 3.0;
-
-/// `RFLYSIM_BENCH_PUBLISHER_ENV="K=V K2=V2"`: environment for the publishing
-/// processes only (bridge, reference publisher), so that a middleware setting
-/// on the publisher's side can be measured against a subscriber (this
-/// process) that has the defaults.
-fn publisher_env() -> Vec<(String, String)> {
-    std::env::var("RFLYSIM_BENCH_PUBLISHER_ENV")
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
-        .collect()
-}
-
-fn window() -> f64 {
-    std::env::var("RFLYSIM_BENCH_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(6.0)
-}
-
-/// Runs the emulator and the bridge on `config`, measures on `topic`.
-fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind: Kind, sim_args: &[&str]) -> Result {
-    let dir = std::env::temp_dir().join(format!("rflysim_bench_{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    name: &str,
+    config: &str,
+    (topic, seq_id): (&str, u16),
+    kind: Kind,
+    sim_args: &[&str],
+) -> Result {
+    let dir = shared::run_dir();
     let cfg = dir.join("Config.json");
     std::fs::write(&cfg, config).unwrap();
     let log = dir.join(format!("send_{}.log", name.replace(' ', "_")));
-    let _ = std::fs::remove_file(&log);
-    let bins = release_bin_dir();
-    let bridge = StoppedOnDrop(
-        Command::new(bins.join("bridge"))
-            .args([
-                "--ros-args",
-                "-p",
-                &format!("rflysim_config:={}", cfg.display()),
-                "-p",
-                "use_sim_time:=true",
-                "-p",
-                "imu:=false",
-                "-p",
-                "window_id:=9",
-            ])
-            .envs(publisher_env())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("bridge (build it: cargo build --release --workspace --bins)"),
-    );
-    let _sim = StoppedOnDrop(
-        Command::new(bins.join("rflysim_sim"))
-            .arg("--config")
-            .arg(&cfg)
-            .args([
-                "--stats",
-                "0",
-                "--copters",
-                "",
-                "--window-id",
-                "9",
-                "--reuse-frames",
-                "--send-log",
-            ])
-            .arg(&log)
-            .args(sim_args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("rflysim_sim"),
-    );
+    let bridge = start_bridge(&cfg, &["imu:=false".into()]);
+    let mut args = vec!["--copters", ""];
+    args.extend_from_slice(sim_args);
+    let _sim = start_emulator(&cfg, &log, &args);
     let w = window();
     let t0 = Instant::now();
     let (mut cpu0, mut drops0, mut win_start) = (0.0, 0, 0.0);
@@ -151,30 +56,22 @@ fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind
         win_start = wall();
     };
     let warm = t0 + Duration::from_secs_f64(WARMUP);
-    let receipts = receive(node, topic, &kind, warm, warm + Duration::from_secs_f64(w), &mut mark);
+    let topics = [(topic.to_string(), kind)];
+    let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(w), &mut mark).remove(0);
     let win_end = wall();
     let cpu = (cpu_seconds(bridge.0.id()) - cpu0) / (win_end - win_start) * 100.0;
     let drops = udp_rcvbuf_errors() - drops0;
     // Send times by sim time stamp (the bridge stamps with sim time here).
-    let sent: HashMap<u64, f64> = std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let p: Vec<&str> = l.split_whitespace().collect();
-            Some((
-                (p.get(1)?.parse::<f64>().ok()? * 1e6).round() as u64,
-                p.get(2)?.parse().ok()?,
-            ))
-        })
-        .collect();
-    let offered = sent.values().filter(|&&t| t >= win_start && t < win_end).count() as f64 / (win_end - win_start);
+    let sent = SendLog::read(&log);
+    let stream = seq_id.to_string();
+    let offered = sent.sent_between(&stream, win_start, win_end) as f64 / (win_end - win_start);
     let in_window: Vec<&(f64, f64)> = receipts
         .iter()
         .filter(|(_, r)| *r >= win_start && *r < win_end)
         .collect();
     let mut lat: Vec<f64> = in_window
         .iter()
-        .filter_map(|(stamp, r)| sent.get(&((stamp * 1e6).round() as u64)).map(|s| (r - s) * 1e3))
+        .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
         .collect();
     lat.sort_by(f64::total_cmp);
     Result {
@@ -191,10 +88,7 @@ fn bridge_case(node: &mut r2r::Node, name: &str, config: &str, topic: &str, kind
 /// The reference: a separate r2r process publishing pre-built messages.
 fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64>) -> Result {
     let exe = std::env::current_exe().unwrap();
-    let k = match kind {
-        Kind::Image => "image",
-        Kind::Cloud => "cloud",
-    };
+    let k = if kind == Kind::Image { "image" } else { "cloud" };
     let topic = &format!("/rflysim_bench/reference_{k}");
     let publisher = StoppedOnDrop(
         Command::new(exe)
@@ -213,7 +107,8 @@ fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64
         win_start = wall();
     };
     let warm = t0 + Duration::from_secs_f64(WARMUP);
-    let receipts = receive(node, topic, &kind, warm, warm + Duration::from_secs_f64(w), &mut mark);
+    let topics = [(topic.to_string(), kind)];
+    let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(w), &mut mark).remove(0);
     let win_end = wall();
     let cpu = (cpu_seconds(publisher.0.id()) - cpu0) / (win_end - win_start) * 100.0;
     let in_window: Vec<&(f64, f64)> = receipts
@@ -329,8 +224,8 @@ fn main() {
         case += 1;
         r2r::Node::create(ctx.clone(), &format!("rflysim_bench_subscriber{case}"), "").unwrap()
     };
-    let image_topic = "/rflysim/sensor1/img_rgb";
-    let cloud_topic = "/rflysim/sensor2/livox_lidar";
+    let image_topic = ("/rflysim/sensor1/img_rgb", 1);
+    let cloud_topic = ("/rflysim/sensor2/livox_lidar", 2);
     // RFLYSIM_BENCH_CASES=shm runs only the cases whose name contains "shm" (and so on).
     let only = std::env::var("RFLYSIM_BENCH_CASES").unwrap_or_default();
     let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w));

@@ -12,6 +12,7 @@ use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 use crate::dump::append_line;
 use crate::log::line as log;
 use crate::options::Options;
+use crate::send_log::SendLog;
 use crate::shared::Running;
 use crate::transport::{send_all, udp_sender};
 
@@ -25,6 +26,10 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
     };
     let state_dest = SocketAddrV4::new(o.coptersim_target, true_state_port(id));
     let heartbeat_dest = SocketAddrV4::new(o.coptersim_target, HEARTBEAT_PORT);
+    let mut send_log = match SendLog::open(o.send_log.as_deref()) {
+        Ok(l) => l,
+        Err(e) => return log(&format!("CopterSim {id}: --send-log: {e}")),
+    };
     let mut imu: Option<(SocketAddrV4, Duration)> = None;
     let mut seq = 0i32;
     let (mut next_imu, mut next_state, mut next_beat) = (Instant::now(), Instant::now(), Instant::now());
@@ -79,6 +84,9 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
                     let _ = append_line(&dir.join(format!("imu{id}.txt")), &line);
                 }
                 let _ = send_all(&out, dest, &sample.encode());
+                if let Some(l) = send_log.as_mut() {
+                    l.sent(format_args!("imu{id}"), t);
+                }
                 next_imu += period;
                 if next_imu + period * 10 < now {
                     next_imu = now;

@@ -17,6 +17,7 @@ pub mod log;
 pub mod options;
 pub mod render;
 mod requests;
+mod send_log;
 mod shared;
 mod stats;
 mod status;

@@ -53,7 +53,8 @@ Faults (rates per datagram, 0..1)
 Tests
   --dump DIR            write each rendered frame, IMU sample and heartbeat to DIR
                         (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt)
-  --send-log FILE       append \"SeqID time_stamp wall_time\" when each frame has been sent (benchmarks)
+  --send-log FILE       append \"SeqID time_stamp wall_time\" when each frame has been sent,
+                        \"imu<copter id> time_stamp wall_time\" per IMU sample (benchmarks)
 Gimbal
   --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:{CAMERA_STATUS_PORT})
   --gimbal-multicast    also send them to {MULTICAST_GROUP}:{CAMERA_STATUS_PORT}

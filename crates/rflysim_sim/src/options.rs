@@ -103,7 +103,8 @@ pub struct Options {
     /// Drop exactly these datagrams: (frame id, packet id), every sensor.
     pub drop_packets: Vec<(u64, u32)>,
     /// Append `SeqID time_stamp wall_clock_seconds` per frame sent (when its
-    /// last datagram left, or its shared-memory write ended): for latency benchmarks.
+    /// last datagram left, or its shared-memory write ended), and
+    /// `imu<copter id> time_stamp wall_clock_seconds` per IMU sample: for latency benchmarks.
     pub send_log: Option<std::path::PathBuf>,
 }
 

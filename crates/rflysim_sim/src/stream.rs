@@ -23,6 +23,7 @@ use crate::gimbal::GimbalState;
 use crate::log::line as log;
 use crate::options::{LidarLayout, Options};
 use crate::render::{self, Mount};
+use crate::send_log::SendLog;
 use crate::shared::{Running, StreamStats};
 use crate::transport::{send_all, udp_sender, ShmRegion};
 use crate::world::Scene;
@@ -85,7 +86,7 @@ struct StreamWorker {
     mount: Mount,
     sock: UdpSocket,
     dest: SocketAddrV4,
-    send_log: Option<io::BufWriter<std::fs::File>>,
+    send_log: Option<SendLog>,
     shm: Option<ShmRegion>,
     faults: FaultInjector,
     lidar_rays: Vec<[f64; 3]>,
@@ -111,12 +112,7 @@ impl StreamWorker {
         } else {
             Vec::new()
         };
-        let send_log = match &options.send_log {
-            Some(p) => Some(io::BufWriter::new(
-                std::fs::OpenOptions::new().create(true).append(true).open(p)?,
-            )),
-            None => None,
-        };
+        let send_log = SendLog::open(options.send_log.as_deref())?;
         Ok(Self {
             send_log,
             dest: SocketAddrV4::new(ip, cfg.udp_port()),
@@ -337,13 +333,8 @@ impl StreamWorker {
     }
 
     fn log_sent(&mut self, t: f64) {
-        use std::io::Write;
         if let Some(log) = self.send_log.as_mut() {
-            let wall = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            let _ = writeln!(log, "{} {t:.9} {wall:.9}", self.cfg.seq_id);
-            let _ = log.flush();
+            log.sent(self.cfg.seq_id, t);
         }
     }
 

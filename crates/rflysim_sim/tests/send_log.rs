@@ -1,0 +1,101 @@
+//! `--send-log`: every frame and every IMU sample a receiver gets has its
+//! line (stream, the stamp it carries, when it left), which latency
+//! benchmarks match receipts to; lines of the sensor and CopterSim threads
+//! never run into each other.
+
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, UdpSocket};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
+use rflysim_proto::request::ImuRequest;
+use rflysim_proto::telemetry::ImuSample;
+
+// Shared with tests/wire.rs, which uses the rest of it.
+#[allow(dead_code)]
+mod support;
+
+use support::*;
+
+fn wall() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
+}
+
+/// Stamps in microseconds: the log writes 9 decimals, the wire carries f64.
+fn micros(t: f64) -> i64 {
+    (t * 1e6).round() as i64
+}
+
+#[test]
+fn every_frame_and_imu_sample_received_has_its_line() {
+    let copter: u16 = 9;
+    let (camera_port, imu_port) = (41101, 41302);
+    let camera = listener(camera_port);
+    let imu = listener(imu_port);
+    let dir = std::env::temp_dir().join(format!("rflysim_send_log_test_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("send.log");
+    let _ = std::fs::remove_file(&log);
+    let (_sim, _) = start(
+        &config(&[camera_json(1, 1, 2, camera_port, 32, 24, 20)]),
+        &[
+            "--no-requests",
+            "--copters",
+            "9",
+            "--gimbal-target",
+            "none",
+            "--send-log",
+            log.to_str().unwrap(),
+        ],
+    );
+    let req = ImuRequest {
+        sensor_type: 0,
+        freq_hz: 200,
+        port: imu_port,
+        receiver: Ipv4Addr::LOCALHOST,
+        params: [0.0; 6],
+    };
+    let send = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let request_port = 30100 + 2 * (copter - 1);
+    let mut buf = [0u8; 512];
+    let mut samples: Vec<(f64, f64)> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while samples.len() < 100 && Instant::now() < deadline {
+        if samples.is_empty() {
+            send.send_to(&req.encode(), (Ipv4Addr::LOCALHOST, request_port))
+                .unwrap();
+        }
+        if let Ok(n) = imu.recv(&mut buf) {
+            samples.push((ImuSample::decode(&buf[..n]).unwrap().time_stamp, wall()));
+        }
+    }
+    assert_eq!(samples.len(), 100);
+    let mut r = Reassembler::new(ReassemblerConfig::default());
+    let got = frames(&camera, &mut r, 5, Duration::from_secs(10));
+    assert_eq!(got.len(), 5);
+    // The last lines are written just after their datagram left.
+    std::thread::sleep(Duration::from_millis(200));
+
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut logged: HashSet<(String, i64)> = HashSet::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        assert_eq!(f.len(), 3, "a whole line: {line:?}");
+        let (stamp, left): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+        assert!((left - wall()).abs() < 30.0, "{line:?}");
+        logged.insert((f[0].to_string(), micros(stamp)));
+    }
+    for (stamp, _) in &samples {
+        assert!(
+            logged.contains(&("imu9".into(), micros(*stamp))),
+            "IMU {stamp} not logged"
+        );
+    }
+    for f in &got {
+        assert!(
+            logged.contains(&("1".into(), micros(f.time_stamp))),
+            "frame {} not logged",
+            f.time_stamp
+        );
+    }
+}
