@@ -53,7 +53,7 @@ def sensor(seq, type_id, transport, port=0, width=32, height=24, hz=10, **extra)
 
 class Scenario:
     def __init__(self, processes, tmp_path, sensors, sim_args=(), bridge_params=None, bridge_args=(), copters=(1,),
-                 bridge_executable="bridge", sim_prefix=()):
+                 bridge_executable="bridge", sim_prefix=(), bridge_env=None):
         self.processes = processes
         self.dump = tmp_path / "dump"
         self.config = tmp_path / "Config.json"
@@ -74,7 +74,7 @@ class Scenario:
                 v = "[" + ",".join(map(str, v)) + "]"
             args += ["-p", f"{k}:={v}"]
         args += list(bridge_args)
-        self.bridge = processes.start(args, name=bridge_executable)
+        self.bridge = processes.start(args, name=bridge_executable, env=bridge_env)
 
     def frames(self, seq):
         """{time_stamp: bytes} of what the emulator rendered for sensor seq."""

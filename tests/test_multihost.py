@@ -6,6 +6,7 @@ emulator, so a request the bridge sent to loopback instead of `sim_ip` would
 go unanswered, and a sensor asked to send to 127.0.0.1 would send to the
 simulator's own loopback: either way no data would arrive."""
 
+import json
 import os
 import re
 import shutil
@@ -48,8 +49,9 @@ def unused_subnet():
 
 
 class SimulatorHost:
-    def __init__(self, namespace, subnet):
+    def __init__(self, namespace, subnet, link):
         self.namespace = namespace
+        self.link = link  # this host's end of the veth pair
         self.this_host, self.sim_ip, self.third_host = f"{subnet}.1", f"{subnet}.2", f"{subnet}.3"
         self.prefix = ["ip", "netns", "exec", namespace]
 
@@ -77,7 +79,7 @@ def simulator_host():
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
         pytest.skip(f"cannot join a network namespace to this one by a veth pair here: {e}")
     try:
-        yield SimulatorHost(namespace, subnet)
+        yield SimulatorHost(namespace, subnet, here)
     finally:
         # Deleting the namespace deletes the veth pair with it.
         subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
@@ -121,13 +123,17 @@ def test_a_simulator_on_another_host_is_asked_there_and_heard_from_there(collect
     assert all(abs(time.time() - stamp_seconds(m.header)) < 5 for m in images[-3:])
 
     # Heartbeats from sim_ip are taken: the time base counts them, nobody was refused.
+    # The bridge and the gimbal node both publish /diagnostics: each status is looked up in the
+    # latest array that has it.
+    def latest_statuses():
+        return DiagnosticArray(status=list({s.name: s for m in collector.messages(diag) for s in m.status}.values()))
+
     def heartbeats_taken():
-        last = collector.messages(diag)[-1:] or [DiagnosticArray()]
-        return [int(kv.value) for s in last[0].status if s.name.endswith("CopterSim heartbeat")
+        return [int(kv.value) for s in latest_statuses().status if s.name.endswith("CopterSim heartbeat")
                 for kv in s.values if kv.key == "frames_published"]
 
     wait_until(lambda: any(n >= 2 for n in heartbeats_taken()), f"heartbeats not taken: {heartbeats_taken()}")
-    assert not any(foreign_sender_drops(collector.messages(diag)[-1]).values())
+    assert not any(foreign_sender_drops(latest_statuses()).values())
 
     # Gimbal control goes to sim_ip; its echo comes back from there as camera/status.
     collector.wait_for(status, 2, timeout=30)
@@ -174,3 +180,36 @@ def test_a_third_host_cannot_inject_frames_or_heartbeats(collector, processes, t
         assert injected, f"allowed_senders:=[{h.third_host}] lets the third host send"
         assert any(d > 1e6 for d in late_stamps), "and its heartbeat re-anchors the stamps"
         assert not any(counts.values()), counts
+
+
+def bytes_sent_to(host):
+    return int(Path(f"/sys/class/net/{host.link}/statistics/tx_bytes").read_text())
+
+
+def test_dds_carries_the_topics_to_a_subscriber_on_another_host_without_shared_memory(processes, tmp_path,
+                                                                                     simulator_host):
+    h = simulator_host
+    # What the README asks of machines that share topics: SUBNET discovery, here with static peers
+    # (no multicast route into the namespace). The remote subscriber is UDP-only: shared memory would
+    # reach across network namespaces on one kernel, but never across hosts.
+    across_hosts = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
+    width, height = 320, 240
+    camera = sensor(920, 1, 2, port=42920, width=width, height=height, hz=10)
+    lidar = sensor(921, 20, 1, port=42921, hz=10)
+    Scenario(processes, tmp_path, [camera, lidar], sim_args=["--window-id", "17"],
+             bridge_params={"window_id": 17, "imu": False},
+             bridge_env={**across_hosts, "ROS_STATIC_PEERS": h.sim_ip})
+    sent_before = bytes_sent_to(h)
+    subscriber = subprocess.run(
+        [*h.prefix, sys.executable, Path(__file__).with_name("remote_subscriber.py"),
+         "/rflysim/sensor920/img_rgb", "/rflysim/sensor921/vehicle_lidar", "8"],
+        env={**os.environ, **across_hosts, "ROS_STATIC_PEERS": h.this_host, "FASTDDS_BUILTIN_TRANSPORTS": "UDPv4"},
+        capture_output=True, text=True, timeout=60)
+    assert subscriber.returncode == 0, subscriber.stderr
+    got = json.loads(subscriber.stdout.strip().splitlines()[-1])
+    crossed = bytes_sent_to(h) - sent_before
+    # 10 Hz for 8 s, less discovery: ~70 of each; 20 leaves room for a slow start.
+    assert got["images"] >= 20 and got["image_bytes"] == width * height * 3, got
+    # The emulator's LiDAR leaves out the 32 × 24 beams that hit nothing.
+    assert got["clouds"] >= 20 and 0 < got["cloud_points"] <= 32 * 24, got
+    assert crossed >= got["images"] * width * height * 3, f"only {crossed} bytes crossed the link for {got}"
