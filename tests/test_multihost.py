@@ -190,8 +190,10 @@ def test_dds_carries_the_topics_to_a_subscriber_on_another_host_without_shared_m
                                                                                      simulator_host):
     h = simulator_host
     # What the README asks of machines that share topics: SUBNET discovery, here with static peers
-    # (no multicast route into the namespace). The remote subscriber is UDP-only: shared memory would
-    # reach across network namespaces on one kernel, but never across hosts.
+    # (no multicast route into the namespace). The remote subscriber is UDP-only, as one on another
+    # host is: /dev/shm is shared by the namespaces, so shared memory must not be left to Fast DDS's
+    # guess of which participants share a host. A bridge publishing over shared memory only fails
+    # here (nothing arrives; tried with a profile without UDP).
     across_hosts = {"ROS_AUTOMATIC_DISCOVERY_RANGE": "SUBNET"}
     width, height = 320, 240
     camera = sensor(920, 1, 2, port=42920, width=width, height=height, hz=10)
