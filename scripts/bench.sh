@@ -42,6 +42,17 @@ echo
 echo "== the same with FASTRTPS_DEFAULT_PROFILES_FILE=config/fastdds_large_data.xml"
 FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
 echo
+echo "== UDP-only DDS, as for a subscriber on another host (README \"Simulator on another host\"; SUBNET because"
+echo "   with LOCALHOST rmw_fastrtps sets its own transports, shared memory included, whatever FASTDDS_BUILTIN_TRANSPORTS says)"
+ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
+  RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4" \
+  RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo
+echo "== the same with the publishers on their shipped profile (shared memory + UDP), the subscriber UDP-only"
+env -u FASTRTPS_DEFAULT_PROFILES_FILE ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
+  RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$ROOT/config/fastdds_large_data.xml FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
+  RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo
 echo "== cargo bench -p auv_ros --bench auv_end_to_end (load: $(uptime))"
 cargo bench --locked -p auv_ros --bench auv_end_to_end 2>/dev/null
 echo

@@ -53,14 +53,15 @@ def sensor(seq, type_id, transport, port=0, width=32, height=24, hz=10, **extra)
 
 class Scenario:
     def __init__(self, processes, tmp_path, sensors, sim_args=(), bridge_params=None, bridge_args=(), copters=(1,),
-                 bridge_executable="bridge"):
+                 bridge_executable="bridge", sim_prefix=(), bridge_env=None):
         self.processes = processes
         self.dump = tmp_path / "dump"
         self.config = tmp_path / "Config.json"
         self.config.write_text("// written by the test\n" + json.dumps({"VisionSensors": sensors}, indent=1))
         self.sensors = {s["SeqID"]: s for s in sensors}
         self.copters = copters
-        self.sim_argv = [executable("rflysim_sim"), "--config", self.config, "--dump", self.dump, "--stats", "0",
+        # sim_prefix: e.g. `ip netns exec NS`, the emulator on another host.
+        self.sim_argv = [*sim_prefix, executable("rflysim_sim"), "--config", self.config, "--dump", self.dump, "--stats", "0",
                          "--copters", ",".join(map(str, copters)), *map(str, sim_args)]
         self.sim = processes.start(self.sim_argv, name="rflysim_sim")
         params = {"rflysim_config": str(self.config), "use_sim_time": True, "copter_ids": list(copters)}
@@ -73,7 +74,7 @@ class Scenario:
                 v = "[" + ",".join(map(str, v)) + "]"
             args += ["-p", f"{k}:={v}"]
         args += list(bridge_args)
-        self.bridge = processes.start(args, name=bridge_executable)
+        self.bridge = processes.start(args, name=bridge_executable, env=bridge_env)
 
     def frames(self, seq):
         """{time_stamp: bytes} of what the emulator rendered for sensor seq."""

@@ -6,7 +6,6 @@ which the bridge must treat as a foreign host; `allowed_senders` widens it."""
 
 import json
 import socket
-import struct
 import time
 
 import pytest
@@ -14,6 +13,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import Image
 
 from conftest import executable
+from foreign_sender import inject, is_injected
 from rflysim_scenario import Scenario, sensor, stamp_seconds
 
 
@@ -30,24 +30,10 @@ def own_lan_address():
     return None if ip.startswith("127.") else ip
 
 
-INJECTED_STAMP = 4321.0
-
-
-def inject(source_ip, port, heartbeat_port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind((source_ip, 0))
-    payload = bytes([200]) * (32 * 24 * 3)
-    frame = struct.pack("<6id", 1234567893, 32 + len(payload), 0, 1, 7_000_000, 0, INJECTED_STAMP) + payload
-    # A heartbeat claiming that sim time 0 was 1970-01-01 00:16:40.
-    heartbeat = struct.pack("<2i3q", 123456789, 1, 1_000_000_000, 0, 0)
-    # Heartbeats first: a frame of another run's time would re-anchor the stamps by itself.
-    for _ in range(20):
-        s.sendto(heartbeat, ("127.0.0.1", heartbeat_port))
-        time.sleep(0.02)
-    for _ in range(20):
-        s.sendto(frame, ("127.0.0.1", port))
-        time.sleep(0.02)
-    s.close()
+def foreign_sender_drops(diagnostics):
+    """{status name: datagrams refused as from a foreign host} of a DiagnosticArray."""
+    return {status.name: int(kv.value) for status in diagnostics.status for kv in status.values
+            if kv.key == "dropped_foreign_sender"}
 
 
 @pytest.mark.parametrize("allowed", ["default", "any"])
@@ -69,15 +55,11 @@ def test_a_foreign_host_cannot_inject_frames_or_heartbeats(collector, processes,
     inject(source, port, heartbeat_port)
     before = len(collector.messages(img))
     msgs = collector.wait_for(img, before + 10, timeout=10)
-    injected = [m for m in msgs if bytes(m.data[:3]) == bytes([200, 200, 200])]
+    injected = [m for m in msgs if is_injected(m)]
     wall = time.time()
     late_stamps = [wall - stamp_seconds(m.header) for m in msgs[during:] if m not in injected]
     time.sleep(1.5)
-    counts = {}
-    for status in collector.messages(diag)[-1].status:
-        for kv in status.values:
-            if kv.key == "dropped_foreign_sender":
-                counts[status.name] = int(kv.value)
+    counts = foreign_sender_drops(collector.messages(diag)[-1])
     if allowed == "default":
         assert not injected, "a frame from a foreign host was published"
         assert all(abs(d) < 5 for d in late_stamps), f"stamps moved by a foreign heartbeat: {late_stamps[:3]}"

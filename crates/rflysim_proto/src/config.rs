@@ -86,6 +86,15 @@ impl SensorConfig {
         }
     }
 
+    /// The same sensor sent to `ip` (`SendProtocol[1..4]`), transport and port unchanged.
+    pub fn with_receiver_ip(&self, ip: Ipv4Addr) -> SensorConfig {
+        let mut c = self.clone();
+        for (slot, octet) in c.send_protocol[1..5].iter_mut().zip(ip.octets()) {
+            *slot = u16::from(octet);
+        }
+        c
+    }
+
     /// The UDP port data arrives on: `SendProtocol[5]`, or 9999 + SeqID for 0.
     pub fn udp_port(&self) -> u16 {
         match self.send_protocol[5] {

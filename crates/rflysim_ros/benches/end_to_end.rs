@@ -216,7 +216,13 @@ fn main() {
     if args.iter().any(|a| a == "--list") {
         return;
     }
-    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    // LOCALHOST unless asked otherwise: with it rmw_fastrtps builds its own
+    // transports (shared memory and loopback UDP) and ignores
+    // FASTDDS_BUILTIN_TRANSPORTS, so a UDP-only run (a subscriber as on
+    // another host) needs SUBNET.
+    if std::env::var_os("ROS_AUTOMATIC_DISCOVERY_RANGE").is_none() {
+        std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    }
     let ctx = r2r::Context::create().unwrap();
     // A fresh subscriber node per case: no subscription outlives its case.
     let mut case = 0;
@@ -306,6 +312,7 @@ fn main() {
          CPU ms/frame = CPU time per delivered frame)"
     );
     for var in [
+        "ROS_AUTOMATIC_DISCOVERY_RANGE",
         "FASTRTPS_DEFAULT_PROFILES_FILE",
         "FASTDDS_BUILTIN_TRANSPORTS",
         "RMW_IMPLEMENTATION",

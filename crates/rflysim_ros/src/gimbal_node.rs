@@ -48,10 +48,12 @@ pub fn start(
         settings.link.sim_ip,
         crate::requests::request_port(settings.link.window_id),
     );
+    let this_host = crate::coptersim::local_ip_towards(settings.link.sim_ip);
     let mut status_pubs: StatusOutputs = HashMap::new();
     let mut count = 0;
     for cfg in sensors.iter().filter(|c| c.is_gimbal()) {
-        let state = Arc::new(Mutex::new(GimbalCommandState::new(cfg)));
+        let asked = crate::requests::as_asked_of(cfg, settings.link.sim_ip, this_host);
+        let state = Arc::new(Mutex::new(GimbalCommandState::new(&asked)));
         let seq = cfg.seq_id;
         let ctrl = node
             .subscribe::<CameraCtrl>(&names::sensor_topic(seq, "camera/ctrl"), ros_common::qos::commands())

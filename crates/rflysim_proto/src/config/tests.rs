@@ -34,6 +34,14 @@ fn reads_the_example_with_comments_defaults_and_auto_increment() {
     assert_eq!(s[1].udp_port(), 20100);
     assert_eq!(s[2].udp_port(), 10006);
     assert_eq!(s[0].receiver_ip(), Ipv4Addr::LOCALHOST);
+    let remote = s[0].with_receiver_ip(Ipv4Addr::new(192, 168, 1, 20));
+    assert_eq!(remote.receiver_ip(), Ipv4Addr::new(192, 168, 1, 20));
+    assert_eq!(
+        (remote.transport(), remote.udp_port()),
+        (s[0].transport(), s[0].udp_port())
+    );
+    assert_eq!(remote.send_protocol[1..5], [192, 168, 1, 20]);
+    assert_eq!(remote.with_receiver_ip(Ipv4Addr::LOCALHOST), s[0]);
     assert_eq!(s[0].transport(), Some(Transport::UdpRaw));
     assert_eq!(s[2].transport(), Some(Transport::SharedMemory));
     assert_eq!(s[0].rate_hz(), 30.0);
