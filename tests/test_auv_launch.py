@@ -6,6 +6,7 @@ from pathlib import Path
 import yaml
 
 from launch_double import evaluate
+from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ROOT / "launch" / "auv.launch.py"
@@ -44,3 +45,10 @@ def test_rviz_config_shows_both_cameras_odometry_pose_and_tf():
     assert topics["Odometry"] == ["/auv0/odom"] and topics["Pose"] == ["/auv0/pose"]
     assert "TF" in topics
     assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "world"
+
+
+def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):
+    """`ros2 launch rflysim_bridge auv.launch.py emulator:=true` with config/auv.rviz, rviz2 played by
+    tests/rviz_stand_in.py: every display gets data in a frame rviz2 can place."""
+    start_launch(processes, "auv.launch.py", {"emulator": "true"})
+    assert watch(collector, ROOT / "config" / "auv.rviz") == []

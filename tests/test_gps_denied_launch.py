@@ -6,6 +6,7 @@ from pathlib import Path
 import yaml
 
 from launch_double import evaluate
+from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ROOT / "launch" / "gps_denied.launch.py"
@@ -40,3 +41,10 @@ def test_rviz_config_shows_the_bridge_topics():
     topics = {d["Topic"]["Value"] for d in manager["Displays"] if "Topic" in d}
     assert topics == {"/drone/camera/image_raw", "/drone/altitude", "/drone/landing_pad/point"}
     assert manager["Global Options"]["Fixed Frame"] == "base_link"
+
+
+def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):
+    """`ros2 launch rflysim_bridge gps_denied.launch.py emulator:=true` with config/gps_denied.rviz, rviz2
+    played by tests/rviz_stand_in.py: every display gets data in a frame rviz2 can place."""
+    start_launch(processes, "gps_denied.launch.py", {"emulator": "true"})
+    assert watch(collector, ROOT / "config" / "gps_denied.rviz") == []

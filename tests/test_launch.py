@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from launch_double import evaluate
+from rviz_stand_in import start_launch, watch
 from rflysim_scenario import SUFFIX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,3 +72,10 @@ def test_rviz_config_shows_clouds_images_odometry_and_tf():
     # rviz2 subscribes reliably by default: the bridge's publishers match it.
     assert all(d["Topic"]["Reliability Policy"] == "Reliable" for d in displays if "Topic" in d)
     assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "rflysim/uav1/odom_enu"
+
+
+def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):
+    """`ros2 launch rflysim_bridge all.launch.py emulator:=true` with config/rflysim.rviz, rviz2 played by
+    tests/rviz_stand_in.py: every display gets data in a frame rviz2 can place."""
+    start_launch(processes, "all.launch.py", {"emulator": "true"})
+    assert watch(collector, ROOT / "config" / "rflysim.rviz") == []

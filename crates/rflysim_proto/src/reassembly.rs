@@ -21,7 +21,7 @@ use crate::header::{DatagramHeader, HeaderError, HeaderKind};
 mod partial;
 mod stats;
 
-use partial::{packet_sample, FrameKey, Partial, Remembered};
+use partial::{packet_sample, with_headroom, write_at, FrameKey, Partial, Remembered};
 pub use stats::ReassemblyStats;
 
 #[derive(Debug, Clone)]
@@ -301,30 +301,9 @@ impl Reassembler {
             self.stats.incomplete += 1;
             self.remember(p.key, p.samples);
         }
-        let pkg_num = header.pkg_num as u32;
         self.started += 1;
-        self.partials.push(Partial {
-            key,
-            time_stamp: header.time_stamp,
-            pkg_num,
-            chunk: None,
-            headroom: self.config.headroom,
-            buf: Vec::new(),
-            early_last: None,
-            last_len: None,
-            received: vec![0; pkg_num.div_ceil(64) as usize],
-            samples: if key.kind == HeaderKind::Image24 {
-                vec![0; pkg_num as usize]
-            } else {
-                Vec::new()
-            },
-            count: 0,
-            datagram_lengths: true,
-            declared_len: None,
-            first_arrival: now,
-            last_arrival: now,
-            started: self.started,
-        });
+        let p = Partial::new(key, header, self.config.headroom, now, self.started);
+        self.partials.push(p);
         self.partials.len() - 1
     }
 
@@ -353,7 +332,7 @@ impl Reassembler {
             frame_id: header.frame_id,
             time_stamp: header.time_stamp,
             packets: 1,
-            payload: [&vec![0; self.config.headroom][..], body].concat(),
+            payload: with_headroom(self.config.headroom, body),
             headroom: self.config.headroom,
             first_arrival: now,
             last_arrival: now,
@@ -503,24 +482,6 @@ impl Reassembler {
         self.stats.payload_bytes += (frame.payload.len() - frame.headroom) as u64;
         Some(frame)
     }
-}
-
-/// Puts a packet's `body` at `at` in its frame's buffer. Packets mostly
-/// arrive in order: each then extends the buffer, and no byte of a 6 MB
-/// frame is zeroed before it is written (zeroing was an eighth of a 1080p
-/// camera's CPU). A packet that arrives early leaves zeroes in the gap,
-/// which the missing packets overwrite: a frame completes only with all of
-/// them.
-fn write_at(buf: &mut Vec<u8>, at: usize, body: &[u8]) {
-    if at == buf.len() {
-        buf.extend_from_slice(body);
-        return;
-    }
-    let end = at + body.len();
-    if buf.len() < end {
-        buf.resize(end, 0);
-    }
-    buf[at..end].copy_from_slice(body);
 }
 
 #[cfg(test)]

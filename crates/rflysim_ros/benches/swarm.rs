@@ -24,7 +24,7 @@ use rflysim_ros::names;
 #[allow(dead_code)] // each benchmark uses its part
 mod shared;
 
-use shared::{receive, start_bridge, start_emulator, window, Kind, WARMUP};
+use shared::{published_hz, receive, start_bridge, start_emulator, window, Kind, WARMUP};
 
 const CAMERA_HZ: f64 = 30.0;
 const LIDAR_HZ: f64 = 10.0;
@@ -43,8 +43,12 @@ fn seq_ids(v: u16) -> (u16, u16) {
     (2 * v - 1, 2 * v)
 }
 
-/// A Config.json for `n` vehicles: unique SeqIDs and ports (9999 + SeqID,
-/// RflySim's default, written out).
+/// A sensor's UDP port: 9999 + SeqID, RflySim's default, written out.
+fn port_of(seq_id: u16) -> u16 {
+    9999 + seq_id
+}
+
+/// A Config.json for `n` vehicles: unique SeqIDs and ports (`port_of`).
 fn swarm_config(n: u16) -> String {
     let sensors: Vec<String> = (1..=n)
         .flat_map(|v| {
@@ -54,14 +58,14 @@ fn swarm_config(n: u16) -> String {
                     r#"{{"SeqID": {camera}, "TypeID": 1, "TargetCopter": {v}, "DataWidth": 640, "DataHeight": 480,
         "DataCheckFreq": {CAMERA_HZ}, "SendProtocol": [2, 127, 0, 0, 1, {}, 0, 0], "CameraFOV": 90,
         "SensorAngEular": [0, -0.3, 0]}}"#,
-                    9999 + camera
+                    port_of(camera)
                 ),
                 // A Livox-type cone looking straight down: all 200 × 100 rays hit the ground.
                 format!(
                     r#"{{"SeqID": {lidar}, "TypeID": 22, "TargetCopter": {v}, "DataWidth": 200, "DataHeight": 100,
         "DataCheckFreq": {LIDAR_HZ}, "SendProtocol": [1, 127, 0, 0, 1, {}, 0, 0],
         "SensorAngEular": [0, -1.5707963, 0], "otherParams": [100, 0, 0, 0, 0, 0, 0, 0]}}"#,
-                    9999 + lidar
+                    port_of(lidar)
                 ),
             ]
         })
@@ -81,24 +85,19 @@ struct Stream {
 
 fn streams(n: u16) -> Vec<Stream> {
     let absolute = |t: String| format!("/{t}");
+    let sensor = |seq_id: u16, topic: &str, kind| Stream {
+        logged_as: seq_id.to_string(),
+        diagnosed_as: names::diagnostic_name(&format!("sensor{seq_id} ")),
+        topic: absolute(names::sensor_topic(seq_id, topic)),
+        kind,
+        port: port_of(seq_id),
+    };
     (1..=n)
         .flat_map(|v| {
             let (camera, lidar) = seq_ids(v);
             [
-                Stream {
-                    logged_as: camera.to_string(),
-                    diagnosed_as: names::diagnostic_name(&format!("sensor{camera} ")),
-                    topic: absolute(names::sensor_topic(camera, "img_rgb")),
-                    kind: Kind::Image,
-                    port: 9999 + camera,
-                },
-                Stream {
-                    logged_as: lidar.to_string(),
-                    diagnosed_as: names::diagnostic_name(&format!("sensor{lidar} ")),
-                    topic: absolute(names::sensor_topic(lidar, "livox_lidar")),
-                    kind: Kind::Cloud,
-                    port: 9999 + lidar,
-                },
+                sensor(camera, "img_rgb", Kind::Image),
+                sensor(lidar, "livox_lidar", Kind::Cloud),
                 Stream {
                     logged_as: format!("imu{v}"),
                     diagnosed_as: names::diagnostic_name(&format!("uav{v} imu")),
@@ -278,28 +277,6 @@ fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
         subscriber_cpu_percent,
         kernel_udp_drops,
         load_before,
-    }
-}
-
-/// The rate of `frames_published` of the status whose name starts with
-/// `name` between the first and the last report of the window: what the
-/// bridge published, whatever DDS and the subscriber then lost.
-fn published_hz(reports: &[(f64, DiagnosticArray)], name: &str) -> f64 {
-    let published = |a: &DiagnosticArray| -> Option<f64> {
-        let status = a.status.iter().find(|s| s.name.starts_with(name))?;
-        let kv = status
-            .values
-            .iter()
-            .find(|kv| kv.key == ros_common::diagnostics::keys::FRAMES_PUBLISHED)?;
-        kv.value.parse().ok()
-    };
-    let samples: Vec<(f64, f64)> = reports
-        .iter()
-        .filter_map(|(at, a)| published(a).map(|n| (*at, n)))
-        .collect();
-    match (samples.first(), samples.last()) {
-        (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) / (b.0 - a.0),
-        _ => f64::NAN,
     }
 }
 

@@ -15,3 +15,9 @@ pub mod requests;
 pub mod sensor;
 pub mod settings;
 pub mod tf;
+
+// The fuzz runs among the unit tests bound the largest allocation a hostile
+// input can cause; only allocations inside `fuzz_harness::measured` count.
+#[cfg(test)]
+#[global_allocator]
+static COUNTING_ALLOC: fuzz_harness::CountingAlloc = fuzz_harness::CountingAlloc;

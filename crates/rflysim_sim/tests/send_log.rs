@@ -4,12 +4,9 @@
 //! never run into each other.
 
 use std::collections::HashSet;
-use std::net::{Ipv4Addr, UdpSocket};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use rflysim_proto::request::ImuRequest;
-use rflysim_proto::telemetry::ImuSample;
 
 // Shared with tests/wire.rs, which uses the rest of it.
 #[allow(dead_code)]
@@ -48,27 +45,7 @@ fn every_frame_and_imu_sample_received_has_its_line() {
             log.to_str().unwrap(),
         ],
     );
-    let req = ImuRequest {
-        sensor_type: 0,
-        freq_hz: 200,
-        port: imu_port,
-        receiver: Ipv4Addr::LOCALHOST,
-        params: [0.0; 6],
-    };
-    let send = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let request_port = 30100 + 2 * (copter - 1);
-    let mut buf = [0u8; 512];
-    let mut samples: Vec<(f64, f64)> = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while samples.len() < 100 && Instant::now() < deadline {
-        if samples.is_empty() {
-            send.send_to(&req.encode(), (Ipv4Addr::LOCALHOST, request_port))
-                .unwrap();
-        }
-        if let Ok(n) = imu.recv(&mut buf) {
-            samples.push((ImuSample::decode(&buf[..n]).unwrap().time_stamp, wall()));
-        }
-    }
+    let samples = imu_samples(copter, &imu, imu_port, 100, wall);
     assert_eq!(samples.len(), 100);
     let mut r = Reassembler::new(ReassemblerConfig::default());
     let got = frames(&camera, &mut r, 5, Duration::from_secs(10));
@@ -85,10 +62,11 @@ fn every_frame_and_imu_sample_received_has_its_line() {
         assert!((left - wall()).abs() < 30.0, "{line:?}");
         logged.insert((f[0].to_string(), micros(stamp)));
     }
-    for (stamp, _) in &samples {
+    for (_, s) in &samples {
         assert!(
-            logged.contains(&("imu9".into(), micros(*stamp))),
-            "IMU {stamp} not logged"
+            logged.contains(&("imu9".into(), micros(s.time_stamp))),
+            "IMU {} not logged",
+            s.time_stamp
         );
     }
     for f in &got {

@@ -14,10 +14,10 @@ use rflysim_proto::gimbal::{GimbalControl, GimbalEcho, SEED_000_BITS};
 use rflysim_proto::image::raw_image;
 use rflysim_proto::lidar::{decode_depth_cloud, decode_lidar, CloudLayout};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use rflysim_proto::request::{ImuRequest, RequestForm, VisionSensorReq};
+use rflysim_proto::request::{RequestForm, VisionSensorReq};
 use rflysim_proto::sensor::Encoding;
 use rflysim_proto::shm::ShmReader;
-use rflysim_proto::telemetry::{Heartbeat, ImuSample, LaserDistance, TrueState};
+use rflysim_proto::telemetry::{Heartbeat, LaserDistance, TrueState};
 use rflysim_sim::render::{self, Mount};
 use rflysim_sim::world::{Scene, Trajectory};
 
@@ -228,34 +228,16 @@ fn imu_true_state_and_heartbeat_follow_the_trajectory() {
     let copter: u16 = 7;
     let imu_port = 41300;
     let imu_sock = listener(imu_port);
-    // The spec's numbers (§5, §6), not the crate's: a wrong port on both sides must fail here.
-    let (request_port, state_port) = (30100 + 2 * (copter - 1), 30101 + 2 * (copter - 1));
+    // The spec's number (§6), not the crate's: a wrong port on both sides must fail here.
+    let state_port = 30101 + 2 * (copter - 1);
     let state_sock = listener(state_port);
     let text = config(&[]);
     let (_sim, _) = start(
         &text,
         &["--window-id", "16", "--copters", "7", "--gimbal-target", "none"],
     );
-    let req = ImuRequest {
-        sensor_type: 0,
-        freq_hz: 200,
-        port: imu_port,
-        receiver: Ipv4Addr::LOCALHOST,
-        params: [0.0; 6],
-    };
-    let send = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let samples = imu_samples(copter, &imu_sock, imu_port, 400, Instant::now);
     let mut buf = [0u8; 512];
-    let mut samples = Vec::new();
-    let start = Instant::now();
-    while samples.len() < 400 && start.elapsed() < Duration::from_secs(10) {
-        if samples.is_empty() {
-            send.send_to(&req.encode(), (Ipv4Addr::LOCALHOST, request_port))
-                .unwrap();
-        }
-        if let Ok(n) = imu_sock.recv(&mut buf) {
-            samples.push((Instant::now(), ImuSample::decode(&buf[..n]).unwrap()));
-        }
-    }
     assert_eq!(samples.len(), 400);
     for (_, s) in &samples {
         let w = Trajectory::default().state(s.time_stamp);

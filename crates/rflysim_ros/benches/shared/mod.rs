@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use bench_support::{release_bin_dir, seconds_from_env, wall, StoppedOnDrop};
 use futures::{FutureExt, Stream, StreamExt};
+use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::sensor_msgs::msg::{Image, Imu, PointCloud2};
 use r2r::QosProfile;
 
@@ -151,4 +152,26 @@ pub fn start_emulator(config: &Path, send_log: &Path, args: &[&str]) -> StoppedO
             .spawn()
             .expect("rflysim_sim (build it: cargo build --release --workspace --bins)"),
     )
+}
+
+/// The rate of `frames_published` of the status whose name starts with
+/// `name` between the first and the last report of the window: what the
+/// bridge published, whatever DDS and the subscriber then lost.
+pub fn published_hz(reports: &[(f64, DiagnosticArray)], name: &str) -> f64 {
+    let published = |a: &DiagnosticArray| -> Option<f64> {
+        let status = a.status.iter().find(|s| s.name.starts_with(name))?;
+        let kv = status
+            .values
+            .iter()
+            .find(|kv| kv.key == ros_common::diagnostics::keys::FRAMES_PUBLISHED)?;
+        kv.value.parse().ok()
+    };
+    let samples: Vec<(f64, f64)> = reports
+        .iter()
+        .filter_map(|(at, a)| published(a).map(|n| (*at, n)))
+        .collect();
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) if b.0 > a.0 => (b.1 - a.1) / (b.0 - a.0),
+        _ => f64::NAN,
+    }
 }

@@ -228,3 +228,100 @@ fn the_frame_bound_is_the_sensors_never_above_the_parameter() {
     assert_eq!(small.max_frame_bytes(), 1000);
     assert_eq!(small.max_jpeg_pixels(Encoding::Bgr8), 333);
 }
+
+/// A bounded fuzz run of the shared-memory chain as the node runs it
+/// (region → `ShmReader` → `FrameMapper`), for every kind shared memory
+/// carries: whatever a mutated region holds (flag, stamp, counts, length),
+/// nothing panics, no allocation outgrows the region, and the next good
+/// frame the writer puts in a clean region maps exactly as it does through
+/// a reader that never saw the bad one.
+#[test]
+fn fuzzed_shm_regions_never_change_the_next_good_frame() {
+    use fuzz_harness::{iterations, measured, mutate_bytes, Mutations, Overwrite};
+    use rflysim_proto::lidar::encode::{sdk_int16, sdk_int16_xyz};
+    use rflysim_proto::shm::{payload_capacity, region_len, ShmReader, ShmWriter};
+    use std::time::Duration;
+
+    fn laser(i: usize) -> Vec<u8> {
+        LaserDistance {
+            distance: i as f32 * 0.5,
+            copter_id: 2,
+            ray_start: [1.0, 2.0, 3.0],
+            ang_euler: [0.0; 3],
+            impact_point: [4.0, 5.0, i as f32],
+            box_origin: [0.0; 3],
+        }
+        .encode()
+    }
+    type Payload = fn(usize) -> Vec<u8>;
+    let kinds: [(u16, u16, u16, Payload); 4] = [
+        (1, 8, 4, |i| (0..8 * 4 * 3).map(|b| (b + i) as u8).collect()),
+        (20, 16, 4, |i| {
+            let points: Vec<[f32; 4]> = (0..1 + i % 64).map(|k| [k as f32, -1.0, (i % 9) as f32, 3.0]).collect();
+            sdk_int16([1.0, 2.0, 3.0], [0.0, 0.1, 0.2], &points, 50.0)
+        }),
+        (7, 8, 4, |i| {
+            let points: Vec<[f32; 3]> = (0..1 + i % 32).map(|k| [k as f32, 2.0, -((i % 5) as f32)]).collect();
+            sdk_int16_xyz([0.0; 3], [0.0; 3], &points, 50.0)
+        }),
+        (5, 1, 1, laser),
+    ];
+    let extremes = [
+        [0, 0, 0, 0],
+        [0xFF, 0xFF, 0xFF, 0x7F],
+        [0, 0, 0xC0, 0x7F],
+        [0xFF; 4],
+        [2, 0, 0, 0],
+    ];
+    let mutations = Mutations {
+        overwrite: Overwrite::Extremes(&extremes),
+        max_rounds: 4,
+        max_garbage: 200,
+    };
+    let mut rng = fuzz_harness::Rng::from_state(0x5DEE_CE66_D1CE_4E5B);
+    let _one = fuzz_harness::one_at_a_time();
+    for (type_id, w, h, payload) in kinds {
+        let m = mapper(sensor(type_id, 0, w, h), false);
+        let (capacity, headroom) = (payload_capacity(m.kind(), w, h), m.headroom());
+        let len = region_len(m.kind(), w, h);
+        let written = |i: usize, stamp: f64| {
+            let mut region = vec![0u8; len];
+            assert!(ShmWriter::new().write(&mut region[..], stamp, &payload(i), Duration::ZERO));
+            region
+        };
+        let through = |reader: &mut ShmReader, region: &mut [u8]| {
+            let mut out = Vec::new();
+            let t = reader.poll(region, capacity, &mut out, Duration::ZERO)?;
+            Some(format!(
+                "{t} {:?}",
+                m.messages(ros_common::time::to_ros_time(t), out, headroom)
+            ))
+        };
+        let seeds = vec![written(0, 1.0), written(1, 2.0)];
+        let mut reader = ShmReader::new().with_headroom(headroom);
+        fuzz_harness::reset_largest();
+        for i in 0..iterations("RFLYSIM_FUZZ_ITERS") / kinds.len() {
+            let mut bad = mutate_bytes(&mut rng, &seeds[i % 2], &seeds, &mutations);
+            measured(|| through(&mut reader, &mut bad[..]));
+            let stamp = 10.0 + i as f64 * 0.01;
+            let alone = through(
+                &mut ShmReader::new().with_headroom(headroom),
+                &mut written(i, stamp)[..],
+            );
+            let after_bad = through(&mut reader, &mut written(i, stamp)[..]);
+            assert!(
+                alone.as_deref().is_some_and(|s| s.contains("Ok(")),
+                "TypeID {type_id}: {alone:?}"
+            );
+            assert_eq!(
+                after_bad, alone,
+                "TypeID {type_id}, good frame {i} after a mutated region"
+            );
+        }
+        let largest = fuzz_harness::largest();
+        assert!(
+            largest <= 4 * (headroom + len) + 4096,
+            "TypeID {type_id}: an allocation of {largest} bytes for a {len}-byte region"
+        );
+    }
+}

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use rflysim_proto::config::{parse_config, AngleUnit, SensorConfig};
 use rflysim_proto::reassembly::{Frame, Reassembler};
+use rflysim_proto::request::ImuRequest;
 use rflysim_proto::sensor::Encoding;
+use rflysim_proto::telemetry::ImuSample;
 use rflysim_sim::render::{self, Mount};
 use rflysim_sim::world::{Scene, Trajectory};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -104,4 +106,40 @@ pub fn rendered(cfg: &SensorConfig, enc: Encoding, t: f64) -> Vec<u8> {
     let view = render::CameraView::of(cfg).unwrap();
     assert_eq!(view.encoding, enc);
     render::render_camera(&Scene::default(), &v, &Mount::of(cfg), &view)
+}
+
+/// Asks vehicle `copter`'s CopterSim for its IMU at 200 Hz on `sock`'s
+/// `port`, at the request port of the spec (§5: 30100 + 2·(id − 1), written
+/// out rather than taken from the crate, so that a port wrong on both sides
+/// fails), until `want` samples arrived or 10 s passed. Each sample comes
+/// with `arrival()` read as it arrived.
+pub fn imu_samples<T>(
+    copter: u16,
+    sock: &UdpSocket,
+    port: u16,
+    want: usize,
+    arrival: impl Fn() -> T,
+) -> Vec<(T, ImuSample)> {
+    let req = ImuRequest {
+        sensor_type: 0,
+        freq_hz: 200,
+        port,
+        receiver: Ipv4Addr::LOCALHOST,
+        params: [0.0; 6],
+    };
+    let send = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let request_port = 30100 + 2 * (copter - 1);
+    let mut buf = [0u8; 512];
+    let mut samples = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while samples.len() < want && Instant::now() < deadline {
+        if samples.is_empty() {
+            send.send_to(&req.encode(), (Ipv4Addr::LOCALHOST, request_port))
+                .unwrap();
+        }
+        if let Ok(n) = sock.recv(&mut buf) {
+            samples.push((arrival(), ImuSample::decode(&buf[..n]).unwrap()));
+        }
+    }
+    samples
 }
