@@ -24,6 +24,18 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 # their free ports from (see tests/conftest.py).
 export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((1 + $$ % 100))}
 export CARGO_TARGET_DIR="$ROOT/target"
+# The tests bind fixed ports 41000-43999, inside Linux's ephemeral range: a
+# socket bound to port 0 (a DDS participant, an emulator's sender) can take
+# one of them first (seen once in CI: "UDP port 42203 is already in use").
+# Reserved ports are never handed out for port 0 but can still be bound by
+# number. Only where this shell may (root, as in CI); it is per network namespace.
+reserved=/proc/sys/net/ipv4/ip_local_reserved_ports
+if [ -w "$reserved" ] && ! grep -q "41000-43999" "$reserved"; then
+  current=$(cat "$reserved")
+  if echo "${current:+$current,}41000-43999" >"$reserved" 2>/dev/null; then
+    echo "[test] reserved UDP/TCP ports 41000-43999 for the tests (was: ${current:-none})"
+  fi
+fi
 export CARGO_TERM_COLOR=never
 
 step "cargo fmt --check"
@@ -44,7 +56,7 @@ cargo test --release --locked --workspace
 step "fuzz runs with overflow checks (profile fuzz: the wire crates, no ROS)"
 cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_proto --test fuzz
 
-step "fuzz runs with overflow checks (profile fuzz: the ROS-side pure code, time base and gimbal mapping)"
+step "fuzz runs with overflow checks (profile fuzz: the ROS-side pure code, time base, gimbal mapping, shared-memory chain)"
 cargo test --profile fuzz --locked -p ros_common -p rflysim_ros --lib fuzzed
 
 step "rclpy tests over DDS"
