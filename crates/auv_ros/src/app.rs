@@ -234,9 +234,7 @@ fn spawn_diagnostics(
             })
         })
         .collect();
-    let p = node
-        .create_publisher("/diagnostics", QosProfile::default().keep_last(10).reliable())
-        .map_err(|e| e.to_string())?;
+    let p = ros_common::diagnostics::publisher(node).map_err(|e| e.to_string())?;
     runtime.spawn(ros_common::diagnostics::run(p, watched, period, stop));
     Ok(())
 }

@@ -125,9 +125,7 @@ fn run() -> Result<(), String> {
         watched("rover", telemetry.stats.rover.clone()),
         watched("commands", commands.stats.clone()),
     ];
-    let diagnostics = node
-        .create_publisher("/diagnostics", QosProfile::default().keep_last(10).reliable())
-        .map_err(|e| e.to_string())?;
+    let diagnostics = ros_common::diagnostics::publisher(&mut node).map_err(|e| e.to_string())?;
     runtime.spawn(ros_common::diagnostics::run(
         diagnostics,
         watched,

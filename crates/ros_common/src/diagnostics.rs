@@ -1,5 +1,6 @@
 //! `/diagnostics` (diagnostic_msgs): per stream its rate, frames published,
-//! drops and why, bytes/s, latency and the age of its last frame.
+//! drops and why, bytes/s, latency and the age of its last frame; per
+//! process its memory.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -24,11 +25,32 @@ pub mod keys {
     pub const LATENCY_MS: &str = "latency_ms";
     /// Followed by the reason: `dropped_bad_length`, …
     pub const DROPPED_PREFIX: &str = "dropped_";
+    /// The process's status, `<node>: memory`: see `crate::memory::MemoryUsage`.
+    pub const MEMORY_SUFFIX: &str = ": memory";
+    pub const RESIDENT_KIB: &str = "resident_kib";
+    pub const HEAP_IN_USE_KIB: &str = "heap_in_use_kib";
+    pub const HEAP_HELD_KIB: &str = "heap_held_kib";
 }
 
-/// The `/diagnostics` publisher.
-pub fn publisher(node: &mut Node) -> r2r::Result<Publisher<DiagnosticArray>> {
-    node.create_publisher("/diagnostics", crate::qos::diagnostics())
+/// Where a process's diagnostics go: `/diagnostics`, in the name of one of
+/// its nodes.
+pub struct Output {
+    publisher: Publisher<DiagnosticArray>,
+    node_name: String,
+}
+
+impl std::fmt::Debug for Output {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Output").field("node_name", &self.node_name).finish()
+    }
+}
+
+/// The `/diagnostics` publisher of `node`.
+pub fn publisher(node: &mut Node) -> r2r::Result<Output> {
+    Ok(Output {
+        publisher: node.create_publisher("/diagnostics", crate::qos::diagnostics())?,
+        node_name: node.fully_qualified_name()?,
+    })
 }
 
 /// One stream the diagnostics report on.
@@ -112,13 +134,29 @@ fn own_status(failed_publishes: u64) -> Option<DiagnosticStatus> {
     })
 }
 
-/// Publishes the diagnostics of `watched` every `period`.
-pub async fn run(
-    publisher: Publisher<DiagnosticArray>,
-    watched: Vec<Watched>,
-    period: Duration,
-    mut shutdown: watch::Receiver<bool>,
-) {
+/// The memory of the process whose node is `node_name`.
+fn memory_status(node_name: &str, usage: crate::memory::MemoryUsage) -> DiagnosticStatus {
+    let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+    DiagnosticStatus {
+        level: DiagnosticStatus::OK as u8,
+        name: format!("{node_name}{}", keys::MEMORY_SUFFIX),
+        message: format!(
+            "resident {:.1} MiB, heap in use {:.1} MiB of {:.1} MiB held",
+            mib(usage.resident),
+            mib(usage.heap_in_use),
+            mib(usage.heap_held)
+        ),
+        hardware_id: String::new(),
+        values: vec![
+            kv(keys::RESIDENT_KIB, usage.resident / 1024),
+            kv(keys::HEAP_IN_USE_KIB, usage.heap_in_use / 1024),
+            kv(keys::HEAP_HELD_KIB, usage.heap_held / 1024),
+        ],
+    }
+}
+
+/// Publishes the diagnostics of `watched`, and the process's memory, every `period`.
+pub async fn run(output: Output, watched: Vec<Watched>, period: Duration, mut shutdown: watch::Receiver<bool>) {
     let mut prev = vec![Previous::default(); watched.len()];
     // Reported in the next array that gets through.
     let mut failed_publishes = 0u64;
@@ -137,12 +175,13 @@ pub async fn run(
             .zip(prev.iter_mut())
             .map(|(w, p)| status(w, p, dt, now))
             .collect();
+        statuses.extend(crate::memory::usage().map(|u| memory_status(&output.node_name, u)));
         statuses.extend(own_status(failed_publishes));
         let msg = DiagnosticArray {
             header: crate::msgs::header(to_ros_time(now), ""),
             status: statuses,
         };
-        if publisher.publish(&msg).is_err() {
+        if output.publisher.publish(&msg).is_err() {
             failed_publishes += 1;
         }
     }
@@ -171,6 +210,21 @@ mod tests {
         assert_eq!(value(&s, "dropped_tf_publish_failed"), Some("1"));
         assert_eq!(value(&s, "dropped_clock_publish_failed"), Some("1"));
         assert_eq!(value(&s, "frames_dropped"), Some("2"));
+    }
+
+    #[test]
+    fn the_memory_status_is_named_after_the_node_and_counts_in_kib() {
+        let usage = crate::memory::MemoryUsage {
+            resident: 100 << 20,
+            heap_in_use: 30 << 20,
+            heap_held: 40 << 20,
+        };
+        let s = memory_status("rflysim_bridge", usage);
+        assert_eq!(s.name, "rflysim_bridge: memory");
+        assert_eq!(value(&s, keys::RESIDENT_KIB), Some("102400"));
+        assert_eq!(value(&s, keys::HEAP_IN_USE_KIB), Some("30720"));
+        assert_eq!(value(&s, keys::HEAP_HELD_KIB), Some("40960"));
+        assert_eq!(s.message, "resident 100.0 MiB, heap in use 30.0 MiB of 40.0 MiB held");
     }
 
     #[test]

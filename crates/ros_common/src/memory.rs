@@ -15,3 +15,77 @@ pub fn keep_frame_buffers() {
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
 }
+
+/// The process's memory as `/diagnostics` shows it. Since the heap keeps
+/// freed frame buffers (above), resident memory stays at its high-water
+/// mark and says little about what is live; what the heap hands out is what
+/// a leak raises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryUsage {
+    /// Resident set (VmRSS), bytes.
+    pub resident: u64,
+    /// Bytes the allocator has handed out and not had back.
+    pub heap_in_use: u64,
+    /// Bytes the allocator holds from the kernel, in use or kept free.
+    pub heap_held: u64,
+}
+
+/// Now. `None` where the allocator or `/proc` cannot tell (not glibc on Linux).
+pub fn usage() -> Option<MemoryUsage> {
+    let resident = resident_bytes()?;
+    let (heap_in_use, heap_held) = heap_bytes()?;
+    Some(MemoryUsage {
+        resident,
+        heap_in_use,
+        heap_held,
+    })
+}
+
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages * u64::try_from(page).ok()?)
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_bytes() -> Option<(u64, u64)> {
+    // SAFETY: mallinfo2 takes the arenas' locks and only reads their counters.
+    let m = unsafe { libc::mallinfo2() };
+    // Blocks above the mmap threshold are mapped one by one (hblkhd).
+    let in_use = m.uordblks as u64 + m.hblkhd as u64;
+    let held = m.arena as u64 + m.hblkhd as u64;
+    Some((in_use, held))
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn heap_bytes() -> Option<(u64, u64)> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_block_shows_in_the_heap_in_use_and_leaves_it_when_freed() {
+        keep_frame_buffers();
+        let before = usage().expect("glibc on Linux");
+        let block = vec![1u8; 64 << 20];
+        let during = usage().unwrap();
+        drop(std::hint::black_box(block));
+        let after = usage().unwrap();
+        // Other test threads allocate too: the 64 MiB block dominates.
+        assert!(
+            during.heap_in_use >= before.heap_in_use + (48 << 20),
+            "{before:?} → {during:?}"
+        );
+        assert!(
+            after.heap_in_use + (48 << 20) <= during.heap_in_use,
+            "{during:?} → {after:?}"
+        );
+        assert!(during.heap_held >= during.heap_in_use);
+        assert!(during.resident > 0);
+    }
+}

@@ -21,6 +21,7 @@ use rflysim_proto::error::DecodeError;
 use rflysim_proto::sensor::{ImageFormat, Transport};
 use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
 use ros_common::cdr::{self, POINT_CLOUD2_TYPE};
+use ros_common::demand::{subscribed, subscribed_untyped};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{BadSimTime, ClockPublisher, TimeBase};
 
@@ -118,11 +119,20 @@ impl Outputs {
                 },
                 Messages::Cloud(c),
             ) => {
-                cdr::point_cloud2(cloud_serialized, &c.cloud, &c.points).map_err(FrameError::TooLarge)?;
-                cloud.publish_raw(cloud_serialized)?;
-                if c.global { odom_global } else { odom_local }.publish(&c.odometry)?;
+                // Each of the three only when somebody receives it (`ros_common::demand`):
+                // a SLAM node that takes the cloud alone costs one message per frame.
+                if subscribed_untyped(cloud) {
+                    cdr::point_cloud2(cloud_serialized, &c.cloud, &c.points).map_err(FrameError::TooLarge)?;
+                    cloud.publish_raw(cloud_serialized)?;
+                }
+                let odom = if c.global { odom_global } else { odom_local };
+                if subscribed(odom) {
+                    odom.publish(&c.odometry)?;
+                }
                 if let (Some(tf), Some(transforms)) = (tf, &c.tf) {
-                    tf.publish(transforms)?;
+                    if subscribed(tf) {
+                        tf.publish(transforms)?;
+                    }
                 }
             }
             (Outputs::Distance(p), Messages::Distance(d)) => p.publish(&d)?,
