@@ -1,6 +1,6 @@
 //! How every bridge executable lives and ends: one tokio runtime for its
-//! streams, each of its nodes spun on a thread of its own with its parameter
-//! services, and an orderly stop on SIGINT or SIGTERM (within a second,
+//! streams, its nodes spun (each on a thread of its own when they are few)
+//! with their parameter services, and an orderly stop on SIGINT or SIGTERM (within a second,
 //! whatever happened to the process's output), the nodes dropped last.
 
 use std::process::ExitCode;
@@ -66,28 +66,43 @@ pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::
             runtime.spawn(handler);
         }
     }
-    // One thread per node, blocked in its own wait set until one of its
-    // entities is ready (a parameter request, a command, /clock). Spinning
-    // the nodes in turn with short timeouts woke up 50 times a second per
-    // node whether or not anything came, and was most of an idle bridge's
-    // CPU (≈ 1 % of a core with two nodes; per frame, a 20-Hz LiDAR's
-    // largest cost after the data itself).
-    let spinners: Vec<_> = nodes
+    // A few nodes (the AUV and GPS-denied bridges, a RflySim bridge with a
+    // sensor or two) get a thread each, blocked in the node's wait set until
+    // one of its entities is ready: spinning them in turn with short
+    // timeouts woke up 50 times a second per node whatever came, most of an
+    // idle bridge's CPU (≈ 1 % of a core; ≈ 0.65 ms of every 20-Hz LiDAR
+    // frame). Many nodes share one thread that takes them in turn: a thread
+    // each then wakes every one of them for each /clock message and costs
+    // each an allocator arena (swarm bench, 16 vehicles with use_sim_time,
+    // 49 nodes: 112 % of a core and 237 MB against 85 % and 181 MB).
+    let groups: Vec<Vec<Node>> = if nodes.len() <= OWN_THREAD_NODES {
+        nodes.into_iter().map(|n| vec![n]).collect()
+    } else {
+        vec![nodes]
+    };
+    let spinners: Vec<_> = groups
         .into_iter()
-        .map(|mut node| {
+        .map(|mut group| {
             let stop = stop.subscribe();
+            let wait = if group.len() == 1 {
+                SPIN_WAIT
+            } else {
+                Duration::from_millis((20 / group.len() as u64).max(1))
+            };
             std::thread::Builder::new()
                 .name("ros_spin".into())
                 .spawn(move || {
                     while !*stop.borrow() {
-                        node.spin_once(SPIN_WAIT);
+                        for node in &mut group {
+                            node.spin_once(wait);
+                        }
                     }
-                    node
+                    group
                 })
                 .inspect_err(|e| {
                     r2r::log_error!(
                         logger,
-                        "cannot start a node's spinner thread ({e}): its parameters and subscriptions go unserved"
+                        "cannot start a spinner thread ({e}): its nodes' parameters and subscriptions go unserved"
                     );
                 })
         })
@@ -97,10 +112,13 @@ pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::
     let _ = stop.send(true);
     runtime.shutdown_timeout(Duration::from_secs(1) / 2);
     // The nodes (and their publishers) go last, after every task using them.
-    let _nodes: Vec<Node> = spinners.into_iter().filter_map(|s| s.ok()?.join().ok()).collect();
+    let _nodes: Vec<Vec<Node>> = spinners.into_iter().filter_map(|s| s.ok()?.join().ok()).collect();
 }
 
-/// How long a node's spinner waits for its entities before it looks at the
-/// stop signal again: with the runtime's half second, the stop stays within
-/// a second.
+/// How long a node's own spinner waits for its entities before it looks at
+/// the stop signal again: with the runtime's half second, the stop stays
+/// within a second.
 const SPIN_WAIT: Duration = Duration::from_millis(200);
+
+/// Up to this many nodes, each has a spinner thread of its own.
+const OWN_THREAD_NODES: usize = 4;
