@@ -288,9 +288,9 @@ def report(args, streams, rss, heap, restarts, start):
         per_window.setdefault(int(t // WINDOW_S), []).append(v["VmRSS"] / 1024)
     for t, v in heap:
         heap_window.setdefault(int(t // WINDOW_S), []).append(v["heap_in_use"] / 1024)
-    def heap_floor(k):
+    def heap_window_floor(k):
         return f"{min(heap_window[k]):5.1f}" if k in heap_window else "    -"
-    print("  ".join(f"{k * WINDOW_S:4.0f}s {min(w):6.1f}/{max(w):5.1f} {heap_floor(k)}"
+    print("  ".join(f"{k * WINDOW_S:4.0f}s {min(w):6.1f}/{max(w):5.1f} {heap_window_floor(k)}"
                     for k, w in sorted(per_window.items())))
     # Two figures are judged. The resident peak is the bridge's footprint:
     # it must not grow. Since the bridge's allocator keeps freed frame
@@ -301,25 +301,26 @@ def report(args, streams, rss, heap, restarts, start):
     # floor of what the bridge reports (the allocator's own count).
     span = 60.0 if args.duration >= 180 else args.duration / 3
     base = min(args.rss_baseline, args.duration / 3)
-    window = f"{base:.0f}-{base + span:.0f} s -> last {span:.0f} s"
-    rss_growth = growth(rss, "VmRSS", base, span)
-    heap_growth = growth(heap, "heap_in_use", base, span)
-    if rss_growth is None or heap_growth is None:
+    first_window = f"{base:.0f}-{base + span:.0f} s"
+    window = f"{first_window} -> last {span:.0f} s"
+    growths = {field: growth(series, field, base, span)
+               for field, series in [(f, rss) for f in RSS_FIELDS] + [("heap_in_use", heap)]}
+    if growths["VmRSS"] is None or growths["heap_in_use"] is None:
         print(f"RSS: too few samples ({len(rss)} resident, {len(heap)} heap)")
         return False
-    print(f"{'':12} {f'{base:.0f}-{base + span:.0f} s':>32} {'last ' + str(int(span)) + ' s':>24}"
+    print(f"{'':12} {first_window:>32} {'last ' + str(int(span)) + ' s':>24}"
           f"  growth of floor / mean / peak")
-    for field, series in [(f, rss) for f in RSS_FIELDS] + [("heap_in_use", heap)]:
-        g = growth(series, field, base, span)
+    for field, g in growths.items():
         if g is None:
             continue
         a, b, pct = g
         print(f"{field:12} floor {min(a):6.1f} mean {sum(a) / len(a):6.1f} peak {max(a):6.1f}"
               f"   floor {min(b):6.1f} mean {sum(b) / len(b):6.1f} peak {max(b):6.1f}"
               f"  {pct[0]:+6.2f} % / {pct[1]:+6.2f} % / {pct[2]:+6.2f} %")
-    resident_peak, heap_floor = rss_growth[2][2], heap_growth[2][0]
+    resident_floor, _, resident_peak = growths["VmRSS"][2]
+    heap_floor = growths["heap_in_use"][2][0]
     print(f"growth ({window}): resident peak {resident_peak:+.2f} %, heap in use floor {heap_floor:+.2f} % "
-          f"(limit {RSS_GROWTH_LIMIT_PCT} % each); resident floor {rss_growth[2][0]:+.2f} % "
+          f"(limit {RSS_GROWTH_LIMIT_PCT} % each); resident floor {resident_floor:+.2f} % "
           "(the allocator's high-water mark, not judged)")
     ok &= resident_peak < RSS_GROWTH_LIMIT_PCT and heap_floor < RSS_GROWTH_LIMIT_PCT
 
