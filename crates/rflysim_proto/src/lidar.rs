@@ -8,6 +8,8 @@ use crate::error::DecodeError;
 use crate::wire::{Fields, Writer};
 
 pub const POINT_STEP: usize = 16;
+/// `<ii6f` pose and `<i` count in front of the seed layout's float points.
+pub const SEED_HEADER_LEN: usize = 36;
 /// `<6f` pose and `<i` count in front of the SDK layouts' points.
 pub const SDK_HEADER_LEN: usize = 28;
 /// `<4h` x, y, z, seg.
@@ -48,9 +50,19 @@ pub struct PointCloud {
 }
 
 fn seed_count(p: &[u8]) -> Option<usize> {
-    (p.len() >= 36)
+    (p.len() >= SEED_HEADER_LEN)
         .then(|| Fields(p).i32(32))
         .and_then(|n| usize::try_from(n).ok())
+}
+
+/// The pose and point count of `p` when it is a frame of the seed's float
+/// layout (`36 + 16 N` bytes, N its count field): its points are then
+/// `p[SEED_HEADER_LEN..]`, already in `PointCloud2`'s layout, and a consumer
+/// can use them where they are.
+pub fn seed_float_frame(p: &[u8]) -> Option<(LidarPose, usize)> {
+    let n = seed_count(p)
+        .filter(|n| n.checked_mul(POINT_STEP).and_then(|b| b.checked_add(SEED_HEADER_LEN)) == Some(p.len()))?;
+    Some((seed_pose(Fields(p)), n))
 }
 
 fn sdk_count(p: &[u8]) -> Option<usize> {
@@ -81,13 +93,12 @@ fn sdk_pose(f: Fields<'_>) -> LidarPose {
 /// field. The seed's float points are passed on without a copy.
 pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
-    if let Some(n) = seed_count(p).filter(|n| n.checked_mul(16).and_then(|b| b.checked_add(36)) == Some(p.len())) {
-        let pose = seed_pose(Fields(p));
+    if let Some((pose, n)) = seed_float_frame(p) {
         return Ok(PointCloud {
             layout: CloudLayout::SeedFloat,
             pose,
             points: n,
-            data: payload.slice(36..),
+            data: payload.slice(SEED_HEADER_LEN..),
         });
     }
     if let Some(n) = sdk_count(p).filter(|n| n.checked_mul(8).and_then(|b| b.checked_add(28)) == Some(p.len())) {
@@ -158,11 +169,9 @@ pub fn decode_depth_cloud_region(area: &[u8], max_range: f32) -> Result<PointClo
 /// y, z and padding) or the SDK's int16 x, y, z (28 + 6 N) scaled by `max_range`.
 pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
-    if let Some(n) = seed_count(p).filter(|n| n.checked_mul(16).and_then(|b| b.checked_add(36)) == Some(p.len())) {
-        let pose = seed_pose(Fields(p));
-        // The fourth float is padding here, not a segment label: make it 0.
-        let mut data = p[36..].to_vec();
-        data.chunks_exact_mut(16).for_each(|pt| pt[12..16].fill(0));
+    if let Some((pose, n)) = seed_float_frame(p) {
+        let mut data = p[SEED_HEADER_LEN..].to_vec();
+        zero_depth_padding(&mut data);
         return Ok(PointCloud {
             layout: CloudLayout::SeedFloat,
             pose,
@@ -185,6 +194,12 @@ pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, 
         p.len(),
         "36 + 16·N (float) or 28 + 6·N (int16 x, y, z)",
     ))
+}
+
+/// The fourth float of a seed-layout depth cloud's points is padding, not a
+/// segment label: it is published as 0.
+pub fn zero_depth_padding(points: &mut [u8]) {
+    points.chunks_exact_mut(POINT_STEP).for_each(|pt| pt[12..16].fill(0));
 }
 
 /// int16 components (`per_point` of them: x, y, z[, seg]) → 16-byte f32

@@ -44,6 +44,10 @@ pub struct ReassemblerConfig {
     /// fill (the header of the message the frame becomes, so that it is
     /// published from the buffer the datagrams were copied into).
     pub headroom: usize,
+    /// Bytes of capacity kept after every frame's payload, for the fields
+    /// the consumer appends (the end of that message): appending them then
+    /// does not move the frame.
+    pub tailroom: usize,
 }
 
 impl ReassemblerConfig {
@@ -60,6 +64,10 @@ impl ReassemblerConfig {
     pub fn with_headroom(self, headroom: usize) -> Self {
         Self { headroom, ..self }
     }
+
+    pub fn with_tailroom(self, tailroom: usize) -> Self {
+        Self { tailroom, ..self }
+    }
 }
 
 impl Default for ReassemblerConfig {
@@ -73,6 +81,7 @@ impl Default for ReassemblerConfig {
             remembered_frames: 256,
             restart_time_jump: 1.0,
             headroom: 0,
+            tailroom: 0,
         }
     }
 }
@@ -84,7 +93,8 @@ pub struct Frame {
     pub frame_id: Option<i32>,
     pub time_stamp: f64,
     pub packets: u32,
-    /// `headroom` zero bytes (the config's), then the payload.
+    /// `headroom` zero bytes (the config's), then the payload, with
+    /// capacity for the config's `tailroom` after it.
     pub payload: Vec<u8>,
     pub headroom: usize,
     /// Arrival of the first and the last of its datagrams (the caller's clock).
@@ -332,7 +342,7 @@ impl Reassembler {
             frame_id: header.frame_id,
             time_stamp: header.time_stamp,
             packets: 1,
-            payload: with_headroom(self.config.headroom, body),
+            payload: with_headroom(self.config.headroom, body, self.config.tailroom),
             headroom: self.config.headroom,
             first_arrival: now,
             last_arrival: now,
@@ -354,6 +364,7 @@ impl Reassembler {
         now: Duration,
     ) -> Verdict {
         let max_frame = self.config.max_frame_bytes;
+        let tailroom = self.config.tailroom;
         let id = header.pkg_id as u32;
         // The first packet that is not the last sizes the frame's buffer:
         // room for it is made first, from the oldest other frames.
@@ -426,7 +437,7 @@ impl Reassembler {
                     let c = body.len();
                     p.chunk = Some(c);
                     let full = (p.pkg_num as usize - 1) * c;
-                    let mut buf = Vec::with_capacity(p.headroom + full + c);
+                    let mut buf = Vec::with_capacity(p.headroom + full + c + tailroom);
                     buf.resize(p.headroom, 0);
                     if let Some(early) = p.early_last.take() {
                         if early.len() > c || full + early.len() > max_frame {

@@ -96,6 +96,14 @@ fn lidar_and_depth_cloud_decoders() {
         if let Ok(c) = decode_lidar(b.clone(), 50.0) {
             assert_eq!(c.data.len(), c.points * 16);
         }
+        // The seed layout read in place is the seed layout decoded.
+        if let Some((pose, n)) = lidar::seed_float_frame(d) {
+            assert_eq!(d.len(), lidar::SEED_HEADER_LEN + n * 16);
+            let c = decode_lidar(b.clone(), 50.0).expect("a seed frame decodes");
+            // Debug, not ==: a mutated pose may hold NaN.
+            assert_eq!(format!("{:?}", c.pose), format!("{pose:?}"));
+            assert_eq!((c.points, &c.data[..]), (n, &d[lidar::SEED_HEADER_LEN..]));
+        }
         if let Ok(c) = decode_depth_cloud(b, 10.0) {
             assert_eq!(c.data.len(), c.points * 16);
         }

@@ -168,8 +168,25 @@ pub fn image_in_place(
 /// Replaces `out` with the serialized `m` with `data` as its points (`m.data`
 /// is not read: the points need not be copied into the message first).
 pub fn point_cloud2(out: &mut Vec<u8>, m: &PointCloud2, data: &[u8]) -> Result<(), TooLong> {
+    point_cloud2_before_data(out, m, data.len(), data.len() + 1)?;
+    out.extend_from_slice(data);
+    out.push(u8::from(m.is_dense));
+    Ok(())
+}
+
+/// Replaces `out` with the serialized fields of `m` up to and including the
+/// length of its `data` (`data_len` bytes; `capacity`: how many more bytes to
+/// make room for). Its length depends on `m.header.frame_id` and `m.fields`
+/// only: a frame's buffer can keep that much room in front of its points
+/// ([`point_cloud2_in_place`]).
+pub fn point_cloud2_before_data(
+    out: &mut Vec<u8>,
+    m: &PointCloud2,
+    data_len: usize,
+    capacity: usize,
+) -> Result<(), TooLong> {
     let fields_len: usize = m.fields.iter().map(|f| 16 + f.name.len()).sum();
-    let mut w = Writer::start(out, 48 + m.header.frame_id.len() + fields_len + data.len());
+    let mut w = Writer::start(out, 48 + m.header.frame_id.len() + fields_len + capacity);
     w.header(&m.header.stamp, &m.header.frame_id)?;
     w.u32(m.height);
     w.u32(m.width);
@@ -183,9 +200,27 @@ pub fn point_cloud2(out: &mut Vec<u8>, m: &PointCloud2, data: &[u8]) -> Result<(
     w.u8(u8::from(m.is_bigendian));
     w.u32(m.point_step);
     w.u32(m.row_step);
-    w.bytes(data)?;
-    w.u8(u8::from(m.is_dense));
-    Ok(())
+    w.len(data_len)
+}
+
+/// Makes `message`, whose first `headroom` bytes are free and the rest the
+/// points, the serialized `m` (`m.data` is not read): no copy of the points;
+/// `is_dense`, the last field, is appended. `Ok(false)`, and `message`
+/// untouched, when the fields before the points do not take exactly
+/// `headroom` bytes (another frame id or other fields than the headroom was
+/// sized for).
+pub fn point_cloud2_in_place(message: &mut Vec<u8>, headroom: usize, m: &PointCloud2) -> Result<bool, TooLong> {
+    let Some(data_len) = message.len().checked_sub(headroom) else {
+        return Ok(false);
+    };
+    let mut before = Vec::with_capacity(headroom);
+    point_cloud2_before_data(&mut before, m, data_len, 0)?;
+    if before.len() != headroom {
+        return Ok(false);
+    }
+    message[..headroom].copy_from_slice(&before);
+    message.push(u8::from(m.is_dense));
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -377,7 +412,22 @@ mod tests {
                         ..expected.clone()
                     };
                     point_cloud2(&mut out, &fields_only, &expected.data).unwrap();
-                    assert_same_as_rmw(&out, &expected, &format!("{frame_id:?} {fields} fields {len}"));
+                    let what = format!("{frame_id:?} {fields} fields {len}");
+                    assert_same_as_rmw(&out, &expected, &what);
+                    // In place: the same bytes, from the points after the room
+                    // the fields before them take.
+                    let mut before = Vec::new();
+                    point_cloud2_before_data(&mut before, &fields_only, 0, 0).unwrap();
+                    let headroom = before.len();
+                    let mut message = [vec![0xEE; headroom], expected.data.clone()].concat();
+                    assert!(point_cloud2_in_place(&mut message, headroom, &fields_only).unwrap());
+                    assert_eq!(message, out, "{what}: in place");
+                    for wrong in [headroom - 1, headroom + 1] {
+                        let mut message = [vec![0xEE; wrong], expected.data.clone()].concat();
+                        let untouched = message.clone();
+                        assert!(!point_cloud2_in_place(&mut message, wrong, &fields_only).unwrap());
+                        assert_eq!(message, untouched, "{what}: headroom {wrong}");
+                    }
                 }
             }
         }

@@ -131,9 +131,10 @@ pub(super) fn write_at(buf: &mut Vec<u8>, at: usize, body: &[u8]) {
     buf[at..end].copy_from_slice(body);
 }
 
-/// `headroom` zero bytes, then `body`, in one allocation.
-pub(super) fn with_headroom(headroom: usize, body: &[u8]) -> Vec<u8> {
-    let mut payload = Vec::with_capacity(headroom + body.len());
+/// `headroom` zero bytes, then `body`, in one allocation with room for
+/// `tailroom` more.
+pub(super) fn with_headroom(headroom: usize, body: &[u8], tailroom: usize) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(headroom + body.len() + tailroom);
     payload.resize(headroom, 0);
     payload.extend_from_slice(body);
     payload

@@ -361,8 +361,11 @@ fn headroom_only_puts_zeroes_in_front() {
     }
     for (i, stream) in streams.iter().enumerate() {
         let plain = push_all(&mut Reassembler::new(Default::default()), stream);
-        let config = ReassemblerConfig::default().with_headroom(13);
+        let config = ReassemblerConfig::default().with_headroom(13).with_tailroom(5);
         let roomy = push_all(&mut Reassembler::new(config), stream);
+        for f in &roomy {
+            assert!(f.payload.capacity() >= f.payload.len() + 5, "stream {i}: no tailroom");
+        }
         assert_eq!(plain.len(), 1, "stream {i}");
         let expected: Vec<Frame> = plain
             .into_iter()

@@ -11,13 +11,15 @@ use image_codec::{decode_png, Encoding, Image};
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::image::{raw_image, raw_image_step};
-use rflysim_proto::lidar::{decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
+use rflysim_proto::lidar::{
+    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, seed_float_frame, SEED_HEADER_LEN,
+};
 use rflysim_proto::sensor::{ImageFormat, SensorClass, SensorKind, Transport};
 use rflysim_proto::telemetry::LaserDistance;
 use ros_common::cdr::{self, ImageLayout};
 use ros_common::msgs::Covariances;
 
-use super::cloud::{cloud_messages, CloudMessages};
+use super::cloud::{cloud_frame, cloud_messages, point_cloud_without_data, CloudMessages, Points};
 use crate::names;
 
 /// What one frame becomes, before anything is published.
@@ -114,6 +116,13 @@ impl FrameMapper {
                 let mut before = Vec::new();
                 cdr::image_before_data(&mut before, &header, layout, 0, 0).map_or(0, |()| before.len())
             }
+            FrameKind::Cloud { .. } if transport != Transport::SharedMemory => {
+                let cloud = point_cloud_without_data(0, ros_common::msgs::header(Time::default(), &cloud_frame(&cfg)));
+                let mut before = Vec::new();
+                // The seed layout's header in front of the points is room already.
+                cdr::point_cloud2_before_data(&mut before, &cloud, 0, 0)
+                    .map_or(0, |()| before.len().saturating_sub(SEED_HEADER_LEN))
+            }
             _ => 0,
         };
         Ok(Self {
@@ -129,10 +138,21 @@ impl FrameMapper {
     }
 
     /// Room for a transport to keep in front of each frame's payload: a raw
-    /// camera's frame becomes its serialized `Image` there, without a copy
-    /// of its pixels (6 MB per 1080p frame). 0 for other sensors.
+    /// camera's frame becomes its serialized `Image` there, and a UDP cloud
+    /// of the seed's float layout its `PointCloud2`, without a copy of the
+    /// pixels or points (6 MB per 1080p frame, 1.6 MB per 100k points). 0
+    /// for other sensors.
     pub fn headroom(&self) -> usize {
         self.headroom
+    }
+
+    /// Room for a transport to keep after each frame's payload: a cloud
+    /// serialized in place ends with `is_dense`, one byte.
+    pub fn tailroom(&self) -> usize {
+        match self.frame_kind {
+            FrameKind::Cloud { .. } if self.headroom > 0 => 1,
+            _ => 0,
+        }
     }
 
     pub fn cfg(&self) -> &SensorConfig {
@@ -218,15 +238,26 @@ impl FrameMapper {
                 let range = self.cfg.lidar_max_range();
                 // A region is sized for the most points; a datagram stream's frame is exact.
                 let in_region = self.transport == Transport::SharedMemory;
-                let decoded = match (depth, in_region) {
-                    (true, true) => decode_depth_cloud_region(&payload, range)?,
-                    (false, true) => decode_lidar_region(&payload, range)?,
-                    (true, false) => decode_depth_cloud(Bytes::from(payload), range)?,
-                    (false, false) => decode_lidar(Bytes::from(payload), range)?,
+                let headroom = headroom.min(payload.len());
+                let seed_frame = (headroom > 0).then(|| seed_float_frame(&payload[headroom..])).flatten();
+                let points = match (seed_frame, depth, in_region) {
+                    (Some((pose, _)), _, _) => Points::SeedFrame {
+                        frame: payload,
+                        headroom,
+                        pose,
+                    },
+                    (None, true, true) => Points::Decoded(decode_depth_cloud_region(&payload, range)?),
+                    (None, false, true) => Points::Decoded(decode_lidar_region(&payload, range)?),
+                    (None, true, false) => {
+                        Points::Decoded(decode_depth_cloud(Bytes::from(payload).slice(headroom..), range)?)
+                    }
+                    (None, false, false) => {
+                        Points::Decoded(decode_lidar(Bytes::from(payload).slice(headroom..), range)?)
+                    }
                 };
                 Ok(Messages::Cloud(Box::new(cloud_messages(
                     &self.cfg,
-                    decoded,
+                    points,
                     stamp,
                     &self.covariances,
                     self.tf_from_lidar,

@@ -147,7 +147,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
         (c.cloud.width, c.cloud.header.frame_id.as_str()),
         (2, "rflysim/uav2/sensor3_flu")
     );
-    assert_eq!(floats(&c.points), points.concat());
+    assert_eq!(floats(c.points.as_slice()), points.concat());
     assert!(!c.global);
     assert_eq!(c.odometry.header.frame_id, "rflysim/uav2/odom_enu");
     assert_eq!(c.odometry.child_frame_id, "rflysim/uav2/base_link_flu");
@@ -172,10 +172,89 @@ fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
         panic!("not a cloud")
     };
     assert_eq!(c.cloud.header.frame_id, "rflysim/map_enu");
-    assert_eq!(floats(&c.points), vec![2.0, 1.0, -3.0, 4.0]);
+    assert_eq!(floats(c.points.as_slice()), vec![2.0, 1.0, -3.0, 4.0]);
     assert!(c.global);
     assert_eq!(c.odometry.header.frame_id, "rflysim/map_enu");
     assert!(c.tf.is_none(), "a world pose is not odom → base_link");
+}
+
+/// With the headroom and tailroom it asks for, a UDP cloud of the seed's
+/// layout is serialized in the frame it came in: what `rmw_deserialize`
+/// reads back is the cloud the frame makes without headroom, `is_dense`
+/// included, for a vehicle LiDAR, a world LiDAR (points turned to ENU in
+/// place) and a depth cloud (padding zeroed in place). An SDK int16 frame
+/// with headroom is decoded as without; a frame that lies about its count
+/// is refused either way.
+#[test]
+fn a_seed_cloud_with_headroom_is_serialized_in_place() {
+    use r2r::sensor_msgs::msg::PointCloud2;
+    use r2r::WrappedTypesupport;
+    use rflysim_proto::lidar::encode::sdk_int16;
+    let points = [[1.0, 2.0, 3.0, 4.0], [5.0, -6.0, 7.0, 8.0], [0.5, 0.25, -1.0, 9.0]];
+    let mut not_finite = points;
+    not_finite[1][2] = f32::NAN;
+    for type_id in [20, 21, 7] {
+        let m = mapper(sensor(type_id, 1, 4, 1), false);
+        let (headroom, tailroom) = (m.headroom(), m.tailroom());
+        assert!(headroom > 0 && tailroom == 1, "TypeID {type_id}");
+        for (pts, dense) in [(&points, true), (&not_finite, false)] {
+            let frame = seed_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], pts);
+            let mut framed = Vec::with_capacity(headroom + frame.len() + tailroom);
+            framed.extend_from_slice(&vec![0xEE; headroom]);
+            framed.extend_from_slice(&frame);
+            let frame_at = framed.as_ptr();
+            let Ok(Messages::Cloud(mut in_place)) = m.messages(stamp(), framed, headroom) else {
+                panic!("TypeID {type_id}: not a cloud")
+            };
+            let Ok(Messages::Cloud(mut apart)) = m.messages(stamp(), frame, 0) else {
+                panic!("TypeID {type_id}: not a cloud")
+            };
+            let (mut spare_a, mut spare_b) = (Vec::new(), Vec::new());
+            let expected = apart.take_serialized(&mut spare_a).unwrap().to_vec();
+            let ours = in_place.take_serialized(&mut spare_b).unwrap();
+            assert_eq!(ours.as_ptr(), frame_at, "TypeID {type_id}: serialized where it arrived");
+            assert_eq!(&ours[..], &expected[..], "TypeID {type_id}");
+            let cloud = PointCloud2::from_serialized_bytes(&ours).expect("rmw_deserialize");
+            drop(ours);
+            assert!(spare_b.is_empty(), "TypeID {type_id}: nothing copied");
+            assert_eq!((cloud.width, cloud.is_dense), (3, dense), "TypeID {type_id}");
+            let mut want = floats(&frame_points(pts));
+            if type_id == 21 {
+                want.chunks_exact_mut(4).for_each(|p| {
+                    p.swap(0, 1);
+                    p[2] = -p[2];
+                });
+            }
+            if type_id == 7 {
+                want.chunks_exact_mut(4).for_each(|p| p[3] = 0.0);
+            }
+            let got = floats(&cloud.data);
+            assert!(
+                got.iter().zip(&want).all(|(a, b)| a == b || (a.is_nan() && b.is_nan())),
+                "TypeID {type_id}: {got:?}"
+            );
+            assert_eq!(in_place.odometry, apart.odometry, "TypeID {type_id}");
+        }
+        let sdk = sdk_int16([0.0; 3], [0.0; 3], &points, 50.0);
+        let framed = [vec![0xEE; headroom], sdk.clone()].concat();
+        assert_eq!(
+            format!("{:?}", m.messages(stamp(), framed, headroom)),
+            format!("{:?}", m.messages(stamp(), sdk, 0)),
+            "TypeID {type_id}: SDK layout"
+        );
+        let mut lying = [vec![0xEE; headroom], seed_float(2, 0, [0.0; 3], [0.0; 3], &points)].concat();
+        lying.truncate(lying.len() - 1);
+        assert!(m.messages(stamp(), lying, headroom).is_err(), "TypeID {type_id}");
+    }
+    assert_eq!(
+        mapper(sensor(20, 0, 4, 1), false).headroom(),
+        0,
+        "shared memory: decoded"
+    );
+}
+
+fn frame_points(points: &[[f32; 4]]) -> Vec<u8> {
+    points.iter().flatten().flat_map(|v| v.to_le_bytes()).collect()
 }
 
 #[test]
@@ -323,5 +402,79 @@ fn fuzzed_shm_regions_never_change_the_next_good_frame() {
             largest <= 4 * (headroom + len) + 4096,
             "TypeID {type_id}: an allocation of {largest} bytes for a {len}-byte region"
         );
+    }
+}
+
+/// A bounded fuzz run of UDP clouds through the mapper with the headroom it
+/// asks for, next to the same frames without: whatever a mutated frame
+/// holds, both ways agree (refused for the same reason, or the same
+/// serialized cloud and odometry), so that a cloud serialized in place is
+/// never another cloud than the one decoded apart; and each good frame after
+/// a bad one serializes as it does alone.
+#[test]
+fn fuzzed_udp_clouds_serialize_in_place_as_apart() {
+    use fuzz_harness::{iterations, measured, mutate_bytes, Mutations, Overwrite};
+    use rflysim_proto::lidar::encode::{sdk_int16, sdk_int16_xyz};
+
+    let points = |i: usize| -> Vec<[f32; 4]> {
+        (0..1 + i % 40)
+            .map(|k| [k as f32, -1.5, (i % 7) as f32, (k % 3) as f32])
+            .collect()
+    };
+    let extremes = [
+        [0, 0, 0, 0],
+        [0xFF, 0xFF, 0xFF, 0x7F],
+        [0, 0, 0xC0, 0x7F],
+        [0, 0, 0x80, 0x7F],
+        [0xFF; 4],
+        [3, 0, 0, 0],
+    ];
+    let mutations = Mutations {
+        overwrite: Overwrite::Extremes(&extremes),
+        max_rounds: 3,
+        max_garbage: 200,
+    };
+    let mut rng = fuzz_harness::Rng::from_state(0x0C10_0D5E_ED5A_F00D);
+    let _one = fuzz_harness::one_at_a_time();
+    for type_id in [20, 21, 7] {
+        let m = mapper(sensor(type_id, 1, 64, 1), false);
+        let headroom = m.headroom();
+        let good = |i: usize| seed_float(2, (i % 2) as i32, [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], &points(i));
+        let seeds = vec![
+            good(0),
+            good(1),
+            sdk_int16([0.0; 3], [0.0; 3], &points(5), 50.0),
+            sdk_int16_xyz([0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0]; 9], 50.0),
+        ];
+        let outcome = |frame: Vec<u8>, headroom: usize| -> String {
+            match m.messages(stamp(), frame, headroom) {
+                Ok(Messages::Cloud(mut c)) => {
+                    let mut spare = Vec::new();
+                    let bytes = c.take_serialized(&mut spare).map(|b| b.to_vec());
+                    format!("{bytes:?} {:?} {:?} {}", c.odometry, c.tf, c.global)
+                }
+                Ok(other) => panic!("TypeID {type_id}: {other:?}"),
+                Err(e) => format!("refused: {}", e.reason()),
+            }
+        };
+        let framed = |frame: &[u8]| {
+            let mut v = Vec::with_capacity(headroom + frame.len() + 1);
+            v.extend_from_slice(&vec![0xEE; headroom]);
+            v.extend_from_slice(frame);
+            v
+        };
+        for i in 0..iterations("RFLYSIM_FUZZ_ITERS") / 3 {
+            let bad = mutate_bytes(&mut rng, &seeds[i % seeds.len()], &seeds, &mutations);
+            let in_place = measured(|| outcome(framed(&bad), headroom));
+            assert_eq!(in_place, outcome(bad, 0), "TypeID {type_id}, mutated frame {i}");
+            let next = good(i);
+            let alone = outcome(next.clone(), 0);
+            assert!(alone.starts_with("Ok("), "TypeID {type_id}: {alone}");
+            assert_eq!(
+                outcome(framed(&next), headroom),
+                alone,
+                "TypeID {type_id}, good frame {i}"
+            );
+        }
     }
 }

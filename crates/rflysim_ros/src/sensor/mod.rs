@@ -20,7 +20,7 @@ use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::sensor::{ImageFormat, Transport};
 use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
-use ros_common::cdr::{self, POINT_CLOUD2_TYPE};
+use ros_common::cdr::POINT_CLOUD2_TYPE;
 use ros_common::demand::{subscribed, subscribed_untyped};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{BadSimTime, ClockPublisher, TimeBase};
@@ -35,7 +35,7 @@ enum Outputs {
     Cloud {
         /// Takes the serialized `PointCloud2` (see [`ros_common::cdr`]).
         cloud: PublisherUntyped,
-        /// The last cloud's serialized message, reused for the next.
+        /// The last cloud serialized apart from its frame, reused for the next.
         cloud_serialized: Vec<u8>,
         odom_local: Publisher<Odometry>,
         odom_global: Publisher<Odometry>,
@@ -117,13 +117,12 @@ impl Outputs {
                     odom_global,
                     tf,
                 },
-                Messages::Cloud(c),
+                Messages::Cloud(mut c),
             ) => {
                 // Each of the three only when somebody receives it (`ros_common::demand`):
                 // a SLAM node that takes the cloud alone costs one message per frame.
                 if subscribed_untyped(cloud) {
-                    cdr::point_cloud2(cloud_serialized, &c.cloud, &c.points).map_err(FrameError::TooLarge)?;
-                    cloud.publish_raw(cloud_serialized)?;
+                    cloud.publish_raw(&c.take_serialized(cloud_serialized).map_err(FrameError::TooLarge)?)?;
                 }
                 let odom = if c.global { odom_global } else { odom_local };
                 if subscribed(odom) {

@@ -36,7 +36,9 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
             return;
         }
     };
-    let config = ReassemblerConfig::for_frames_of(p.mapper.max_frame_bytes()).with_headroom(p.mapper.headroom());
+    let config = ReassemblerConfig::for_frames_of(p.mapper.max_frame_bytes())
+        .with_headroom(p.mapper.headroom())
+        .with_tailroom(p.mapper.tailroom());
     let mut reassembler = Reassembler::new(config);
     let start = Instant::now();
     let mut buf = vec![0u8; 65_536];
