@@ -18,73 +18,15 @@ use std::time::Duration;
 
 use crate::header::{DatagramHeader, HeaderError, HeaderKind};
 
+mod config;
 mod partial;
+mod slot;
 mod stats;
 
+pub use config::ReassemblerConfig;
 use partial::{packet_sample, with_headroom, write_at, FrameKey, Partial, Remembered};
+pub use slot::{Slot, MAX_DATAGRAM};
 pub use stats::ReassemblyStats;
-
-#[derive(Debug, Clone)]
-pub struct ReassemblerConfig {
-    /// The largest frame accepted; larger claims are dropped before any allocation.
-    pub max_frame_bytes: usize,
-    pub max_packets_per_frame: u32,
-    /// Frames being filled at once; reordering across more frames than this loses the oldest.
-    pub max_partial_frames: usize,
-    /// Bytes held by all partial frames together; a new frame that needs more
-    /// room drops the oldest ones.
-    pub max_buffered_bytes: usize,
-    /// A partial frame with no new packet for this long is dropped.
-    pub stale_after: Duration,
-    /// How many finished (or abandoned) frames are remembered to recognise late packets.
-    pub remembered_frames: usize,
-    /// A time stamp going back by more than this (seconds) counts as a simulator restart.
-    pub restart_time_jump: f64,
-    /// Bytes reserved in front of every frame's payload, for the consumer to
-    /// fill (the header of the message the frame becomes, so that it is
-    /// published from the buffer the datagrams were copied into).
-    pub headroom: usize,
-    /// Bytes of capacity kept after every frame's payload, for the fields
-    /// the consumer appends (the end of that message): appending them then
-    /// does not move the frame.
-    pub tailroom: usize,
-}
-
-impl ReassemblerConfig {
-    /// For a stream whose frames are at most `max_frame_bytes`: room for two
-    /// of them in flight (a frame and its successor overtaking it).
-    pub fn for_frames_of(max_frame_bytes: usize) -> Self {
-        Self {
-            max_frame_bytes,
-            max_buffered_bytes: max_frame_bytes.saturating_mul(2).max(1 << 20),
-            ..Self::default()
-        }
-    }
-
-    pub fn with_headroom(self, headroom: usize) -> Self {
-        Self { headroom, ..self }
-    }
-
-    pub fn with_tailroom(self, tailroom: usize) -> Self {
-        Self { tailroom, ..self }
-    }
-}
-
-impl Default for ReassemblerConfig {
-    fn default() -> Self {
-        Self {
-            max_frame_bytes: 64 << 20,
-            max_packets_per_frame: 4096,
-            max_partial_frames: 4,
-            max_buffered_bytes: 128 << 20,
-            stale_after: Duration::from_millis(500),
-            remembered_frames: 256,
-            restart_time_jump: 1.0,
-            headroom: 0,
-            tailroom: 0,
-        }
-    }
-}
 
 /// One reassembled frame: the payload of all its packets in `pkg_id` order.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +53,10 @@ enum Verdict {
 #[derive(Debug)]
 pub struct Reassembler {
     config: ReassemblerConfig,
+    /// Where a datagram no frame's buffer expects is received (see [`Slot`]).
+    scratch: Vec<u8>,
+    /// The frame that took the last packet: a [`Slot`] expects the next one there.
+    last_key: Option<FrameKey>,
     partials: Vec<Partial>,
     finished: VecDeque<Remembered>,
     newest_stamp: Option<f64>,
@@ -124,6 +70,8 @@ impl Reassembler {
     pub fn new(config: ReassemblerConfig) -> Self {
         Self {
             config,
+            scratch: Vec::new(),
+            last_key: None,
             partials: Vec::new(),
             finished: VecDeque::new(),
             newest_stamp: None,
@@ -159,6 +107,11 @@ impl Reassembler {
     pub fn push(&mut self, datagram: &[u8], now: Duration) -> Option<Frame> {
         self.stats.datagrams += 1;
         self.evict_stale(now);
+        self.push_counted(datagram, now)
+    }
+
+    /// `push`, the datagram already counted and stale frames evicted.
+    fn push_counted(&mut self, datagram: &[u8], now: Duration) -> Option<Frame> {
         let header = match DatagramHeader::parse(datagram) {
             Ok(h) => h,
             Err(HeaderError::TooShort | HeaderError::UnknownChecksum(_)) => {
@@ -167,6 +120,20 @@ impl Reassembler {
             }
         };
         let body = &datagram[header.kind.header_len()..];
+        self.push_parsed(&header, Some(body), body.len(), datagram.len(), now)
+    }
+
+    /// The rest of `push` once the header is read. `body` is `None` when
+    /// its `body_len` bytes are already in their place in their frame's
+    /// buffer (a [`Slot`] predicted it).
+    fn push_parsed(
+        &mut self,
+        header: &DatagramHeader,
+        body: Option<&[u8]>,
+        body_len: usize,
+        datagram_len: usize,
+        now: Duration,
+    ) -> Option<Frame> {
         if header.pkg_num <= 0
             || header.pkg_id < 0
             || header.pkg_id >= header.pkg_num
@@ -178,7 +145,7 @@ impl Reassembler {
         }
         let pkg_num = header.pkg_num as u32;
         if pkg_num > self.config.max_packets_per_frame
-            || (pkg_num as usize - 1).saturating_mul(body.len()) > self.config.max_frame_bytes
+            || (pkg_num as usize - 1).saturating_mul(body_len) > self.config.max_frame_bytes
             || (header.pkg_len as usize).saturating_sub(header.kind.header_len()) > self.config.max_frame_bytes
         {
             self.stats.oversize += 1;
@@ -191,7 +158,7 @@ impl Reassembler {
         };
         if let Some(r) = self.finished.iter().find(|r| r.key == key) {
             let seen = r.samples.get(header.pkg_id as usize).copied();
-            if header.kind == HeaderKind::Image24 && seen != Some(packet_sample(body)) {
+            if header.kind == HeaderKind::Image24 && seen != body.map(packet_sample) {
                 self.stats.repeated_stamp += 1;
             } else {
                 self.stats.late += 1;
@@ -205,15 +172,18 @@ impl Reassembler {
             None => {
                 self.note_new_frame(header.frame_id);
                 if pkg_num == 1 {
-                    return self.single_packet_frame(key, &header, body, datagram.len(), now);
+                    // A slot predicts packets of frames being filled only.
+                    let body = body?;
+                    return self.single_packet_frame(key, header, body, datagram_len, now);
                 }
-                self.start_partial(key, &header, now)
+                self.start_partial(key, header, now)
             }
         };
-        let idx = match self.add_packet(idx, &header, body, datagram.len(), now) {
+        let idx = match self.add_packet(idx, header, body, body_len, datagram_len, now) {
             Verdict::Keep(idx) => idx,
             Verdict::Drop => return None,
         };
+        self.last_key = Some(key);
         if self.partials[idx].complete() {
             let p = self.partials.swap_remove(idx);
             return self.finish(p);
@@ -239,11 +209,16 @@ impl Reassembler {
     /// A restart: time going back by more than `restart_time_jump`, or (32-byte
     /// header) time going back at all while the frame id falls back to 0 or 1
     /// from well above — a late packet of an old frame does neither.
-    fn note_stamp(&mut self, stamp: f64, frame_id: Option<i32>) {
+    fn is_restart(&self, stamp: f64, frame_id: Option<i32>) -> bool {
         let ids_restarted =
             matches!((frame_id, self.newest_frame_id), (Some(id), Some(newest)) if id <= 1 && newest > 8);
+        matches!(self.newest_stamp,
+            Some(newest) if stamp < newest - self.config.restart_time_jump || (stamp < newest && ids_restarted))
+    }
+
+    fn note_stamp(&mut self, stamp: f64, frame_id: Option<i32>) {
         match self.newest_stamp {
-            Some(newest) if stamp < newest - self.config.restart_time_jump || (stamp < newest && ids_restarted) => {
+            _ if self.is_restart(stamp, frame_id) => {
                 self.stats.restarts += 1;
                 // Frames of the previous run will not be completed any more.
                 self.stats.incomplete += self.partials.len() as u64;
@@ -355,11 +330,14 @@ impl Reassembler {
         Verdict::Drop
     }
 
+    /// Puts a packet in partial frame `idx`: `body`, or (`None`) its
+    /// `body_len` bytes already at their place in the frame's buffer.
     fn add_packet(
         &mut self,
         idx: usize,
         header: &DatagramHeader,
-        body: &[u8],
+        body: Option<&[u8]>,
+        body_len: usize,
         datagram_len: usize,
         now: Duration,
     ) -> Verdict {
@@ -370,11 +348,11 @@ impl Reassembler {
         // room for it is made first, from the oldest other frames.
         let sizes_buffer = {
             let p = &self.partials[idx];
-            p.chunk.is_none() && id + 1 != p.pkg_num && !body.is_empty()
+            p.chunk.is_none() && id + 1 != p.pkg_num && body_len != 0
         };
         let idx = if sizes_buffer {
             let key = self.partials[idx].key;
-            let bytes = (self.partials[idx].pkg_num as usize).saturating_mul(body.len());
+            let bytes = (self.partials[idx].pkg_num as usize).saturating_mul(body_len);
             match self.make_room(key, bytes) {
                 Some(i) => i,
                 None => {
@@ -391,7 +369,7 @@ impl Reassembler {
             return self.drop_partial(idx);
         }
         if p.has(id) {
-            if p.stored(id) == Some(body) {
+            if body.is_some() && p.stored(id) == body {
                 self.stats.duplicates += 1;
                 return Verdict::Drop;
             }
@@ -411,30 +389,41 @@ impl Reassembler {
         }
         let last = id + 1 == p.pkg_num;
         if last {
-            match p.chunk {
-                Some(c) if body.len() > c => {
+            match (p.chunk, body) {
+                (Some(c), _) if body_len > c => {
                     self.stats.inconsistent += 1;
                     return self.drop_partial(idx);
                 }
-                Some(c) => {
-                    write_at(&mut p.buf, p.headroom + id as usize * c, body);
-                    p.last_len = Some(body.len());
+                (Some(c), body) => {
+                    if let Some(body) = body {
+                        write_at(&mut p.buf, p.headroom + id as usize * c, body);
+                    }
+                    p.last_len = Some(body_len);
                 }
-                None => p.early_last = Some(body.to_vec()),
+                (None, Some(body)) => p.early_last = Some(body.to_vec()),
+                // A slot is predicted only where the chunk size is known.
+                (None, None) => {
+                    self.stats.inconsistent += 1;
+                    return self.drop_partial(idx);
+                }
             }
         } else {
             let chunk = match p.chunk {
-                Some(c) if c != body.len() => {
+                Some(c) if c != body_len => {
                     self.stats.inconsistent += 1;
                     return self.drop_partial(idx);
                 }
                 Some(c) => c,
+                None if body.is_none() => {
+                    self.stats.inconsistent += 1;
+                    return self.drop_partial(idx);
+                }
                 None => {
-                    if body.is_empty() || (p.pkg_num as usize - 1) * body.len() > max_frame {
+                    if body_len == 0 || (p.pkg_num as usize - 1) * body_len > max_frame {
                         self.stats.oversize += 1;
                         return self.drop_partial(idx);
                     }
-                    let c = body.len();
+                    let c = body_len;
                     p.chunk = Some(c);
                     let full = (p.pkg_num as usize - 1) * c;
                     let mut buf = Vec::with_capacity(p.headroom + full + c + tailroom);
@@ -451,11 +440,14 @@ impl Reassembler {
                     c
                 }
             };
-            write_at(&mut p.buf, p.headroom + id as usize * chunk, body);
+            if let Some(body) = body {
+                write_at(&mut p.buf, p.headroom + id as usize * chunk, body);
+            }
         }
         p.mark(id);
-        if let Some(sample) = p.samples.get_mut(id as usize) {
-            *sample = packet_sample(body);
+        if p.key.kind == HeaderKind::Image24 {
+            let sample = p.stored(id).map_or(0, packet_sample);
+            p.samples[id as usize] = sample;
         }
         p.last_arrival = now;
         Verdict::Keep(idx)

@@ -307,6 +307,90 @@ fn reassembler_under_hostile_streams() {
     assert!(r.borrow().stats().datagrams > 0);
 }
 
+/// Datagrams received through a [`Slot`](rflysim_proto::reassembly::Slot)
+/// (into their frame's buffer when it expects them) make exactly what
+/// `push` makes of them, hostile or good, and so do slots dropped unused
+/// (a receive cancelled): the same frames, counts and frames in flight.
+#[test]
+fn slots_take_what_push_takes() {
+    let _one = one_at_a_time();
+    // Room for a datagram a little over a packet: the early packets of a
+    // ten-packet frame are received in place, the last ones copied.
+    let cfg = ReassemblerConfig {
+        max_frame_bytes: 1 << 20,
+        max_datagram: 1100,
+        ..Default::default()
+    }
+    .with_headroom(7)
+    .with_tailroom(1);
+    let max_datagram = cfg.max_datagram;
+    let plain = std::cell::RefCell::new(Reassembler::new(cfg.clone()));
+    let slotted = std::cell::RefCell::new(Reassembler::new(cfg));
+    let in_place = std::cell::Cell::new(0u64);
+    let t = std::cell::Cell::new(Duration::ZERO);
+    let both = |d: &[u8], cancel_first: bool| {
+        let d = &d[..d.len().min(max_datagram)];
+        t.set(t.get() + Duration::from_micros(300));
+        let a = plain.borrow_mut().push(d, t.get());
+        let mut slotted = slotted.borrow_mut();
+        if cancel_first {
+            // A datagram refused (a foreign sender) is taken back, then the receive is cancelled.
+            let mut slot = slotted.slot();
+            let buf = slot.buf();
+            let kept = buf.len();
+            buf.extend_from_slice(&d[..d.len() / 2]);
+            buf.truncate(kept);
+        }
+        let mut slot = slotted.slot();
+        if !slot.buf().is_empty() {
+            in_place.set(in_place.get() + 1);
+        }
+        slot.buf().extend_from_slice(d);
+        let b = slot.push(t.get());
+        assert_eq!(a, b);
+        let plain = plain.borrow();
+        assert_eq!(plain.stats(), slotted.stats());
+        assert_eq!(plain.partial_frames(), slotted.partial_frames());
+        b
+    };
+    let mut datagrams = Vec::new();
+    for (i, kind) in [HeaderKind::Image24, HeaderKind::Frame32].into_iter().enumerate() {
+        let payload: Vec<u8> = (0..9500).map(|b| (b as u8).wrapping_add(i as u8)).collect();
+        datagrams.extend(split_frame(kind, i as i32, i as f64, &payload, 1000));
+    }
+    let count = std::cell::Cell::new(0usize);
+    fuzz_recovering(
+        "slots",
+        datagrams,
+        (1 << 20) + 65_536,
+        |d| {
+            count.set(count.get() + 1);
+            both(d, count.get() % 7 == 0);
+        },
+        |i| {
+            let kind = [HeaderKind::Image24, HeaderKind::Frame32][i % 2];
+            let payload: Vec<u8> = (0..9000 + i % 1000).map(|b| (b + i) as u8).collect();
+            let stamp = 1000.0 + i as f64 * 0.01;
+            let frames: Vec<_> = split_frame(kind, 100_000 + i as i32, stamp, &payload, 1000)
+                .iter()
+                .enumerate()
+                .filter_map(|(k, d)| both(d, k % 3 == 1))
+                .collect();
+            assert_eq!(frames.len(), 1, "good frame {i}");
+            assert_eq!(
+                (frames[0].time_stamp, &frames[0].payload[7..]),
+                (stamp, &payload[..]),
+                "good frame {i}"
+            );
+        },
+    );
+    assert!(
+        in_place.get() > iterations("RFLYSIM_FUZZ_ITERS") as u64,
+        "received in place only {} times",
+        in_place.get()
+    );
+}
+
 #[test]
 fn shm_reader_on_garbage_regions() {
     let _one = one_at_a_time();

@@ -197,16 +197,37 @@ impl FilteredUdp {
             if self.filter.allows(&from) {
                 return n;
             }
-            self.stats.drop_frame(FOREIGN_SENDER);
-            if let Some(held) = self.warn.allow() {
-                r2r::log_warn!(
-                    &self.logger,
-                    "UDP {}: datagram from {} ignored: only {} may send here (parameter allowed_senders widens it; {held} more held back)",
-                    self.port,
-                    from.ip(),
-                    self.filter.describe()
-                );
+            self.refused(from);
+        }
+    }
+
+    /// `recv`, the datagram appended to `buf` (into its spare capacity: a
+    /// longer datagram is cut short there); what `buf` held stays. For a
+    /// buffer the datagram is to stay in, as a frame's.
+    pub async fn recv_appended(&mut self, buf: &mut Vec<u8>) -> usize {
+        let kept = buf.len();
+        loop {
+            let Ok((n, from)) = self.sock.recv_buf_from(buf).await else {
+                continue;
+            };
+            if self.filter.allows(&from) {
+                return n;
             }
+            buf.truncate(kept);
+            self.refused(from);
+        }
+    }
+
+    fn refused(&mut self, from: SocketAddr) {
+        self.stats.drop_frame(FOREIGN_SENDER);
+        if let Some(held) = self.warn.allow() {
+            r2r::log_warn!(
+                &self.logger,
+                "UDP {}: datagram from {} ignored: only {} may send here (parameter allowed_senders widens it; {held} more held back)",
+                self.port,
+                from.ip(),
+                self.filter.describe()
+            );
         }
     }
 }

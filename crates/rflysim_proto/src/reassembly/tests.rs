@@ -378,3 +378,32 @@ fn headroom_only_puts_zeroes_in_front() {
         assert_eq!(roomy, expected, "stream {i}");
     }
 }
+
+/// A frame whose packets come in order is received into its own buffer:
+/// every packet but the first (which sizes the buffer) and the last ones
+/// (no room left for any datagram after them) lands in place, and the
+/// frame delivered is the buffer they landed in.
+#[test]
+fn in_order_packets_land_in_their_frame() {
+    let payload = frame_bytes(3, 10 * 60_000 - 123);
+    let dgrams = packets(HeaderKind::Frame32, 9, 4.0, &payload, 60_000);
+    let mut r = Reassembler::new(ReassemblerConfig::default().with_headroom(5).with_tailroom(1));
+    let mut landed = Vec::new();
+    let mut frame_buffer = None;
+    let mut frames = Vec::new();
+    for (k, d) in dgrams.iter().enumerate() {
+        let mut slot = r.slot();
+        if !slot.buf().is_empty() {
+            landed.push(k);
+            frame_buffer = Some(slot.buf().as_ptr());
+        }
+        slot.buf().extend_from_slice(d);
+        frames.extend(slot.push(MS));
+    }
+    assert_eq!(landed, (1..=8).collect::<Vec<_>>());
+    assert_eq!(frames.len(), 1);
+    assert_eq!(&frames[0].payload[5..], &payload[..]);
+    assert_eq!(Some(frames[0].payload.as_ptr()), frame_buffer);
+    assert!(frames[0].payload.capacity() > frames[0].payload.len());
+    assert_eq!(r.stats().datagrams, 10);
+}

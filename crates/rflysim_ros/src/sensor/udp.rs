@@ -41,20 +41,25 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
         .with_tailroom(p.mapper.tailroom());
     let mut reassembler = Reassembler::new(config);
     let start = Instant::now();
-    let mut buf = vec![0u8; 65_536];
     let mut last_counts = *reassembler.stats();
     // Stale partial frames are evicted on every datagram; this tick covers a silent stream.
     let mut evict = tokio::time::interval(Duration::from_millis(100));
     evict.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
+        // Each datagram is received where the reassembler expects it: a
+        // packet that arrives in order lands in its place in its frame.
+        let mut slot = reassembler.slot();
         tokio::select! {
-            n = sock.recv(&mut buf) => {
+            _ = sock.recv_appended(slot.buf()) => {
                 p.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if let Some(frame) = reassembler.push(&buf[..n], start.elapsed()) {
+                if let Some(frame) = slot.push(start.elapsed()) {
                     p.handle_frame_off_worker(frame.time_stamp, frame.payload, frame.headroom);
                 }
             }
-            _ = evict.tick() => reassembler.evict_stale(start.elapsed()),
+            _ = evict.tick() => {
+                drop(slot);
+                reassembler.evict_stale(start.elapsed());
+            }
             _ = shutdown.changed() => break,
         }
         let counts = *reassembler.stats();
