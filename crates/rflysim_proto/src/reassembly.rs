@@ -11,7 +11,9 @@
 //!   size, so one lying datagram cannot make it allocate 64 MiB);
 //! - a simulator restart (frame ids and time going back) needs no recovery:
 //!   new frames have new keys; the event is counted;
-//! - each datagram is copied once, into its place in the frame's buffer.
+//! - each datagram is copied once, into its place in the frame's buffer; a
+//!   caller that receives through a [`Slot`] has the socket put a packet
+//!   that arrives in order there itself.
 
 use std::collections::VecDeque;
 use std::time::Duration;

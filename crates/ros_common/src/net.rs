@@ -150,6 +150,31 @@ mod tests {
         let e = udp_receiver(Ipv4Addr::LOCALHOST, port, 1 << 16, None).unwrap_err();
         assert!(e.to_string().contains("already in use"), "{e}");
     }
+
+    /// A datagram is appended after what the buffer holds, whole when the
+    /// spare capacity takes it.
+    #[test]
+    fn recv_appended_keeps_what_the_buffer_held() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (sock, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16, None).unwrap();
+            let to = sock.local_addr().unwrap();
+            let stats = std::sync::Arc::new(crate::stats::StreamStats::default());
+            let mut udp = FilteredUdp::new(sock, SenderFilter::any(), stats, "test").unwrap();
+            let sender = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+            let datagram: Vec<u8> = (0..40_000u32).map(|i| (i * 7) as u8).collect();
+            sender.send_to(&datagram, to).unwrap();
+            let mut buf = Vec::with_capacity(65_536 + 3);
+            buf.extend_from_slice(b"abc");
+            let at = buf.as_ptr();
+            assert_eq!(udp.recv_appended(&mut buf).await, datagram.len());
+            assert_eq!((&buf[..3], &buf[3..]), (&b"abc"[..], &datagram[..]));
+            assert_eq!(buf.as_ptr(), at, "received where it was, not moved");
+        });
+    }
 }
 
 /// What every bridge counts a datagram from a host outside its
@@ -191,13 +216,11 @@ impl FilteredUdp {
     /// Cancel-safe: a datagram is either returned or counted.
     pub async fn recv(&mut self, buf: &mut [u8]) -> usize {
         loop {
-            let Ok((n, from)) = self.sock.recv_from(buf).await else {
-                continue;
-            };
-            if self.filter.allows(&from) {
-                return n;
+            if let Ok((n, from)) = self.sock.recv_from(buf).await {
+                if self.admits(from) {
+                    return n;
+                }
             }
-            self.refused(from);
         }
     }
 
@@ -207,18 +230,20 @@ impl FilteredUdp {
     pub async fn recv_appended(&mut self, buf: &mut Vec<u8>) -> usize {
         let kept = buf.len();
         loop {
-            let Ok((n, from)) = self.sock.recv_buf_from(buf).await else {
-                continue;
-            };
-            if self.filter.allows(&from) {
-                return n;
+            if let Ok((n, from)) = self.sock.recv_buf_from(buf).await {
+                if self.admits(from) {
+                    return n;
+                }
+                buf.truncate(kept);
             }
-            buf.truncate(kept);
-            self.refused(from);
         }
     }
 
-    fn refused(&mut self, from: SocketAddr) {
+    /// Whether `from` may send here; a refusal is counted and logged.
+    fn admits(&mut self, from: SocketAddr) -> bool {
+        if self.filter.allows(&from) {
+            return true;
+        }
         self.stats.drop_frame(FOREIGN_SENDER);
         if let Some(held) = self.warn.allow() {
             r2r::log_warn!(
@@ -229,5 +254,6 @@ impl FilteredUdp {
                 self.filter.describe()
             );
         }
+        false
     }
 }
