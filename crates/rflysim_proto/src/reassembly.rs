@@ -153,11 +153,7 @@ impl Reassembler {
             self.stats.oversize += 1;
             return None;
         }
-        let key = FrameKey {
-            kind: header.kind,
-            frame_id: header.frame_id.unwrap_or(0),
-            stamp_bits: header.time_stamp.to_bits(),
-        };
+        let key = FrameKey::of(header);
         if let Some(r) = self.finished.iter().find(|r| r.key == key) {
             let seen = r.samples.get(header.pkg_id as usize).copied();
             if header.kind == HeaderKind::Image24 && seen != body.map(packet_sample) {

@@ -153,15 +153,28 @@ pub fn image_in_place(
     header: &Header,
     layout: ImageLayout<'_>,
 ) -> Result<bool, TooLong> {
+    write_in_front(message, headroom, |out, data_len| {
+        image_before_data(out, header, layout, data_len, 0)
+    })
+}
+
+/// Writes the fields `before(out, data_len)` serializes into `message`'s
+/// first `headroom` bytes, the data being the rest. `Ok(false)`, and
+/// `message` untouched, when they do not take exactly `headroom` bytes.
+fn write_in_front(
+    message: &mut [u8],
+    headroom: usize,
+    before: impl FnOnce(&mut Vec<u8>, usize) -> Result<(), TooLong>,
+) -> Result<bool, TooLong> {
     let Some(data_len) = message.len().checked_sub(headroom) else {
         return Ok(false);
     };
-    let mut before = Vec::with_capacity(headroom);
-    image_before_data(&mut before, header, layout, data_len, 0)?;
-    if before.len() != headroom {
+    let mut fields = Vec::with_capacity(headroom);
+    before(&mut fields, data_len)?;
+    if fields.len() != headroom {
         return Ok(false);
     }
-    message[..headroom].copy_from_slice(&before);
+    message[..headroom].copy_from_slice(&fields);
     Ok(true)
 }
 
@@ -210,17 +223,13 @@ pub fn point_cloud2_before_data(
 /// `headroom` bytes (another frame id or other fields than the headroom was
 /// sized for).
 pub fn point_cloud2_in_place(message: &mut Vec<u8>, headroom: usize, m: &PointCloud2) -> Result<bool, TooLong> {
-    let Some(data_len) = message.len().checked_sub(headroom) else {
-        return Ok(false);
-    };
-    let mut before = Vec::with_capacity(headroom);
-    point_cloud2_before_data(&mut before, m, data_len, 0)?;
-    if before.len() != headroom {
-        return Ok(false);
+    let written = write_in_front(message, headroom, |out, data_len| {
+        point_cloud2_before_data(out, m, data_len, 0)
+    })?;
+    if written {
+        message.push(u8::from(m.is_dense));
     }
-    message[..headroom].copy_from_slice(&before);
-    message.push(u8::from(m.is_dense));
-    Ok(true)
+    Ok(written)
 }
 
 #[cfg(test)]

@@ -12,6 +12,17 @@ pub(super) struct FrameKey {
     pub(super) stamp_bits: u64,
 }
 
+impl FrameKey {
+    /// The frame `header`'s packet belongs to.
+    pub(super) fn of(header: &DatagramHeader) -> Self {
+        Self {
+            kind: header.kind,
+            frame_id: header.frame_id.unwrap_or(0),
+            stamp_bits: header.time_stamp.to_bits(),
+        }
+    }
+}
+
 /// A frame finished or abandoned: its key, and (24-byte header) a sample of
 /// each packet it had, to tell a late duplicate from another frame that
 /// carries the same time stamp.

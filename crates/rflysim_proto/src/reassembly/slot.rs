@@ -105,11 +105,7 @@ impl Reassembler {
     /// that `push` would add to its frame as it is: then its body stays
     /// where it landed.
     fn lands_in_place(&self, header: &DatagramHeader, body_len: usize, place: &Place) -> Option<usize> {
-        let key = FrameKey {
-            kind: header.kind,
-            frame_id: header.frame_id.unwrap_or(0),
-            stamp_bits: header.time_stamp.to_bits(),
-        };
+        let key = FrameKey::of(header);
         let idx = self.partials.iter().position(|p| p.key == place.key)?;
         let p = &self.partials[idx];
         let chunk = p.chunk?;
@@ -146,7 +142,8 @@ impl Slot<'_> {
             r.scratch = buf;
             return frame;
         };
-        let datagram = &buf[place.start.min(buf.len())..];
+        let datagram_at = place.start.min(buf.len());
+        let datagram = &buf[datagram_at..];
         let datagram_len = datagram.len();
         let in_place = DatagramHeader::parse(datagram).ok().and_then(|header| {
             let body_len = datagram_len.checked_sub(header.kind.header_len())?;
@@ -160,7 +157,7 @@ impl Slot<'_> {
         }
         let mut scratch = std::mem::take(&mut r.scratch);
         scratch.clear();
-        scratch.extend_from_slice(&buf[place.start.min(buf.len())..]);
+        scratch.extend_from_slice(&buf[datagram_at..]);
         r.give_back(buf, &place);
         let frame = r.push_counted(&scratch, now);
         r.scratch = scratch;

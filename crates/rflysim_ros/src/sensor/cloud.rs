@@ -14,8 +14,7 @@ use r2r::tf2_msgs::msg::TFMessage;
 
 use frames::{euler_to_quat, ned_frd_to_enu_flu, ned_to_enu};
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::lidar::{zero_depth_padding, LidarPose, PointCloud, POINT_STEP, SEED_HEADER_LEN};
-use rflysim_proto::sensor::SensorClass;
+use rflysim_proto::lidar::{LidarPose, PointCloud, POINT_STEP, SEED_HEADER_LEN};
 use ros_common::cdr;
 use ros_common::msgs::{header, pose_with_covariance, unknown_covariance, Covariances};
 
@@ -84,7 +83,8 @@ impl CloudMessages {
 pub enum Points {
     /// Decoded: the pose and the points apart.
     Decoded(PointCloud),
-    /// A seed-layout frame, undecoded, after `headroom` free bytes
+    /// A seed-layout frame, undecoded but for a depth cloud's padding
+    /// (zeroed), after `headroom` free bytes
     /// (`rflysim_proto::lidar::seed_float_frame` has read its pose).
     SeedFrame {
         frame: Vec<u8>,
@@ -105,7 +105,7 @@ pub fn cloud_frame(cfg: &SensorConfig) -> String {
 
 /// The messages of a frame of sensor `cfg`, all with one stamp. TypeID 21's
 /// points are in RflySim's NED world: they are published in ENU in the
-/// world frame. A depth cloud's padding float is made 0.
+/// world frame.
 pub fn cloud_messages(
     cfg: &SensorConfig,
     points: Points,
@@ -114,7 +114,6 @@ pub fn cloud_messages(
     tf_wanted: bool,
 ) -> CloudMessages {
     let world = cfg.kind().is_some_and(|k| k.points_in_world_frame());
-    let depth = cfg.kind().is_some_and(|k| k.class == SensorClass::DepthCloud);
     let frame = cloud_frame(cfg);
     let (pose, points) = match points {
         Points::Decoded(decoded) => {
@@ -136,9 +135,6 @@ pub fn cloud_messages(
             let points_at = headroom + SEED_HEADER_LEN;
             if world {
                 ned_points_to_enu(&mut frame[points_at..]);
-            }
-            if depth {
-                zero_depth_padding(&mut frame[points_at..]);
             }
             (
                 pose,

@@ -12,7 +12,8 @@ use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::image::{raw_image, raw_image_step};
 use rflysim_proto::lidar::{
-    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, seed_float_frame, SEED_HEADER_LEN,
+    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, seed_float_frame,
+    zero_depth_padding, SEED_HEADER_LEN,
 };
 use rflysim_proto::sensor::{ImageFormat, SensorClass, SensorKind, Transport};
 use rflysim_proto::telemetry::LaserDistance;
@@ -241,11 +242,16 @@ impl FrameMapper {
                 let headroom = headroom.min(payload.len());
                 let seed_frame = (headroom > 0).then(|| seed_float_frame(&payload[headroom..])).flatten();
                 let points = match (seed_frame, depth, in_region) {
-                    (Some((pose, _)), _, _) => Points::SeedFrame {
-                        frame: payload,
-                        headroom,
-                        pose,
-                    },
+                    (Some((pose, _)), _, _) => {
+                        if depth {
+                            zero_depth_padding(&mut payload[headroom + SEED_HEADER_LEN..]);
+                        }
+                        Points::SeedFrame {
+                            frame: payload,
+                            headroom,
+                            pose,
+                        }
+                    }
                     (None, true, true) => Points::Decoded(decode_depth_cloud_region(&payload, range)?),
                     (None, false, true) => Points::Decoded(decode_lidar_region(&payload, range)?),
                     (None, true, false) => {
