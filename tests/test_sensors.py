@@ -13,6 +13,7 @@ import time
 
 import pytest
 from conftest import executable
+from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -242,10 +243,13 @@ def test_a_corrupt_jpeg_costs_only_its_own_frame(collector, processes, tmp_path)
 
 
 def test_exactly_the_frame_with_a_lost_packet_is_missing(collector, processes, tmp_path):
-    # 320 × 240 bgr8: 4 datagrams a frame; packet 1 of frame 20 never leaves the emulator.
+    # 320 × 240 bgr8: 4 datagrams a frame; packet 1 of frames 20 and 29 (the
+    # last) never leaves the emulator.
     s = sensor(401, 1, 2, port=42401, width=320, height=240, hz=10)
     key = collector.subscribe(Image, "/rflysim/sensor401/img_rgb")
-    sc = Scenario(processes, tmp_path, [s], sim_args=["--window-id", "5", "--frames", "30", "--drop-packet", "20:1"],
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
+    sc = Scenario(processes, tmp_path, [s],
+                  sim_args=["--window-id", "5", "--frames", "30", "--drop-packet", "20:1", "--drop-packet", "29:1"],
                   bridge_params={"window_id": 5, "imu": False, "qos_depth": 20})
     assert sc.sim.wait(timeout=30) == 0
     time.sleep(0.5)
@@ -254,9 +258,28 @@ def test_exactly_the_frame_with_a_lost_packet_is_missing(collector, processes, t
     sent = {round(float(line.split()[1]), 6): int(line.split()[0]) for line in index if line}
     ids = [sent[t] for t in got]
     # Frames published before the subscriber matched are not counted; from
-    # the first one received on, every frame arrives but the damaged one.
+    # the first one received on, every frame arrives but the damaged ones.
     assert ids[0] < 15, ids
-    assert ids == [i for i in range(ids[0], 30) if i != 20]
+    assert ids == [i for i in range(ids[0], 29) if i != 20]
+    # Frame 20 goes stale while later frames arrive; frame 29 is the last
+    # datagram the socket sees, so only the bridge's own timer can drop it.
+    deadline = time.time() + 5
+    while True:
+        drops = sensor_drops(collector.messages(diag), "sensor401")
+        if drops.get("dropped_timed_out") == 2 or time.time() > deadline:
+            break
+        time.sleep(0.2)
+    assert drops.get("dropped_timed_out") == 2, drops
+    assert drops.get("dropped_incomplete", 0) == 0, drops
+
+
+def sensor_drops(diagnostics, name):
+    """The dropped_* counts of the newest status whose name contains `name`."""
+    for array in reversed(diagnostics):
+        for status in array.status:
+            if name in status.name:
+                return {kv.key: int(kv.value) for kv in status.values if kv.key.startswith("dropped_")}
+    return {}
 
 
 def test_namespace_remapping_moves_every_topic(collector, processes, tmp_path):
@@ -274,6 +297,21 @@ def test_several_vehicles_get_namespaced_imu_topics(collector, processes, tmp_pa
     for copter in (1, 2):
         key = collector.subscribe(Imu, f"/uav{copter}/rflysim/imu")
         collector.wait_for(key, 5, timeout=30)
+
+
+def test_imu_is_asked_for_again_after_coptersim_goes_silent(collector, processes, tmp_path):
+    """CopterSim sends IMU only when asked: the bridge asks again (once a second) after 2 s of silence."""
+    sc = Scenario(processes, tmp_path, [], sim_args=["--window-id", "7"], bridge_params={"window_id": 7})
+    key = collector.subscribe(Imu, "/rflysim/imu")
+    collector.wait_for(key, 5, timeout=30)
+    sc.sim.terminate()
+    sc.sim.wait(timeout=5)
+    time.sleep(3.0)
+    before = len(collector.messages(key))
+    restarted = processes.start(sc.sim_argv, name="rflysim_sim")
+    # Due at the latest 1 s after the restart; the stream is then at 200 Hz.
+    collector.wait_for(key, before + 20, timeout=4)
+    assert "IMU at 200 Hz" in processes.output(restarted)
 
 
 def test_single_sensor_executables(collector, processes, tmp_path):

@@ -189,6 +189,16 @@ impl Reassembler {
         None
     }
 
+    /// When [`evict_stale`](Self::evict_stale) will next have a frame to
+    /// drop, if no packet comes: `None` while no frame is being filled, so
+    /// that a silent stream needs no timer.
+    pub fn next_stale_at(&self) -> Option<Duration> {
+        self.partials
+            .iter()
+            .map(|p| p.last_arrival + self.config.stale_after)
+            .min()
+    }
+
     /// Drops partial frames that got no packet for `stale_after`.
     pub fn evict_stale(&mut self, now: Duration) {
         let stale_after = self.config.stale_after;

@@ -23,6 +23,9 @@ use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::BadSimTime;
 use ros_common::time::{ClockPublisher, TimeBase};
 
+/// How long the IMU may stay silent before CopterSim is asked for it again.
+const IMU_SILENCE: Duration = Duration::from_secs(2);
+
 /// The address this host has towards `peer` (what CopterSim must send to).
 pub fn local_ip_towards(peer: Ipv4Addr) -> Ipv4Addr {
     let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).and_then(|s| {
@@ -152,15 +155,26 @@ impl CopterBridge {
         let mut next_request = Instant::now();
         let mut warn = RateLimitedLog::new(Duration::from_secs(5));
         let mut buf = [0u8; 1024];
+        // Wakes the loop when a request may be due, and only then: it used
+        // to wake every 250 ms whatever came. While samples flow it fires
+        // once per silence limit, finds the stream alive and re-arms.
+        let request_timer = tokio::time::sleep(Duration::ZERO);
+        tokio::pin!(request_timer);
+        let mut request_timer_armed = false;
         loop {
             if self.send_requests
-                && last_sample.is_none_or(|t| t.elapsed() > Duration::from_secs(2))
+                && last_sample.is_none_or(|t| t.elapsed() > IMU_SILENCE)
                 && Instant::now() >= next_request
             {
                 if let Some(s) = &sender {
                     let _ = s.send_to(&request, request_to).await;
                 }
                 next_request = Instant::now() + Duration::from_secs(1);
+            }
+            if self.send_requests && !request_timer_armed {
+                let due = last_sample.map_or(next_request, |t| next_request.max(t + IMU_SILENCE));
+                request_timer.as_mut().reset(due.into());
+                request_timer_armed = true;
             }
             tokio::select! {
                 n = sock.recv(&mut buf) => {
@@ -193,7 +207,7 @@ impl CopterBridge {
                         }
                     }
                 }
-                _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+                _ = &mut request_timer, if request_timer_armed => request_timer_armed = false,
                 _ = shutdown.changed() => break,
             }
         }

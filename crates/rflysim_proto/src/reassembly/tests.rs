@@ -89,10 +89,14 @@ fn a_lost_packet_drops_that_frame_only_and_is_never_stitched() {
             vec![frames[0].clone(), frames[2].clone()]
         );
         assert_eq!(r.partial_frames(), 1);
+        assert_eq!(r.next_stale_at(), Some(MS + r.config().stale_after));
+        r.evict_stale(MS + r.config().stale_after - MS / 2);
+        assert_eq!(r.partial_frames(), 1, "not stale yet");
         r.evict_stale(MS + r.config().stale_after);
         assert_eq!(r.stats().timed_out, 1);
         assert_eq!(r.stats().frames_lost(), 1);
         assert_eq!(r.partial_frames(), 0);
+        assert_eq!(r.next_stale_at(), None, "nothing left to time out");
     }
 }
 
@@ -109,6 +113,8 @@ fn too_many_frames_in_flight_evicts_the_oldest() {
     }
     assert_eq!(r.partial_frames(), 2);
     assert_eq!(r.stats().incomplete, 1);
+    // The oldest frame still held (started at 1 ms) times out first.
+    assert_eq!(r.next_stale_at(), Some(MS + r.config().stale_after));
 }
 
 #[test]
