@@ -4,7 +4,7 @@
 //! whatever happened to the process's output), the nodes dropped last.
 
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use r2r::Node;
 use tokio::runtime::Runtime;
@@ -71,10 +71,11 @@ pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::
     // one of its entities is ready: spinning them in turn with short
     // timeouts woke up 50 times a second per node whatever came, most of an
     // idle bridge's CPU (≈ 1 % of a core; ≈ 0.65 ms of every 20-Hz LiDAR
-    // frame). Many nodes share one thread that takes them in turn: a thread
-    // each then wakes every one of them for each /clock message and costs
-    // each an allocator arena (swarm bench, 16 vehicles with use_sim_time,
-    // 49 nodes: 112 % of a core and 237 MB against 85 % and 181 MB).
+    // frame). Many nodes share one thread that takes them in turn, at the
+    // pace of `RoundPace`: a thread each then wakes every one of them for
+    // each /clock message and costs each an allocator arena (swarm bench, 16
+    // vehicles with use_sim_time, 49 nodes: 112 % of a core and 237 MB
+    // against 85 % and 181 MB).
     let groups: Vec<Vec<Node>> = if nodes.len() <= OWN_THREAD_NODES {
         nodes.into_iter().map(|n| vec![n]).collect()
     } else {
@@ -84,18 +85,19 @@ pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::
         .into_iter()
         .map(|mut group| {
             let stop = stop.subscribe();
-            let wait = if group.len() == 1 {
-                SPIN_WAIT
-            } else {
-                Duration::from_millis((20 / group.len() as u64).max(1))
-            };
             std::thread::Builder::new()
                 .name("ros_spin".into())
                 .spawn(move || {
+                    let mut pace = RoundPace::new(group.len());
                     while !*stop.borrow() {
+                        let mut busy = false;
                         for node in &mut group {
-                            node.spin_once(wait);
+                            let began = Instant::now();
+                            node.spin_once(pace.wait());
+                            // Back before its time: one of its entities was ready.
+                            busy |= began.elapsed() < pace.wait();
                         }
+                        pace.round_done(busy);
                     }
                     group
                 })
@@ -122,3 +124,78 @@ const SPIN_WAIT: Duration = Duration::from_millis(200);
 
 /// Up to this many nodes, each has a spinner thread of its own.
 const OWN_THREAD_NODES: usize = 4;
+
+/// How long a thread waits on each node in turn. A node alone waits
+/// [`SPIN_WAIT`]: its wait ends as soon as one of its entities is ready.
+/// Nodes that share a thread wait a slice of a round each: a round of
+/// [`BUSY_ROUND`] while any of them had something to do in the last round
+/// (a parameter request, a command), then twice as long each idle round up
+/// to [`SPIN_WAIT`]. Rounds of 20 ms whatever came cost an idle RflySim
+/// bridge of the shipped config (13 nodes) 5 % of a core, a wait set made
+/// and torn down 650 times a second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RoundPace {
+    busy: Duration,
+    idle: Duration,
+    now: Duration,
+}
+
+/// A round of the nodes sharing a thread while they have work.
+const BUSY_ROUND: Duration = Duration::from_millis(20);
+
+impl RoundPace {
+    fn new(nodes: usize) -> Self {
+        if nodes <= 1 {
+            return Self {
+                busy: SPIN_WAIT,
+                idle: SPIN_WAIT,
+                now: SPIN_WAIT,
+            };
+        }
+        let n = u32::try_from(nodes).unwrap_or(u32::MAX);
+        let busy = (BUSY_ROUND / n).max(Duration::from_millis(1));
+        let idle = (SPIN_WAIT / n).max(busy);
+        Self { busy, idle, now: busy }
+    }
+
+    fn wait(&self) -> Duration {
+        self.now
+    }
+
+    fn round_done(&mut self, busy: bool) {
+        self.now = if busy { self.busy } else { (self.now * 2).min(self.idle) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_rounds_slow_down_when_idle_and_speed_up_at_work() {
+        let mut pace = RoundPace::new(10);
+        assert_eq!(pace.wait(), Duration::from_millis(2));
+        let waits: Vec<u128> = (0..6)
+            .map(|_| {
+                pace.round_done(false);
+                pace.wait().as_millis()
+            })
+            .collect();
+        assert_eq!(waits, [4, 8, 16, 20, 20, 20], "a round of 10 nodes grows to SPIN_WAIT");
+        pace.round_done(true);
+        assert_eq!(pace.wait(), Duration::from_millis(2));
+    }
+
+    #[test]
+    fn a_lone_node_always_waits_the_whole_spin_wait_and_many_wait_a_millisecond() {
+        let mut pace = RoundPace::new(1);
+        pace.round_done(true);
+        assert_eq!(pace.wait(), SPIN_WAIT);
+        let mut many = RoundPace::new(49);
+        assert_eq!(many.wait(), Duration::from_millis(1));
+        for _ in 0..10 {
+            many.round_done(false);
+        }
+        assert_eq!(many.wait(), SPIN_WAIT / 49);
+    }
+}
