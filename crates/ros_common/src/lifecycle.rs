@@ -131,8 +131,8 @@ const SPIN_WAIT: Duration = Duration::from_millis(200);
 /// lost wake-up would make the stop wait this long.
 const WOKEN_SPIN_WAIT: Duration = Duration::from_secs(2);
 
-/// Ends every spinner's wait at the stop. Each node subscribes to a hidden
-/// topic of this process of its own, and one message on it makes every
+/// Ends every spinner's wait at the stop. Every node subscribes to a hidden
+/// topic that is this process's own, and one message on it makes every
 /// node's wait set ready. Without it a spinner woke five times a second
 /// to look at the stop signal, making and tearing down a wait set each
 /// time: ~1.5 ms of CPU a second for a bridge of three nodes here, 0.07 ms
@@ -167,15 +167,14 @@ impl SpinnerWake {
 /// Up to this many nodes, each has a spinner thread of its own.
 const OWN_THREAD_NODES: usize = 4;
 
-/// How long a thread waits on each node in turn. A node alone waits
-/// as long as the stop allows: its wait ends as soon as one of its
-/// entities is ready.
-/// Nodes that share a thread wait a slice of a round each: a round of
-/// [`BUSY_ROUND`] while any of them had something to do in the last round
-/// (a parameter request, a command), then twice as long each idle round up
-/// to [`SPIN_WAIT`], as long as the first request to an idle bridge may wait. Rounds of 20 ms whatever came cost an idle RflySim
-/// bridge of the shipped config (13 nodes) 5 % of a core, a wait set made
-/// and torn down 650 times a second.
+/// How long a thread waits on each node in turn. A node alone waits as long
+/// as the stop allows: its wait ends as soon as one of its entities is
+/// ready. Nodes that share a thread wait a slice of a round each: a round
+/// of [`BUSY_ROUND`] while any of them had something to do in the last
+/// round (a parameter request, a command), then twice as long each idle
+/// round up to [`IDLE_ROUND`]. Rounds of 20 ms whatever came cost an idle
+/// RflySim bridge of the shipped config (13 nodes) 5 % of a core, a wait
+/// set made and torn down 650 times a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RoundPace {
     busy: Duration,
@@ -185,6 +184,10 @@ struct RoundPace {
 
 /// A round of the nodes sharing a thread while they have work.
 const BUSY_ROUND: Duration = Duration::from_millis(20);
+
+/// A round of the nodes sharing a thread when none has had work for a
+/// while: what the first request to an idle bridge may wait.
+const IDLE_ROUND: Duration = Duration::from_millis(200);
 
 impl RoundPace {
     /// For `nodes` on one thread; a lone node waits `lone_wait`.
@@ -198,7 +201,7 @@ impl RoundPace {
         }
         let n = u32::try_from(nodes).unwrap_or(u32::MAX);
         let busy = (BUSY_ROUND / n).max(Duration::from_millis(1));
-        let idle = (SPIN_WAIT / n).max(busy);
+        let idle = (IDLE_ROUND / n).max(busy);
         Self { busy, idle, now: busy }
     }
 
@@ -225,7 +228,7 @@ mod tests {
                 pace.wait().as_millis()
             })
             .collect();
-        assert_eq!(waits, [4, 8, 16, 20, 20, 20], "a round of 10 nodes grows to SPIN_WAIT");
+        assert_eq!(waits, [4, 8, 16, 20, 20, 20], "a round of 10 nodes grows to IDLE_ROUND");
         pace.round_done(true);
         assert_eq!(pace.wait(), Duration::from_millis(2));
     }
@@ -240,6 +243,6 @@ mod tests {
         for _ in 0..10 {
             many.round_done(false);
         }
-        assert_eq!(many.wait(), SPIN_WAIT / 49);
+        assert_eq!(many.wait(), IDLE_ROUND / 49);
     }
 }
