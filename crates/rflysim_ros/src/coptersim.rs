@@ -17,6 +17,7 @@ use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 use crate::msgs;
 use crate::names;
 use crate::settings::{Settings, TfSource};
+use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter};
 use ros_common::stats::{RateLimitedLog, StreamStats};
@@ -191,7 +192,9 @@ impl CopterBridge {
                                     continue;
                                 }
                             };
-                            match self.imu.publish(&message) {
+                            // Checked and counted either way; sent only to somebody.
+                            let sent = if subscribed(&self.imu) { self.imu.publish(&message) } else { Ok(()) };
+                            match sent {
                                 Ok(()) => self.imu_stats.published(n),
                                 Err(_) => self.imu_stats.drop_frame("publish_failed"),
                             }
@@ -261,12 +264,16 @@ impl StatePart {
                             };
                             let header = ros_common::msgs::header(stamp, &names::odom_frame(self.copter));
                             let odom = msgs::odometry_from_true_state(&s, header, &names::base_frame(self.copter), &self.cov);
-                            match self.state.publish(&odom) {
+                            let sent = if subscribed(&self.state) { self.state.publish(&odom) } else { Ok(()) };
+                            match sent {
                                 Ok(()) => self.stats.published(n),
                                 Err(_) => self.stats.drop_frame("publish_failed"),
                             }
                             if let Some(tf) = &self.tf {
-                                self.stats.count_publish(tf.publish(&ros_common::tf::odometry_tf(&odom)), "tf_publish_failed");
+                                self.stats.count_publish(
+                                    publish_if_subscribed(tf, || ros_common::tf::odometry_tf(&odom)),
+                                    "tf_publish_failed",
+                                );
                             }
                         }
                         Ok(_) => self.stats.drop_frame("other_vehicle"),
