@@ -173,7 +173,7 @@ const OWN_THREAD_NODES: usize = 4;
 /// of [`BUSY_ROUND`] while any of them had something to do in the last
 /// round (a parameter request, a command), then twice as long each idle
 /// round up to [`IDLE_ROUND`]. Rounds of 20 ms whatever came cost an idle
-/// RflySim bridge of the shipped config (13 nodes) 5 % of a core, a wait
+/// RflySim bridge of the shipped config (13 nodes) 3-5 % of a core, a wait
 /// set made and torn down 650 times a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RoundPace {
