@@ -17,6 +17,7 @@ use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 use crate::msgs;
 use crate::names;
 use crate::settings::{Settings, TfSource};
+use ros_common::deadline::Deadline;
 use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter};
@@ -159,9 +160,7 @@ impl CopterBridge {
         // Wakes the loop when a request may be due, and only then: it used
         // to wake every 250 ms whatever came. While samples flow it fires
         // once per silence limit, finds the stream alive and re-arms.
-        let request_timer = tokio::time::sleep(Duration::ZERO);
-        tokio::pin!(request_timer);
-        let mut request_timer_armed = false;
+        let mut request_due = Deadline::new();
         loop {
             if self.send_requests
                 && last_sample.is_none_or(|t| t.elapsed() > IMU_SILENCE)
@@ -172,10 +171,10 @@ impl CopterBridge {
                 }
                 next_request = Instant::now() + Duration::from_secs(1);
             }
-            if self.send_requests && !request_timer_armed {
-                let due = last_sample.map_or(next_request, |t| next_request.max(t + IMU_SILENCE));
-                request_timer.as_mut().reset(due.into());
-                request_timer_armed = true;
+            if self.send_requests {
+                request_due.arm_if_unarmed(Some(
+                    last_sample.map_or(next_request, |t| next_request.max(t + IMU_SILENCE)),
+                ));
             }
             tokio::select! {
                 n = sock.recv(&mut buf) => {
@@ -193,8 +192,7 @@ impl CopterBridge {
                                 }
                             };
                             // Checked and counted either way; sent only to somebody.
-                            let sent = if subscribed(&self.imu) { self.imu.publish(&message) } else { Ok(()) };
-                            match sent {
+                            match publish_if_subscribed(&self.imu, || message) {
                                 Ok(()) => self.imu_stats.published(n),
                                 Err(_) => self.imu_stats.drop_frame("publish_failed"),
                             }
@@ -210,7 +208,7 @@ impl CopterBridge {
                         }
                     }
                 }
-                _ = &mut request_timer, if request_timer_armed => request_timer_armed = false,
+                _ = request_due.fired() => {}
                 _ = shutdown.changed() => break,
             }
         }

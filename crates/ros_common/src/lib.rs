@@ -6,6 +6,7 @@
 pub mod camera;
 pub mod cdr;
 pub mod dds;
+pub mod deadline;
 pub mod demand;
 pub mod diagnostics;
 pub mod lifecycle;

@@ -1,10 +1,11 @@
 //! A sensor's UDP stream: datagrams → reassembled frames → the pipeline.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::watch;
 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
+use ros_common::deadline::Deadline;
 use ros_common::net::FilteredUdp;
 
 use super::SensorPipeline;
@@ -42,22 +43,12 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
     let mut reassembler = Reassembler::new(config);
     let start = Instant::now();
     let mut last_counts = *reassembler.stats();
-    // Stale partial frames are evicted on every datagram; this timer covers a
-    // stream that went silent with a frame half filled. It is armed only
-    // while a frame is being filled: a 10-Hz tick woke every idle sensor's
-    // task ten times a second, one of the wake-ups that together cost an
-    // idle bridge ~4 ms of CPU a second here, 0.2 ms of every 20-Hz LiDAR
-    // frame.
-    let evict = tokio::time::sleep(Duration::ZERO);
-    tokio::pin!(evict);
-    let mut evict_armed = false;
+    // Stale partial frames are evicted on every datagram; this deadline
+    // covers a stream that went silent with a frame half filled, and exists
+    // only while a frame is being filled.
+    let mut evict = Deadline::new();
     loop {
-        if !evict_armed {
-            if let Some(at) = reassembler.next_stale_at() {
-                evict.as_mut().reset(tokio::time::Instant::from_std(start + at));
-                evict_armed = true;
-            }
-        }
+        evict.arm_if_unarmed(reassembler.next_stale_at().map(|at| start + at));
         // Each datagram is received where the reassembler expects it: a
         // packet that arrives in order lands in its place in its frame.
         let mut slot = reassembler.slot();
@@ -68,10 +59,9 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
                     p.handle_frame_off_worker(frame.time_stamp, frame.payload, frame.headroom);
                 }
             }
-            _ = &mut evict, if evict_armed => {
+            _ = evict.fired() => {
                 drop(slot);
                 reassembler.evict_stale(start.elapsed());
-                evict_armed = false;
             }
             _ = shutdown.changed() => break,
         }
