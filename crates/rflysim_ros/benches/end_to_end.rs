@@ -5,7 +5,9 @@
 //!
 //! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
 //! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
-//! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6).
+//! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6),
+//! `RFLYSIM_BENCH_CASES` picks cases by name, `RFLYSIM_BENCH_ROUNDS` runs
+//! them that many times in turn and prints each ratio's median.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,9 +20,12 @@ mod shared;
 
 use shared::{publisher_env, receive, start_bridge, start_emulator, window, Kind, WARMUP};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Result {
     name: String,
+    kind: Kind,
+    /// The rate asked of the emulator or the reference publisher (NaN: flat out).
+    nominal_hz: f64,
     offered: f64,
     delivered: f64,
     kernel_drops: u64,
@@ -76,6 +81,8 @@ fn bridge_case(
     lat.sort_by(f64::total_cmp);
     Result {
         name: name.into(),
+        kind,
+        nominal_hz: f64::NAN,
         offered,
         delivered: in_window.len() as f64 / (win_end - win_start),
         kernel_drops: drops,
@@ -119,6 +126,8 @@ fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64
     lat.sort_by(f64::total_cmp);
     Result {
         name: name.into(),
+        kind,
+        nominal_hz: rate.unwrap_or(f64::NAN),
         offered: rate.unwrap_or(f64::NAN),
         delivered: in_window.len() as f64 / (win_end - win_start),
         kernel_drops: 0,
@@ -207,33 +216,17 @@ fn lidar_config(hz: u16) -> String {
     )
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if let Some(i) = args.iter().position(|a| a == "--reference-publisher") {
-        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0));
-        return;
-    }
-    if args.iter().any(|a| a == "--list") {
-        return;
-    }
-    // LOCALHOST unless asked otherwise: with it rmw_fastrtps builds its own
-    // transports (shared memory and loopback UDP) and ignores
-    // FASTDDS_BUILTIN_TRANSPORTS, so a UDP-only run (a subscriber as on
-    // another host) needs SUBNET.
-    if std::env::var_os("ROS_AUTOMATIC_DISCOVERY_RANGE").is_none() {
-        std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
-    }
-    let ctx = r2r::Context::create().unwrap();
+/// One round: every wanted case in turn, each bridge case followed by its
+/// reference, then the paced pairs at the flat-out rates this round found.
+fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
     // A fresh subscriber node per case: no subscription outlives its case.
-    let mut case = 0;
+    let mut case = first_node;
     let mut fresh = || {
         case += 1;
         r2r::Node::create(ctx.clone(), &format!("rflysim_bench_subscriber{case}"), "").unwrap()
     };
     let image_topic = ("/rflysim/sensor1/img_rgb", 1);
     let cloud_topic = ("/rflysim/sensor2/livox_lidar", 2);
-    // RFLYSIM_BENCH_CASES=shm runs only the cases whose name contains "shm" (and so on).
-    let only = std::env::var("RFLYSIM_BENCH_CASES").unwrap_or_default();
     let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w));
     type Case<'a> = (&'a str, Box<dyn FnOnce(&mut r2r::Node, &str) -> Result + 'a>);
     let cases: Vec<Case> = vec![
@@ -299,7 +292,15 @@ fn main() {
     let mut rows = Vec::new();
     for (name, run) in cases {
         if wanted(name) {
-            rows.push(run(&mut fresh(), name));
+            let mut row = run(&mut fresh(), name);
+            if let Some(hz) = name
+                .split(" @ ")
+                .nth(1)
+                .and_then(|r| r.trim_end_matches(" Hz").parse().ok())
+            {
+                row.nominal_hz = hz;
+            }
+            rows.push(row);
         }
     }
     // Flat out, the emulator offers far more than the bridge takes and the
@@ -337,13 +338,59 @@ fn main() {
         let name = format!("{bridge_name}, paced at {hz:.0} Hz (flat-out rate + 5 %)");
         if wanted(&name) {
             let rate = hz.to_string();
-            let row = bridge_case(&mut fresh(), &name, &config, topic, kind, &["--rate", &rate]);
+            let mut row = bridge_case(&mut fresh(), &name, &config, topic, kind, &["--rate", &rate]);
+            row.nominal_hz = hz;
             rows.push(row);
             let name = format!("reference: {reference_name}, paced at {hz:.0} Hz");
             rows.push(reference_case(&mut fresh(), &name, kind, Some(hz)));
         }
     }
 
+    rows
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--reference-publisher") {
+        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0));
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    // LOCALHOST unless asked otherwise: with it rmw_fastrtps builds its own
+    // transports (shared memory and loopback UDP) and ignores
+    // FASTDDS_BUILTIN_TRANSPORTS, so a UDP-only run (a subscriber as on
+    // another host) needs SUBNET.
+    if std::env::var_os("ROS_AUTOMATIC_DISCOVERY_RANGE").is_none() {
+        std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    }
+    let ctx = r2r::Context::create().unwrap();
+    // RFLYSIM_BENCH_CASES=shm runs only the cases whose name contains "shm" (and so on).
+    let only = std::env::var("RFLYSIM_BENCH_CASES").unwrap_or_default();
+    // One round's ratio moves by ±20 % with the machine (the reference's
+    // own CPU per frame does): RFLYSIM_BENCH_ROUNDS=N runs the cases N
+    // times in turn and sums the rounds up by their median.
+    let rounds = std::env::var("RFLYSIM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1usize)
+        .max(1);
+    let mut all_rounds = Vec::new();
+    for round in 0..rounds {
+        let rows = run_round(&ctx, &only, round * 100);
+        if rounds > 1 {
+            println!("round {} of {rounds}:", round + 1);
+        }
+        print_table(&rows);
+        all_rounds.push(rows);
+    }
+    if rounds > 1 {
+        print_rounds_summary(&all_rounds);
+    }
+}
+
+fn print_table(rows: &[Result]) {
     println!(
         "end-to-end: emulator → bridge → native r2r subscriber; {} s windows after {WARMUP} s warm-up",
         window()
@@ -365,7 +412,7 @@ fn main() {
         "| case | offered fps | delivered fps | kernel UDP drops | latency p50 (ms) | latency p99 (ms) | CPU % | CPU ms/frame |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for r in &rows {
+    for r in rows {
         let offered = if r.offered.is_nan() {
             "flat out".into()
         } else {
@@ -407,16 +454,102 @@ fn main() {
             "reference: 100k PointCloud2, flat out"
         )
     );
-    println!("\nCPU ms/frame over the reference's at the same rate (each bridge row with the reference row after it):");
-    for pair in rows.windows(2) {
-        let (b, r) = (&pair[0], &pair[1]);
-        if b.name.starts_with("reference") || !r.name.starts_with("reference") || r.offered.is_nan() {
-            continue;
+    println!("\nCPU ms/frame over the reference's at the same rate:");
+    for b in rows {
+        if let Some(ratio) = cpu_ratio(rows, b) {
+            println!("  {}: {ratio:.2}", b.name);
         }
-        if let (Some(bc), Some(rc)) = (b.cpu_percent, r.cpu_percent) {
-            if b.delivered > 0.0 && r.delivered > 0.0 && rc > 0.0 {
-                println!("  {}: {:.2}", b.name, (bc / b.delivered) / (rc / r.delivered));
+    }
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+fn ms_per_frame(r: &Result) -> Option<f64> {
+    r.cpu_percent
+        .filter(|_| r.delivered > 0.0)
+        .map(|c| c * 10.0 / r.delivered)
+}
+
+/// A bridge row's CPU per frame over its round's reference of the same
+/// kind at the same rate (none for flat-out rows and references).
+fn cpu_ratio(rows: &[Result], bridge: &Result) -> Option<f64> {
+    if bridge.name.starts_with("reference") {
+        return None;
+    }
+    let reference = rows
+        .iter()
+        .find(|r| r.name.starts_with("reference") && r.kind == bridge.kind && r.nominal_hz == bridge.nominal_hz)?;
+    Some(ms_per_frame(bridge)? / ms_per_frame(reference).filter(|&m| m > 0.0)?)
+}
+
+/// Each bridge case's ratio to the reference in every round, their median
+/// and spread, and the ratio of the rounds' mean CPU per frame.
+fn print_rounds_summary(rounds: &[Vec<Result>]) {
+    println!(
+        "\nover {} rounds: CPU ms/frame over the reference's at the same rate",
+        rounds.len()
+    );
+    println!("| case | ratio per round | median | min-max | mean ms/frame bridge / reference | ratio of means |");
+    println!("|---|---|---:|---:|---:|---:|");
+    // Paced rows are named by their rate, which differs between rounds.
+    let stem = |name: &str| name.split(", paced at").next().unwrap_or(name).to_string();
+    let mut stems: Vec<String> = Vec::new();
+    for r in rounds.iter().flatten() {
+        let s = stem(&r.name);
+        if !r.name.starts_with("reference") && !r.nominal_hz.is_nan() && !stems.contains(&s) {
+            stems.push(s);
+        }
+    }
+    for s in stems {
+        let paced = if rounds
+            .iter()
+            .flatten()
+            .any(|r| r.name.starts_with(&format!("{s}, paced")))
+        {
+            ", paced"
+        } else {
+            ""
+        };
+        let mut ratios = Vec::new();
+        let (mut bridge_ms, mut reference_ms) = (Vec::new(), Vec::new());
+        for rows in rounds {
+            let Some(b) = rows.iter().find(|r| stem(&r.name) == s && !r.nominal_hz.is_nan()) else {
+                continue;
+            };
+            let reference = rows
+                .iter()
+                .find(|r| r.name.starts_with("reference") && r.kind == b.kind && r.nominal_hz == b.nominal_hz);
+            if let (Some(ratio), Some(bm), Some(rm)) =
+                (cpu_ratio(rows, b), ms_per_frame(b), reference.and_then(ms_per_frame))
+            {
+                ratios.push(ratio);
+                bridge_ms.push(bm);
+                reference_ms.push(rm);
             }
         }
+        if ratios.is_empty() {
+            continue;
+        }
+        let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        let mut sorted = ratios.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        println!(
+            "| {s}{paced} | {} | {:.2} | {:.2}-{:.2} | {:.2} / {:.2} | {:.2} |",
+            listed.join(", "),
+            median(&sorted),
+            sorted[0],
+            sorted[sorted.len() - 1],
+            mean(&bridge_ms),
+            mean(&reference_ms),
+            mean(&bridge_ms) / mean(&reference_ms)
+        );
     }
 }
