@@ -52,9 +52,31 @@ impl Drop for StoppedOnDrop {
     }
 }
 
-/// User + system CPU seconds of a process so far (`/proc/<pid>/stat`,
-/// clock ticks of 1/100 s); 0 once it is gone.
+/// User + system CPU seconds of a process so far, to the nanosecond (its
+/// CPU-time clock, `clock_getcpuclockid`: every thread, ended ones too);
+/// from `/proc/<pid>/stat` in clock ticks of 1/100 s where that clock
+/// cannot be read; 0 once the process is gone. Ticks were too coarse: one
+/// is 6 % of a 100k-point LiDAR bridge's CPU over an 8-s window at 20 Hz.
 pub fn cpu_seconds(pid: u32) -> f64 {
+    cpu_clock_seconds(pid).unwrap_or_else(|| cpu_tick_seconds(pid))
+}
+
+fn cpu_clock_seconds(pid: u32) -> Option<f64> {
+    let pid = libc::pid_t::try_from(pid).ok()?;
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is a valid out-pointer; the call only looks the process up.
+    if unsafe { libc::clock_getcpuclockid(pid, &mut clock) } != 0 {
+        return None;
+    }
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    if unsafe { libc::clock_gettime(clock, &mut t) } != 0 {
+        return None;
+    }
+    Some(t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9)
+}
+
+fn cpu_tick_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // The command name may hold spaces and parentheses: count fields after the last ')'.
     let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -228,6 +250,19 @@ mod tests {
         }
         assert!(cpu_seconds(pid) - before >= 0.1, "{before} → {}", cpu_seconds(pid));
         assert_eq!(cpu_seconds(u32::MAX), 0.0);
+    }
+
+    #[test]
+    fn the_cpu_clock_agrees_with_the_ticks_and_is_finer() {
+        let pid = std::process::id();
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(200) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let (clock, ticks) = (cpu_clock_seconds(pid).expect("own CPU clock"), cpu_tick_seconds(pid));
+        assert!((clock - ticks).abs() < 0.05, "clock {clock} ticks {ticks}");
+        assert!(clock * 100.0 != (clock * 100.0).round(), "{clock} is whole ticks");
     }
 
     #[test]
