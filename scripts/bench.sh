@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Runs the benchmarks and prints their tables (BENCHMARKS.md holds a copy):
-#   1. rflysim_proto: reassembly + decode next to memcpy;
+#   1. rflysim_proto: reassembly + decode next to memcpy; what receiving a
+#      frame's datagrams costs on its own (ros_common udp_receive);
 #   2. end to end (emulator → bridge → r2r subscriber) next to an r2r
 #      reference publisher: as shipped (the bridge takes
 #      config/fastdds_large_data.xml by itself, the subscriber and the
 #      reference keep Fast DDS's defaults), with Fast DDS's defaults
-#      everywhere, and with the profile everywhere;
+#      everywhere, and with the profile everywhere; then the bridge's CPU
+#      per frame against the reference's over five rounds in turn, each
+#      ratio's median (issue 13, item 2);
 #   3. the AUV bridge end to end (auv_sim → auv_bridge → r2r subscriber,
 #      4 AUVs × 2 cameras 720p JPEG @ 30 Hz + telemetry @ 100 Hz), compressed
 #      only and with the raw images subscribed, next to a pyzmq + rclpy
@@ -33,6 +36,9 @@ cargo build --release --locked --workspace --bins
 echo "== cargo bench -p rflysim_proto"
 cargo bench --locked -p rflysim_proto --bench decode 2>/dev/null
 echo
+echo "== cargo bench -p ros_common --bench udp_receive"
+cargo bench --locked -p ros_common --bench udp_receive 2>/dev/null
+echo
 echo "== cargo bench -p rflysim_ros --bench end_to_end (as shipped: the bridge on its profile, the rest on defaults)"
 env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
 echo
@@ -41,6 +47,12 @@ FASTRTPS_DEFAULT_PROFILES_FILE= cargo bench --locked -p rflysim_ros --bench end_
 echo
 echo "== the same with FASTRTPS_DEFAULT_PROFILES_FILE=config/fastdds_large_data.xml"
 FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
+echo
+echo "== CPU per frame against the reference: five rounds in turn, each ratio's median (profile everywhere)"
+FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" \
+  RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$ROOT/config/fastdds_large_data.xml" \
+  RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,UDP, flat out,shm, flat out,paced" \
+  cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
 echo
 echo "== UDP-only DDS, as for a subscriber on another host (README \"Simulator on another host\"; SUBNET because"
 echo "   with LOCALHOST rmw_fastrtps sets its own transports, shared memory included, whatever FASTDDS_BUILTIN_TRANSPORTS says)"

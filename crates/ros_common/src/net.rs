@@ -151,29 +151,70 @@ mod tests {
         assert!(e.to_string().contains("already in use"), "{e}");
     }
 
+    fn blocking_receiver(filter: SenderFilter) -> (BlockingUdp, SocketAddr, std::sync::Arc<crate::stats::StreamStats>) {
+        let (sock, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16, None).unwrap();
+        let to = sock.local_addr().unwrap();
+        let stats = std::sync::Arc::new(crate::stats::StreamStats::default());
+        (
+            BlockingUdp::new(sock, filter, stats.clone(), "test").unwrap(),
+            to,
+            stats,
+        )
+    }
+
     /// A datagram is appended after what the buffer holds, whole when the
     /// spare capacity takes it.
     #[test]
     fn recv_appended_keeps_what_the_buffer_held() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let (sock, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16, None).unwrap();
-            let to = sock.local_addr().unwrap();
-            let stats = std::sync::Arc::new(crate::stats::StreamStats::default());
-            let mut udp = FilteredUdp::new(sock, SenderFilter::any(), stats, "test").unwrap();
-            let sender = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-            let datagram: Vec<u8> = (0..40_000u32).map(|i| (i * 7) as u8).collect();
-            sender.send_to(&datagram, to).unwrap();
-            let mut buf = Vec::with_capacity(65_536 + 3);
-            buf.extend_from_slice(b"abc");
-            let at = buf.as_ptr();
-            assert_eq!(udp.recv_appended(&mut buf).await, datagram.len());
-            assert_eq!((&buf[..3], &buf[3..]), (&b"abc"[..], &datagram[..]));
-            assert_eq!(buf.as_ptr(), at, "received where it was, not moved");
+        let (mut udp, to, _) = blocking_receiver(SenderFilter::any());
+        let sender = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let datagram: Vec<u8> = (0..40_000u32).map(|i| (i * 7) as u8).collect();
+        sender.send_to(&datagram, to).unwrap();
+        let mut buf = Vec::with_capacity(65_536 + 3);
+        buf.extend_from_slice(b"abc");
+        let at = buf.as_ptr();
+        assert_eq!(udp.recv_appended(&mut buf), Received::Datagram(datagram.len()));
+        assert_eq!((&buf[..3], &buf[3..]), (&b"abc"[..], &datagram[..]));
+        assert_eq!(buf.as_ptr(), at, "received where it was, not moved");
+    }
+
+    /// A foreign sender's datagram is counted and leaves the buffer as it
+    /// was; the next allowed one is handed out.
+    #[test]
+    fn a_foreign_datagram_is_counted_and_skipped() {
+        // Loopback is always allowed by `new`: a filter that allows nobody.
+        let (mut udp, to, stats) = blocking_receiver(SenderFilter { allowed: vec![] });
+        let sender = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        sender.send_to(b"foreign", to).unwrap();
+        udp.set_timeout(Some(std::time::Duration::from_millis(100))).unwrap();
+        let mut buf = b"kept".to_vec();
+        buf.reserve(64);
+        assert_eq!(udp.recv_appended(&mut buf), Received::TimedOut);
+        assert_eq!(buf, b"kept");
+        assert_eq!(stats.drops().get(FOREIGN_SENDER), Some(&1));
+    }
+
+    /// The timeout ends a wait with nothing; closing ends it at once, from
+    /// another thread, and every call after.
+    #[test]
+    fn a_wait_ends_at_its_timeout_or_when_closed() {
+        let (mut udp, _, _) = blocking_receiver(SenderFilter::any());
+        let mut buf = Vec::with_capacity(1024);
+        udp.set_timeout(Some(std::time::Duration::from_millis(50))).unwrap();
+        let t = std::time::Instant::now();
+        assert_eq!(udp.recv_appended(&mut buf), Received::TimedOut);
+        assert!(t.elapsed() >= std::time::Duration::from_millis(40), "{:?}", t.elapsed());
+        udp.set_timeout(None).unwrap();
+        let closer = udp.closer();
+        let t = std::time::Instant::now();
+        let waiter = std::thread::spawn(move || {
+            let got = udp.recv_appended(&mut buf);
+            (got, udp.recv_appended(&mut buf))
         });
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        closer.close();
+        assert_eq!(waiter.join().unwrap(), (Received::Closed, Received::Closed));
+        assert!(t.elapsed() < std::time::Duration::from_secs(2), "{:?}", t.elapsed());
     }
 }
 
@@ -181,11 +222,10 @@ mod tests {
 /// [`SenderFilter`] as, in `/diagnostics`.
 pub const FOREIGN_SENDER: &str = "foreign_sender";
 
-/// A bound UDP socket that hands out only the datagrams of allowed senders;
-/// the others are counted in `stats` and logged at a limited rate.
+/// Who may send to one port: a datagram from anybody else is counted in
+/// `stats` and logged at a limited rate.
 #[derive(Debug)]
-pub struct FilteredUdp {
-    sock: tokio::net::UdpSocket,
+struct SenderGate {
     port: u16,
     filter: SenderFilter,
     stats: std::sync::Arc<crate::stats::StreamStats>,
@@ -193,49 +233,14 @@ pub struct FilteredUdp {
     warn: crate::stats::RateLimitedLog,
 }
 
-impl FilteredUdp {
-    /// Needs a tokio runtime (the socket registers with its reactor).
-    pub fn new(
-        sock: std::net::UdpSocket,
-        filter: SenderFilter,
-        stats: std::sync::Arc<crate::stats::StreamStats>,
-        logger: &str,
-    ) -> io::Result<Self> {
-        let port = sock.local_addr()?.port();
-        Ok(Self {
-            sock: tokio::net::UdpSocket::from_std(sock)?,
+impl SenderGate {
+    fn new(port: u16, filter: SenderFilter, stats: std::sync::Arc<crate::stats::StreamStats>, logger: &str) -> Self {
+        Self {
             port,
             filter,
             stats,
             logger: logger.to_string(),
             warn: crate::stats::RateLimitedLog::new(std::time::Duration::from_secs(5)),
-        })
-    }
-
-    /// The next datagram of an allowed sender, its length in `buf`.
-    /// Cancel-safe: a datagram is either returned or counted.
-    pub async fn recv(&mut self, buf: &mut [u8]) -> usize {
-        loop {
-            if let Ok((n, from)) = self.sock.recv_from(buf).await {
-                if self.admits(from) {
-                    return n;
-                }
-            }
-        }
-    }
-
-    /// `recv`, the datagram appended to `buf` (into its spare capacity: a
-    /// longer datagram is cut short there); what `buf` held stays. For a
-    /// buffer the datagram is to stay in, as a frame's.
-    pub async fn recv_appended(&mut self, buf: &mut Vec<u8>) -> usize {
-        let kept = buf.len();
-        loop {
-            if let Ok((n, from)) = self.sock.recv_buf_from(buf).await {
-                if self.admits(from) {
-                    return n;
-                }
-                buf.truncate(kept);
-            }
         }
     }
 
@@ -255,5 +260,152 @@ impl FilteredUdp {
             );
         }
         false
+    }
+}
+
+/// A bound UDP socket that hands out only the datagrams of allowed senders;
+/// the others are counted in `stats` and logged at a limited rate.
+#[derive(Debug)]
+pub struct FilteredUdp {
+    sock: tokio::net::UdpSocket,
+    gate: SenderGate,
+}
+
+impl FilteredUdp {
+    /// Needs a tokio runtime (the socket registers with its reactor).
+    pub fn new(
+        sock: std::net::UdpSocket,
+        filter: SenderFilter,
+        stats: std::sync::Arc<crate::stats::StreamStats>,
+        logger: &str,
+    ) -> io::Result<Self> {
+        let port = sock.local_addr()?.port();
+        Ok(Self {
+            sock: tokio::net::UdpSocket::from_std(sock)?,
+            gate: SenderGate::new(port, filter, stats, logger),
+        })
+    }
+
+    /// The next datagram of an allowed sender, its length in `buf`.
+    /// Cancel-safe: a datagram is either returned or counted.
+    pub async fn recv(&mut self, buf: &mut [u8]) -> usize {
+        loop {
+            if let Ok((n, from)) = self.sock.recv_from(buf).await {
+                if self.gate.admits(from) {
+                    return n;
+                }
+            }
+        }
+    }
+}
+
+/// What [`BlockingUdp::recv_appended`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// A datagram of an allowed sender, this many bytes.
+    Datagram(usize),
+    /// The timeout passed with none.
+    TimedOut,
+    /// [`UdpCloser::close`] was called.
+    Closed,
+}
+
+/// A UDP socket read by a thread of its own, blocked in `recv`: a
+/// datagram wakes that thread and nothing else. Received through tokio's
+/// reactor instead, a 1080p frame's 104 datagrams cost the bridge 12 %
+/// more CPU per frame (BENCHMARKS.md, stop 23). Only allowed senders'
+/// datagrams are handed out, as by [`FilteredUdp`].
+#[derive(Debug)]
+pub struct BlockingUdp {
+    sock: std::sync::Arc<Socket>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    timeout: Option<std::time::Duration>,
+    gate: SenderGate,
+}
+
+/// Ends a [`BlockingUdp`]'s wait from another thread.
+#[derive(Debug, Clone)]
+pub struct UdpCloser {
+    sock: std::sync::Arc<Socket>,
+    closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl UdpCloser {
+    /// Its `recv_appended` returns [`Received::Closed`], now or at its next call.
+    pub fn close(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Shutting the read side of a UDP socket wakes a thread blocked in
+        // `recv` on Linux (it returns 0; the call itself says ENOTCONN for an
+        // unconnected socket, which is expected).
+        let _ = self.sock.shutdown(std::net::Shutdown::Read);
+    }
+}
+
+impl BlockingUdp {
+    /// Takes a socket of [`udp_receiver`] (made blocking here).
+    pub fn new(
+        sock: std::net::UdpSocket,
+        filter: SenderFilter,
+        stats: std::sync::Arc<crate::stats::StreamStats>,
+        logger: &str,
+    ) -> io::Result<Self> {
+        let port = sock.local_addr()?.port();
+        sock.set_nonblocking(false)?;
+        Ok(Self {
+            sock: std::sync::Arc::new(Socket::from(sock)),
+            closed: std::sync::Arc::default(),
+            timeout: None,
+            gate: SenderGate::new(port, filter, stats, logger),
+        })
+    }
+
+    /// A handle that ends the wait.
+    pub fn closer(&self) -> UdpCloser {
+        UdpCloser {
+            sock: self.sock.clone(),
+            closed: self.closed.clone(),
+        }
+    }
+
+    /// How long `recv_appended` waits for a datagram (`None`: until one
+    /// comes or it is closed). A system call only when it changes.
+    pub fn set_timeout(&mut self, timeout: Option<std::time::Duration>) -> io::Result<()> {
+        // SO_RCVTIMEO of zero means "no timeout": the shortest wait is a microsecond.
+        let timeout = timeout.map(|t| t.max(std::time::Duration::from_micros(1)));
+        if timeout != self.timeout {
+            self.sock.set_read_timeout(timeout)?;
+            self.timeout = timeout;
+        }
+        Ok(())
+    }
+
+    /// The next datagram of an allowed sender appended to `buf` (into its
+    /// spare capacity: a longer datagram is cut short there); what `buf`
+    /// held stays. For a buffer the datagram is to stay in, as a frame's.
+    pub fn recv_appended(&mut self, buf: &mut Vec<u8>) -> Received {
+        let kept = buf.len();
+        loop {
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                return Received::Closed;
+            }
+            match self.sock.recv_from(buf.spare_capacity_mut()) {
+                Ok((n, from)) => {
+                    if n == 0 && self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                        return Received::Closed;
+                    }
+                    // SAFETY: the kernel initialised the first `n` bytes of the spare capacity.
+                    unsafe { buf.set_len(kept + n) };
+                    match from.as_socket() {
+                        Some(from) if self.gate.admits(from) => return Received::Datagram(n),
+                        _ => buf.truncate(kept),
+                    }
+                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                    return Received::TimedOut
+                }
+                // EINTR, or an ICMP error queued on the socket: read on.
+                Err(_) => {}
+            }
+        }
     }
 }

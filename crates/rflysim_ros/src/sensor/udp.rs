@@ -5,13 +5,12 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use ros_common::deadline::Deadline;
-use ros_common::net::FilteredUdp;
+use ros_common::net::{BlockingUdp, Received};
 
 use super::SensorPipeline;
 
 /// Receives `p`'s datagrams until `shutdown` turns true.
-pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<bool>) {
+pub(super) async fn run(p: SensorPipeline, mut shutdown: watch::Receiver<bool>) {
     let seq_id = p.cfg().seq_id;
     let port = p.cfg().udp_port();
     let (std_sock, granted) =
@@ -30,40 +29,69 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
         p.topic(),
         granted / 1024
     );
-    let mut sock = match FilteredUdp::new(std_sock, p.senders.clone(), p.stats.clone(), &p.logger) {
+    let sock = match BlockingUdp::new(std_sock, p.senders.clone(), p.stats.clone(), &p.logger) {
         Ok(s) => s,
         Err(e) => {
             r2r::log_error!(&p.logger, "sensor {seq_id}: {e}");
             return;
         }
     };
+    // A thread of its own, blocked in `recv`, reads the datagrams: read
+    // through tokio's reactor, a 1080p frame cost the bridge ~12 % more CPU
+    // (BENCHMARKS.md, stop 23).
+    let closer = sock.closer();
+    let mut receiving = tokio::task::spawn_blocking(move || receive(p, sock));
+    tokio::select! {
+        _ = shutdown.changed() => {
+            closer.close();
+            let _ = receiving.await;
+        }
+        _ = &mut receiving => {}
+    }
+}
+
+/// Reassembles `sock`'s datagrams into frames and hands them to `p` until
+/// the socket is closed.
+fn receive(mut p: SensorPipeline, mut sock: BlockingUdp) {
+    let seq_id = p.cfg().seq_id;
     let config = ReassemblerConfig::for_frames_of(p.mapper.max_frame_bytes())
         .with_headroom(p.mapper.headroom())
         .with_tailroom(p.mapper.tailroom());
     let mut reassembler = Reassembler::new(config);
     let start = Instant::now();
     let mut last_counts = *reassembler.stats();
-    // Stale partial frames are evicted on every datagram; this deadline
-    // covers a stream that went silent with a frame half filled, and exists
-    // only while a frame is being filled.
-    let mut evict = Deadline::new();
+    // Stale partial frames are evicted on every datagram; a wait that ends
+    // when the oldest partial frame goes stale covers a stream that went
+    // silent with a frame half filled. The wait is set (a system call) only
+    // when a frame starts being filled, when none is left, and after it
+    // ended: not once per datagram.
+    let mut waits_for_stale = false;
     loop {
-        evict.arm_if_unarmed(reassembler.next_stale_at().map(|at| start + at));
+        let stale_at = reassembler.next_stale_at();
+        if stale_at.is_some() != waits_for_stale {
+            let timeout = stale_at.map(|at| at.saturating_sub(start.elapsed()));
+            if let Err(e) = sock.set_timeout(timeout) {
+                r2r::log_error!(&p.logger, "sensor {seq_id}: cannot set the socket's timeout: {e}");
+                return;
+            }
+            waits_for_stale = stale_at.is_some();
+        }
         // Each datagram is received where the reassembler expects it: a
         // packet that arrives in order lands in its place in its frame.
         let mut slot = reassembler.slot();
-        tokio::select! {
-            _ = sock.recv_appended(slot.buf()) => {
+        match sock.recv_appended(slot.buf()) {
+            Received::Datagram(_) => {
                 p.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if let Some(frame) = slot.push(start.elapsed()) {
-                    p.handle_frame_off_worker(frame.time_stamp, frame.payload, frame.headroom);
+                    p.handle_frame(frame.time_stamp, frame.payload, frame.headroom);
                 }
             }
-            _ = evict.fired() => {
+            Received::TimedOut => {
                 drop(slot);
                 reassembler.evict_stale(start.elapsed());
+                waits_for_stale = false;
             }
-            _ = shutdown.changed() => break,
+            Received::Closed => break,
         }
         let counts = *reassembler.stats();
         if counts.input_dropped() != last_counts.input_dropped() {
