@@ -179,7 +179,7 @@ mod tests {
     }
 
     /// A foreign sender's datagram is counted and leaves the buffer as it
-    /// was; the next allowed one is handed out.
+    /// was; the wait goes on (here until its timeout).
     #[test]
     fn a_foreign_datagram_is_counted_and_skipped() {
         // Loopback is always allowed by `new`: a filter that allows nobody.
