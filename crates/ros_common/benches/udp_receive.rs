@@ -3,9 +3,10 @@
 //! program publishing a ready message) does not pay. A child process sends
 //! frames of 60 000-byte datagrams at a rate; this process takes them into a frame-sized buffer, one datagram after the
 //! other, and its CPU time is divided by the frames received. Three ways to
-//! receive: the bridges' (`ros_common::net::udp_receiver`, a tokio socket on
-//! a runtime of two workers, `recv_buf_from`), a blocking `recv` and
-//! `recvmmsg` of up to 32 datagrams a call. Next to them, in the same run,
+//! receive: a tokio socket on a runtime of two workers (`recv_buf_from`,
+//! how the UDP sensors received until stop 23), a blocking `recv` (how they
+//! do since, `ros_common::net::BlockingUdp`) and `recvmmsg` of up to 32
+//! datagrams a call. Next to them, in the same run,
 //! the reference: a `memcpy` of the same bytes, from memory not in cache,
 //! into the frame buffer.
 //!
@@ -243,7 +244,7 @@ fn main() {
         "UDP receive alone: CPU ms per frame of the receiving process ({} s windows)",
         window.as_secs_f64()
     );
-    println!("| frames | tokio (the bridges') | blocking recv | recvmmsg ×{BATCH} | memcpy of the same bytes, uncached (reference) | tokio ÷ memcpy |");
+    println!("| frames | tokio | blocking recv (the UDP sensors') | recvmmsg ×{BATCH} | memcpy of the same bytes, uncached (reference) | blocking ÷ memcpy |");
     println!("|---|---:|---:|---:|---:|---:|");
     for (name, per_frame, hz) in cases {
         let tokio = receive(Receive::Tokio, per_frame, hz, window);
@@ -252,7 +253,7 @@ fn main() {
         let copy = memcpy_ms_per_frame(per_frame);
         println!(
             "| {name} | {tokio:.3} | {blocking:.3} | {batched:.3} | {copy:.3} | {:.1} |",
-            tokio / copy
+            blocking / copy
         );
     }
 }
