@@ -179,7 +179,8 @@ mod tests {
     }
 
     /// A foreign sender's datagram is counted and leaves the buffer as it
-    /// was; the wait goes on (here until its timeout).
+    /// was; the wait goes on (here until its timeout), and the next allowed
+    /// datagram comes through.
     #[test]
     fn a_foreign_datagram_is_counted_and_skipped() {
         // Loopback is always allowed by `new`: a filter that allows nobody.
@@ -191,6 +192,12 @@ mod tests {
         buf.reserve(64);
         assert_eq!(udp.recv_appended(&mut buf), Received::TimedOut);
         assert_eq!(buf, b"kept");
+        assert_eq!(stats.drops().get(FOREIGN_SENDER), Some(&1));
+        // The next allowed datagram comes through whole, after what was kept.
+        udp.gate.filter = SenderFilter::any();
+        sender.send_to(b"good", to).unwrap();
+        assert_eq!(udp.recv_appended(&mut buf), Received::Datagram(4));
+        assert_eq!(buf, b"keptgood");
         assert_eq!(stats.drops().get(FOREIGN_SENDER), Some(&1));
     }
 
