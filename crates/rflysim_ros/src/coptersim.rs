@@ -20,7 +20,7 @@ use crate::settings::{Settings, TfSource};
 use ros_common::deadline::Deadline;
 use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
-use ros_common::net::{FilteredUdp, SenderFilter};
+use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::BadSimTime;
 use ros_common::time::{ClockPublisher, TimeBase};
@@ -131,8 +131,9 @@ impl CopterBridge {
 
     async fn run_imu(self, mut shutdown: watch::Receiver<bool>) {
         let port = imu_data_port(self.copter);
+        let gate = SenderGate::new(self.senders.clone(), self.imu_stats.clone(), &self.logger);
         let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
-            .and_then(|(s, _)| FilteredUdp::new(s, self.senders.clone(), self.imu_stats.clone(), &self.logger));
+            .and_then(|(s, _)| FilteredUdp::new(s, gate));
         let mut sock = match bound {
             Ok(s) => s,
             Err(e) => return r2r::log_error!(&self.logger, "uav{}: cannot bind IMU port {port}: {e}", self.copter),
@@ -230,8 +231,9 @@ struct StatePart {
 impl StatePart {
     async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let port = rflysim_proto::ports::true_state_port(self.copter);
+        let gate = SenderGate::new(self.senders.clone(), self.stats.clone(), &self.logger);
         let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
-            .and_then(|(s, _)| FilteredUdp::new(s, self.senders.clone(), self.stats.clone(), &self.logger));
+            .and_then(|(s, _)| FilteredUdp::new(s, gate));
         let mut sock = match bound {
             Ok(s) => s,
             Err(e) => {
@@ -302,7 +304,7 @@ pub async fn run_heartbeat(
     let group = multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
     let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, group)
         .or_else(|_| ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, None))
-        .and_then(|(s, _)| FilteredUdp::new(s, senders, stats.clone(), &logger));
+        .and_then(|(s, _)| FilteredUdp::new(s, SenderGate::new(senders, stats.clone(), &logger)));
     let mut sock = match bound {
         Ok(s) => s,
         Err(e) => {

@@ -19,7 +19,7 @@ use rflysim_proto::request::{camera_data_command, console_command, RequestForm, 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
 use crate::settings::Settings;
-use ros_common::net::{FilteredUdp, SenderFilter};
+use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 
 /// Where the echoes come in, who may send them, and their counts.
@@ -224,6 +224,7 @@ async fn status_loop(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let group = s.status_multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
+    let gate = SenderGate::new(s.senders.clone(), s.status_stats.clone(), &logger);
     let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, group)
         .or_else(|e| {
             r2r::log_warn!(
@@ -234,7 +235,7 @@ async fn status_loop(
             );
             ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, None)
         })
-        .and_then(|(sock, _)| FilteredUdp::new(sock, s.senders.clone(), s.status_stats.clone(), &logger));
+        .and_then(|(sock, _)| FilteredUdp::new(sock, gate));
     let mut rx = match bound {
         Ok(r) => r,
         Err(e) => return r2r::log_error!(&logger, "no gimbal status: cannot bind UDP {}: {e}", s.status_port),

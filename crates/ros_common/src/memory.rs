@@ -7,8 +7,8 @@
 /// mmap and trims the heap's top, and the page faults were about a tenth of
 /// the AUV bridge's CPU at 240 JPEGs/s (BENCHMARKS.md). Blocks up to 8 MiB
 /// (a 1080p bgr8 frame) now come from the heap, which keeps up to its peak
-/// plus 64 MiB free, in at most two arenas. Call it first thing in a
-/// bridge's `main`.
+/// plus 64 MiB free, in at most two arenas (unless `MALLOC_ARENA_MAX` is
+/// set). Call it first thing in a bridge's `main`.
 pub fn keep_frame_buffers() {
     // SAFETY: mallopt only tunes glibc's allocator and takes its own locks.
     unsafe {
@@ -17,8 +17,11 @@ pub fn keep_frame_buffers() {
         // Each thread that allocates gets an arena of its own, up to 8 per
         // core, and each arena keeps its own freed frames: with a receiving
         // thread per UDP sensor, a swarm bridge of 8 vehicles held 188 MB
-        // instead of 139. Two arenas hold what one did before.
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+        // instead of 139. Two arenas hold what one did before. A user's own
+        // MALLOC_ARENA_MAX (glibc reads it at start) is left as it is.
+        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
+            libc::mallopt(libc::M_ARENA_MAX, 2);
+        }
     }
 }
 

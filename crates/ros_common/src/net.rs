@@ -156,7 +156,7 @@ mod tests {
         let to = sock.local_addr().unwrap();
         let stats = std::sync::Arc::new(crate::stats::StreamStats::default());
         (
-            BlockingUdp::new(sock, filter, stats.clone(), "test").unwrap(),
+            BlockingUdp::new(sock, SenderGate::new(filter, stats.clone(), "test")).unwrap(),
             to,
             stats,
         )
@@ -230,9 +230,11 @@ mod tests {
 pub const FOREIGN_SENDER: &str = "foreign_sender";
 
 /// Who may send to one port: a datagram from anybody else is counted in
-/// `stats` and logged at a limited rate.
+/// `stats` and logged at a limited rate. Given to [`FilteredUdp`] or
+/// [`BlockingUdp`] with the socket it guards.
 #[derive(Debug)]
-struct SenderGate {
+pub struct SenderGate {
+    /// Of the socket it guards, for log lines (set when it is given one).
     port: u16,
     filter: SenderFilter,
     stats: std::sync::Arc<crate::stats::StreamStats>,
@@ -241,14 +243,19 @@ struct SenderGate {
 }
 
 impl SenderGate {
-    fn new(port: u16, filter: SenderFilter, stats: std::sync::Arc<crate::stats::StreamStats>, logger: &str) -> Self {
+    pub fn new(filter: SenderFilter, stats: std::sync::Arc<crate::stats::StreamStats>, logger: &str) -> Self {
         Self {
-            port,
+            port: 0,
             filter,
             stats,
             logger: logger.to_string(),
             warn: crate::stats::RateLimitedLog::new(std::time::Duration::from_secs(5)),
         }
+    }
+
+    fn guarding(mut self, sock: &std::net::UdpSocket) -> io::Result<Self> {
+        self.port = sock.local_addr()?.port();
+        Ok(self)
     }
 
     /// Whether `from` may send here; a refusal is counted and logged.
@@ -280,16 +287,11 @@ pub struct FilteredUdp {
 
 impl FilteredUdp {
     /// Needs a tokio runtime (the socket registers with its reactor).
-    pub fn new(
-        sock: std::net::UdpSocket,
-        filter: SenderFilter,
-        stats: std::sync::Arc<crate::stats::StreamStats>,
-        logger: &str,
-    ) -> io::Result<Self> {
-        let port = sock.local_addr()?.port();
+    pub fn new(sock: std::net::UdpSocket, gate: SenderGate) -> io::Result<Self> {
+        let gate = gate.guarding(&sock)?;
         Ok(Self {
             sock: tokio::net::UdpSocket::from_std(sock)?,
-            gate: SenderGate::new(port, filter, stats, logger),
+            gate,
         })
     }
 
@@ -350,19 +352,14 @@ impl UdpCloser {
 
 impl BlockingUdp {
     /// Takes a socket of [`udp_receiver`] (made blocking here).
-    pub fn new(
-        sock: std::net::UdpSocket,
-        filter: SenderFilter,
-        stats: std::sync::Arc<crate::stats::StreamStats>,
-        logger: &str,
-    ) -> io::Result<Self> {
-        let port = sock.local_addr()?.port();
+    pub fn new(sock: std::net::UdpSocket, gate: SenderGate) -> io::Result<Self> {
+        let gate = gate.guarding(&sock)?;
         sock.set_nonblocking(false)?;
         Ok(Self {
             sock: std::sync::Arc::new(Socket::from(sock)),
             closed: std::sync::Arc::default(),
             timeout: None,
-            gate: SenderGate::new(port, filter, stats, logger),
+            gate,
         })
     }
 

@@ -5,7 +5,7 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use ros_common::net::{BlockingUdp, Received};
+use ros_common::net::{BlockingUdp, Received, SenderGate};
 
 use super::SensorPipeline;
 
@@ -29,7 +29,7 @@ pub(super) async fn run(p: SensorPipeline, mut shutdown: watch::Receiver<bool>) 
         p.topic(),
         granted / 1024
     );
-    let sock = match BlockingUdp::new(std_sock, p.senders.clone(), p.stats.clone(), &p.logger) {
+    let sock = match BlockingUdp::new(std_sock, SenderGate::new(p.senders.clone(), p.stats.clone(), &p.logger)) {
         Ok(s) => s,
         Err(e) => {
             r2r::log_error!(&p.logger, "sensor {seq_id}: {e}");
