@@ -57,12 +57,10 @@ fn sender(to: SocketAddr, per_frame: usize, hz: f64, seconds: f64) {
     }
 }
 
-/// The CPU time of this process, every thread.
+/// The CPU time of this process, every thread: the clock the end-to-end
+/// benches read for a bridge.
 fn process_cpu() -> Duration {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    Duration::from_secs_f64(bench_support::cpu_seconds(std::process::id()))
 }
 
 /// Datagrams received, and the CPU time when the warm-up ended.
