@@ -1,7 +1,11 @@
 //! End-to-end benchmark: the built-in RflySim emulator → the bridge → a
 //! native r2r subscriber (this process), next to a reference measured in the
 //! same run: an r2r program publishing pre-built messages of the same size to
-//! the same subscriber (what DDS alone allows here).
+//! the same subscriber (what DDS alone allows here). For the UDP streams at
+//! rate a second reference, "receiving reference", takes each frame's
+//! datagrams from the same emulator into one buffer before it publishes its
+//! pre-built message: DDS alone plus the receive any bridge must make, on the
+//! same three-process topology as the bridge.
 //!
 //! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
 //! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
@@ -14,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use bench_support::{cpu_seconds, percentile, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
 use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
+use rflysim_proto::header::DatagramHeader;
 
 #[allow(dead_code)] // each benchmark uses its part
 mod shared;
@@ -137,6 +142,96 @@ fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64
     }
 }
 
+/// The receiving reference: the reference publisher, but each message is
+/// published when the emulator's next frame has been received (into one
+/// buffer, as a bridge must) on `port`, the emulator running as in
+/// [`bridge_case`].
+fn receiving_reference_case(node: &mut r2r::Node, name: &str, config: &str, port: u16, kind: Kind) -> Result {
+    let dir = shared::run_dir();
+    let cfg = dir.join("Config.json");
+    std::fs::write(&cfg, config).unwrap();
+    let log = dir.join(format!("send_{}.log", name.replace([' ', ':'], "_")));
+    let exe = std::env::current_exe().unwrap();
+    let k = if kind == Kind::Image { "image" } else { "cloud" };
+    let topic = &format!("/rflysim_bench/reference_{k}");
+    let publisher = StoppedOnDrop(
+        Command::new(exe)
+            .args(["--reference-publisher", k, "0", "--receive-port", &port.to_string()])
+            .envs(publisher_env())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
+    let w = window();
+    let t0 = Instant::now();
+    let (mut cpu0, mut drops0, mut win_start) = (0.0, 0, 0.0);
+    let mut mark = || {
+        cpu0 = cpu_seconds(publisher.0.id());
+        drops0 = udp_rcvbuf_errors();
+        win_start = wall();
+    };
+    let warm = t0 + Duration::from_secs_f64(WARMUP);
+    let topics = [(topic.to_string(), kind)];
+    let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(w), &mut mark).remove(0);
+    let win_end = wall();
+    let cpu = (cpu_seconds(publisher.0.id()) - cpu0) / (win_end - win_start) * 100.0;
+    let drops = udp_rcvbuf_errors() - drops0;
+    let sent = SendLog::read(&log);
+    let seq_id = if kind == Kind::Image { "1" } else { "2" };
+    let offered = sent.sent_between(seq_id, win_start, win_end) as f64 / (win_end - win_start);
+    let in_window: Vec<&(f64, f64)> = receipts
+        .iter()
+        .filter(|(_, r)| *r >= win_start && *r < win_end)
+        .collect();
+    // Stamped when published: from the frame's last datagram, not its first.
+    let mut lat: Vec<f64> = in_window.iter().map(|(s, r)| (r - s) * 1e3).collect();
+    lat.sort_by(f64::total_cmp);
+    Result {
+        name: name.into(),
+        kind,
+        nominal_hz: f64::NAN,
+        offered,
+        delivered: in_window.len() as f64 / (win_end - win_start),
+        kernel_drops: drops,
+        p50_ms: percentile(&lat, 0.5),
+        p99_ms: percentile(&lat, 0.99),
+        cpu_percent: Some(cpu),
+    }
+}
+
+/// What any bridge must do before it can publish a UDP frame: take the
+/// frame's datagrams out of the kernel, each into its place in one buffer,
+/// until the frame's last. A datagram is received over the end of what is
+/// already there, so its header covers the 32 bytes before its place; those
+/// are put back.
+fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) {
+    const ROOM: usize = 32;
+    let mut end = ROOM;
+    loop {
+        let at = end - ROOM;
+        let mut covered = [0u8; ROOM];
+        covered.copy_from_slice(&frame[at..end]);
+        let Ok(n) = sock.recv(&mut frame[at..]) else {
+            return;
+        };
+        let Ok(header) = DatagramHeader::parse(&frame[at..at + n]) else {
+            frame[at..end].copy_from_slice(&covered);
+            continue;
+        };
+        let header_len = header.kind.header_len();
+        if header_len != ROOM {
+            frame.copy_within(at + header_len..at + n, end);
+        }
+        frame[at..end].copy_from_slice(&covered);
+        end += n - header_len;
+        if header.pkg_id + 1 >= header.pkg_num || end + (1 << 16) > frame.len() {
+            return;
+        }
+    }
+}
+
 fn image_1080p() -> Image {
     Image {
         height: 1080,
@@ -167,7 +262,15 @@ fn cloud_100k() -> PointCloud2 {
     }
 }
 
-fn reference_publisher(kind: &str, rate: f64) {
+fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
+    // The bridge's own receive buffer, so that the kernel drops nothing the bridge would keep.
+    let rcvbuf = rflysim_ros::settings::param::RCVBUF_BYTES.default_as();
+    let mut receiver = receive_port.map(|port| {
+        let (sock, _) = ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, rcvbuf, None).unwrap();
+        sock.set_nonblocking(false).unwrap();
+        // Room for a 1080p bgr8 frame and its headers.
+        (sock, vec![0u8; 8 << 20])
+    });
     let ctx = r2r::Context::create().unwrap();
     let mut node = r2r::Node::create(ctx, "rflysim_bench_reference", "").unwrap();
     let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
@@ -187,6 +290,9 @@ fn reference_publisher(kind: &str, rate: f64) {
                     }
                     next += per;
                 }
+                if let Some((sock, frame)) = receiver.as_mut() {
+                    receive_frame(sock, frame);
+                }
                 msg.header.stamp = stamp();
                 let _ = p.publish(&msg);
                 node.spin_once(Duration::ZERO);
@@ -200,10 +306,14 @@ fn reference_publisher(kind: &str, rate: f64) {
     }
 }
 
+/// Where the emulator sends the camera's and the LiDAR's datagrams.
+const CAMERA_PORT: u16 = 45001;
+const LIDAR_PORT: u16 = 45002;
+
 fn camera_config(transport: u16, hz: u16) -> String {
     format!(
         r#"{{"VisionSensors": [{{"SeqID": 1, "TypeID": 1, "DataWidth": 1920, "DataHeight": 1080, "DataCheckFreq": {hz},
-        "SendProtocol": [{transport}, 127, 0, 0, 1, 45001, 0, 0], "CameraFOV": 90, "SensorAngEular": [0, -0.3, 0]}}]}}"#
+        "SendProtocol": [{transport}, 127, 0, 0, 1, {CAMERA_PORT}, 0, 0], "CameraFOV": 90, "SensorAngEular": [0, -0.3, 0]}}]}}"#
     )
 }
 
@@ -211,7 +321,7 @@ fn lidar_config(hz: u16) -> String {
     // A Livox-type cone looking straight down: all 500 × 200 rays hit the ground.
     format!(
         r#"{{"VisionSensors": [{{"SeqID": 2, "TypeID": 22, "DataWidth": 500, "DataHeight": 200, "DataCheckFreq": {hz},
-        "SendProtocol": [1, 127, 0, 0, 1, 45002, 0, 0], "SensorAngEular": [0, -1.5707963, 0],
+        "SendProtocol": [1, 127, 0, 0, 1, {LIDAR_PORT}, 0, 0], "SensorAngEular": [0, -1.5707963, 0],
         "otherParams": [100, 0, 0, 0, 0, 0, 0, 0]}}]}}"#
     )
 }
@@ -239,12 +349,20 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
             Box::new(|n, name| reference_case(n, name, Kind::Image, Some(60.0))),
         ),
         (
+            "receiving reference: 1080p Image from raw UDP @ 60 Hz",
+            Box::new(|n, name| receiving_reference_case(n, name, &camera_config(2, 60), CAMERA_PORT, Kind::Image)),
+        ),
+        (
             "LiDAR 100k points UDP @ 20 Hz",
             Box::new(|n, name| bridge_case(n, name, &lidar_config(20), cloud_topic, Kind::Cloud, &[])),
         ),
         (
             "reference: 100k PointCloud2 @ 20 Hz",
             Box::new(|n, name| reference_case(n, name, Kind::Cloud, Some(20.0))),
+        ),
+        (
+            "receiving reference: 100k PointCloud2 from UDP @ 20 Hz",
+            Box::new(|n, name| receiving_reference_case(n, name, &lidar_config(20), LIDAR_PORT, Kind::Cloud)),
         ),
         (
             "1080p bgr8 shm @ 60 Hz",
@@ -352,7 +470,11 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--reference-publisher") {
-        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0));
+        let receive_port = args
+            .iter()
+            .position(|a| a == "--receive-port")
+            .and_then(|p| args.get(p + 1)?.parse().ok());
+        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0), receive_port);
         return;
     }
     if args.iter().any(|a| a == "--list") {
@@ -454,10 +576,15 @@ fn print_table(rows: &[Result]) {
             "reference: 100k PointCloud2, flat out"
         )
     );
-    println!("\nCPU ms/frame over the reference's at the same rate:");
-    for b in rows {
-        if let Some(ratio) = cpu_ratio(rows, b) {
-            println!("  {}: {ratio:.2}", b.name);
+    for (against, title) in [
+        (Against::DdsAlone, "the reference's"),
+        (Against::Receiving, "the receiving reference's"),
+    ] {
+        println!("\nCPU ms/frame over {title} at the same rate:");
+        for b in rows {
+            if let Some(ratio) = cpu_ratio(rows, b, against) {
+                println!("  {}: {ratio:.2}", b.name);
+            }
         }
     }
 }
@@ -477,23 +604,65 @@ fn ms_per_frame(r: &Result) -> Option<f64> {
         .map(|c| c * 10.0 / r.delivered)
 }
 
-/// A bridge row's CPU per frame over its round's reference of the same
-/// kind at the same rate (none for flat-out rows and references).
-fn cpu_ratio(rows: &[Result], bridge: &Result) -> Option<f64> {
-    if bridge.name.starts_with("reference") {
-        return None;
+/// The two references a bridge row is measured against: DDS alone, and
+/// (UDP streams at rate) DDS alone after receiving the same frames.
+#[derive(Clone, Copy, PartialEq)]
+enum Against {
+    DdsAlone,
+    Receiving,
+}
+
+impl Against {
+    fn prefix(self) -> &'static str {
+        match self {
+            Against::DdsAlone => "reference",
+            Against::Receiving => "receiving reference",
+        }
     }
-    let reference = rows
-        .iter()
-        .find(|r| r.name.starts_with("reference") && r.kind == bridge.kind && r.nominal_hz == bridge.nominal_hz)?;
+
+    fn is_reference(name: &str) -> bool {
+        name.starts_with(Against::DdsAlone.prefix()) || name.starts_with(Against::Receiving.prefix())
+    }
+
+    /// The row of `rows` that `bridge` is measured against, if any.
+    fn reference<'a>(self, rows: &'a [Result], bridge: &Result) -> Option<&'a Result> {
+        // A receiving reference may itself be measured against DDS alone.
+        let eligible = match self {
+            Against::DdsAlone => !bridge.name.starts_with(Against::DdsAlone.prefix()),
+            Against::Receiving => !Against::is_reference(&bridge.name) && bridge.name.contains("UDP"),
+        };
+        if !eligible {
+            return None;
+        }
+        rows.iter()
+            .find(|r| r.name.starts_with(self.prefix()) && r.kind == bridge.kind && r.nominal_hz == bridge.nominal_hz)
+    }
+}
+
+/// A row's CPU per frame over its round's reference of the same kind at
+/// the same rate (none for flat-out rows and for the reference itself).
+fn cpu_ratio(rows: &[Result], bridge: &Result, against: Against) -> Option<f64> {
+    let reference = against.reference(rows, bridge)?;
     Some(ms_per_frame(bridge)? / ms_per_frame(reference).filter(|&m| m > 0.0)?)
 }
 
-/// Each bridge case's ratio to the reference in every round, their median
-/// and spread, and the ratio of the rounds' mean CPU per frame.
+/// Each bridge case's ratio to either reference in every round, their
+/// median and spread, and the ratio of the rounds' mean CPU per frame.
 fn print_rounds_summary(rounds: &[Vec<Result>]) {
+    for (against, title) in [
+        (Against::DdsAlone, "the reference's"),
+        (
+            Against::Receiving,
+            "the receiving reference's (DDS alone after the same receive)",
+        ),
+    ] {
+        print_rounds_against(rounds, against, title);
+    }
+}
+
+fn print_rounds_against(rounds: &[Vec<Result>], against: Against, title: &str) {
     println!(
-        "\nover {} rounds: CPU ms/frame over the reference's at the same rate",
+        "\nover {} rounds: CPU ms/frame over {title} at the same rate",
         rounds.len()
     );
     println!("| case | ratio per round | median | min-max | mean ms/frame bridge / reference | ratio of means |");
@@ -503,7 +672,7 @@ fn print_rounds_summary(rounds: &[Vec<Result>]) {
     let mut stems: Vec<String> = Vec::new();
     for r in rounds.iter().flatten() {
         let s = stem(&r.name);
-        if !r.name.starts_with("reference") && !r.nominal_hz.is_nan() && !stems.contains(&s) {
+        if !r.name.starts_with(against.prefix()) && !r.nominal_hz.is_nan() && !stems.contains(&s) {
             stems.push(s);
         }
     }
@@ -523,12 +692,11 @@ fn print_rounds_summary(rounds: &[Vec<Result>]) {
             let Some(b) = rows.iter().find(|r| stem(&r.name) == s && !r.nominal_hz.is_nan()) else {
                 continue;
             };
-            let reference = rows
-                .iter()
-                .find(|r| r.name.starts_with("reference") && r.kind == b.kind && r.nominal_hz == b.nominal_hz);
-            if let (Some(ratio), Some(bm), Some(rm)) =
-                (cpu_ratio(rows, b), ms_per_frame(b), reference.and_then(ms_per_frame))
-            {
+            if let (Some(ratio), Some(bm), Some(rm)) = (
+                cpu_ratio(rows, b, against),
+                ms_per_frame(b),
+                against.reference(rows, b).and_then(ms_per_frame),
+            ) {
                 ratios.push(ratio);
                 bridge_ms.push(bm);
                 reference_ms.push(rm);
