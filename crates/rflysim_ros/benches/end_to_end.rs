@@ -185,7 +185,8 @@ fn receiving_reference_case(node: &mut r2r::Node, name: &str, config: &str, port
         .iter()
         .filter(|(_, r)| *r >= win_start && *r < win_end)
         .collect();
-    // Stamped when published: from the frame's last datagram, not its first.
+    // Stamped just before publishing, after the frame's last datagram came in:
+    // latency from then, not from the emulator's send as for the bridge.
     let mut lat: Vec<f64> = in_window.iter().map(|(s, r)| (r - s) * 1e3).collect();
     lat.sort_by(f64::total_cmp);
     Result {
@@ -205,8 +206,8 @@ fn receiving_reference_case(node: &mut r2r::Node, name: &str, config: &str, port
 /// frame's datagrams out of the kernel, each into its place in one buffer,
 /// until the frame's last. A datagram is received over the end of what is
 /// already there, so its header covers the 32 bytes before its place; those
-/// are put back.
-fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) {
+/// are put back. False if the socket's read timed out first.
+fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) -> bool {
     const ROOM: usize = 32;
     let mut end = ROOM;
     loop {
@@ -214,7 +215,7 @@ fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) {
         let mut covered = [0u8; ROOM];
         covered.copy_from_slice(&frame[at..end]);
         let Ok(n) = sock.recv(&mut frame[at..]) else {
-            return;
+            return false;
         };
         let Ok(header) = DatagramHeader::parse(&frame[at..at + n]) else {
             frame[at..end].copy_from_slice(&covered);
@@ -227,9 +228,26 @@ fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) {
         frame[at..end].copy_from_slice(&covered);
         end += n - header_len;
         if header.pkg_id + 1 >= header.pkg_num || end + (1 << 16) > frame.len() {
-            return;
+            return true;
         }
     }
+}
+
+/// Set at SIGINT or SIGTERM. Killed by either without a handler, the
+/// reference would leave its Fast DDS shared-memory segment (64 MB with
+/// the large-data profile) in /dev/shm: a 5-round run left gigabytes there.
+fn stop_at_signal() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(ros_common::lifecycle::signalled());
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    stop
 }
 
 fn image_1080p() -> Image {
@@ -263,11 +281,14 @@ fn cloud_100k() -> PointCloud2 {
 }
 
 fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
+    let stop = stop_at_signal();
     // The bridge's own receive buffer, so that the kernel drops nothing the bridge would keep.
     let rcvbuf = rflysim_ros::settings::param::RCVBUF_BYTES.default_as();
     let mut receiver = receive_port.map(|port| {
         let (sock, _) = ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, rcvbuf, None).unwrap();
         sock.set_nonblocking(false).unwrap();
+        // Short enough to see the stop once the emulator has gone.
+        sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
         // Room for a 1080p bgr8 frame and its headers.
         (sock, vec![0u8; 8 << 20])
     });
@@ -282,7 +303,7 @@ fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
         ($msg:expr, $t:ty) => {{
             let p = node.create_publisher::<$t>(topic, qos).unwrap();
             let mut msg = $msg;
-            loop {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 if let Some(per) = period {
                     let now = Instant::now();
                     if now < next {
@@ -291,7 +312,9 @@ fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
                     next += per;
                 }
                 if let Some((sock, frame)) = receiver.as_mut() {
-                    receive_frame(sock, frame);
+                    if !receive_frame(sock, frame) {
+                        continue;
+                    }
                 }
                 msg.header.stamp = stamp();
                 let _ = p.publish(&msg);
