@@ -233,23 +233,6 @@ fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) -> bool {
     }
 }
 
-/// Set at SIGINT or SIGTERM. Killed by either without a handler, the
-/// reference would leave its Fast DDS shared-memory segment (64 MB with
-/// the large-data profile) in /dev/shm: a 5-round run left gigabytes there.
-fn stop_at_signal() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(ros_common::lifecycle::signalled());
-        flag.store(true, std::sync::atomic::Ordering::Relaxed);
-    });
-    stop
-}
-
 fn image_1080p() -> Image {
     Image {
         height: 1080,
@@ -281,7 +264,8 @@ fn cloud_100k() -> PointCloud2 {
 }
 
 fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
-    let stop = stop_at_signal();
+    // Ends the loop at SIGINT: killed, it would leave its shared-memory segment behind.
+    let stop = ros_common::lifecycle::stop_flag_at_signal();
     // The bridge's own receive buffer, so that the kernel drops nothing the bridge would keep.
     let rcvbuf = rflysim_ros::settings::param::RCVBUF_BYTES.default_as();
     let mut receiver = receive_port.map(|port| {

@@ -4,6 +4,8 @@
 //! whatever happened to the process's output), the nodes dropped last.
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use r2r::Node;
@@ -44,16 +46,66 @@ pub fn stop_channel() -> (watch::Sender<bool>, StopSignal) {
 
 /// Resolves at the first SIGINT or SIGTERM.
 pub async fn signalled() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async {
-            match term.as_mut() {
-                Some(t) => { t.recv().await; }
+    StopSignals::register().received().await
+}
+
+/// SIGINT and SIGTERM, caught from the moment they are registered (within a
+/// tokio runtime).
+struct StopSignals {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn register() -> Self {
+        use tokio::signal::unix::{signal, SignalKind};
+        StopSignals {
+            interrupt: signal(SignalKind::interrupt()).ok(),
+            terminate: signal(SignalKind::terminate()).ok(),
+        }
+    }
+
+    async fn received(mut self) {
+        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
                 None => std::future::pending::<()>().await,
             }
-        } => {}
+        }
+        tokio::select! {
+            _ = one(&mut self.interrupt) => {}
+            _ = one(&mut self.terminate) => {}
+        }
     }
+}
+
+/// A flag set at the first SIGINT or SIGTERM, for a program that loops on
+/// its own thread with no runtime (test fixtures, benchmark references).
+/// Killed by either signal instead, a ROS 2 process leaves its Fast DDS
+/// shared-memory segment in /dev/shm (64 MB with the large-data profile);
+/// ending its loop and returning drops its nodes, and Fast DDS removes it.
+/// The handlers are in place when this returns.
+pub fn stop_flag_at_signal() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let (registered, wait_registered) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().name("stop_signals".into()).spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return;
+        };
+        runtime.block_on(async {
+            let signals = StopSignals::register();
+            let _ = registered.send(());
+            signals.received().await;
+        });
+        flag.store(true, Ordering::Relaxed);
+    });
+    if spawned.is_ok() {
+        let _ = wait_registered.recv_timeout(Duration::from_secs(1));
+    }
+    stop
 }
 
 /// Serves the nodes' parameters, spins them, and returns at SIGINT or

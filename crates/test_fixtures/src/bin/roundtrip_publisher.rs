@@ -107,6 +107,7 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    let stop = ros_common::lifecycle::stop_flag_at_signal();
     let e = |e: r2r::Error| e.to_string();
     let ctx = r2r::Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
     let mut node = r2r::Node::create(ctx, "roundtrip_publisher", "").map_err(e)?;
@@ -130,7 +131,7 @@ fn run() -> Result<(), String> {
 
     let period = Duration::from_micros(1_000_000 / rate_hz);
     let mut seq: u32 = 0;
-    while count == 0 || u64::from(seq) < count {
+    while (count == 0 || u64::from(seq) < count) && !stop.load(std::sync::atomic::Ordering::Relaxed) {
         status_pub.publish(&camera_status(seq)).map_err(e)?;
         cloud_pub.publish(&point_cloud(seq)).map_err(e)?;
         seq += 1;
