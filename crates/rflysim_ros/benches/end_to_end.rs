@@ -39,6 +39,74 @@ struct Result {
     cpu_percent: Option<f64>,
 }
 
+/// The Config.json of a case (written for it) and its emulator's send log.
+fn case_files(name: &str, config: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = shared::run_dir();
+    let cfg = dir.join("Config.json");
+    std::fs::write(&cfg, config).unwrap();
+    let log = dir.join(format!("send_{}.log", name.replace([' ', ':'], "_")));
+    (cfg, log)
+}
+
+/// What one publishing process (`pid`) delivered on a topic in the window.
+struct Window {
+    /// (stamp, receipt) of the messages received in the window.
+    receipts: Vec<(f64, f64)>,
+    start: f64,
+    end: f64,
+    cpu_percent: f64,
+    kernel_drops: u64,
+}
+
+impl Window {
+    /// Subscribes to `topic` and measures over the window after the warm-up.
+    fn measure(node: &mut r2r::Node, topic: &str, kind: Kind, pid: u32) -> Window {
+        let t0 = Instant::now();
+        let (mut cpu0, mut drops0, mut start) = (0.0, 0, 0.0);
+        let mut mark = || {
+            cpu0 = cpu_seconds(pid);
+            drops0 = udp_rcvbuf_errors();
+            start = wall();
+        };
+        let warm = t0 + Duration::from_secs_f64(WARMUP);
+        let topics = [(topic.to_string(), kind)];
+        let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(window()), &mut mark).remove(0);
+        let end = wall();
+        Window {
+            receipts: receipts.into_iter().filter(|(_, r)| *r >= start && *r < end).collect(),
+            start,
+            end,
+            cpu_percent: (cpu_seconds(pid) - cpu0) / (end - start) * 100.0,
+            kernel_drops: udp_rcvbuf_errors() - drops0,
+        }
+    }
+
+    /// Frames of `stream` the emulator finished sending in the window, per second.
+    fn offered(&self, sent: &SendLog, stream: &str) -> f64 {
+        sent.sent_between(stream, self.start, self.end) as f64 / (self.end - self.start)
+    }
+
+    /// Latency from the stamp the publisher set just before publishing.
+    fn latencies_from_stamps(&self) -> Vec<f64> {
+        self.receipts.iter().map(|(s, r)| (r - s) * 1e3).collect()
+    }
+
+    fn result(&self, name: &str, kind: Kind, offered: f64, mut latencies_ms: Vec<f64>) -> Result {
+        latencies_ms.sort_by(f64::total_cmp);
+        Result {
+            name: name.into(),
+            kind,
+            nominal_hz: f64::NAN,
+            offered,
+            delivered: self.receipts.len() as f64 / (self.end - self.start),
+            kernel_drops: self.kernel_drops,
+            p50_ms: percentile(&latencies_ms, 0.5),
+            p99_ms: percentile(&latencies_ms, 0.99),
+            cpu_percent: Some(self.cpu_percent),
+        }
+    }
+}
+
 /// Runs the emulator and the bridge on `config`, measures on `topic`, the
 /// stream of sensor `seq_id`.
 fn bridge_case(
@@ -49,157 +117,81 @@ fn bridge_case(
     kind: Kind,
     sim_args: &[&str],
 ) -> Result {
-    let dir = shared::run_dir();
-    let cfg = dir.join("Config.json");
-    std::fs::write(&cfg, config).unwrap();
-    let log = dir.join(format!("send_{}.log", name.replace(' ', "_")));
+    let (cfg, log) = case_files(name, config);
     let bridge = start_bridge(&cfg, &["imu:=false".into()]);
     let mut args = vec!["--copters", ""];
     args.extend_from_slice(sim_args);
     let _sim = start_emulator(&cfg, &log, &args);
-    let w = window();
-    let t0 = Instant::now();
-    let (mut cpu0, mut drops0, mut win_start) = (0.0, 0, 0.0);
-    let mut mark = || {
-        cpu0 = cpu_seconds(bridge.0.id());
-        drops0 = udp_rcvbuf_errors();
-        win_start = wall();
-    };
-    let warm = t0 + Duration::from_secs_f64(WARMUP);
-    let topics = [(topic.to_string(), kind)];
-    let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(w), &mut mark).remove(0);
-    let win_end = wall();
-    let cpu = (cpu_seconds(bridge.0.id()) - cpu0) / (win_end - win_start) * 100.0;
-    let drops = udp_rcvbuf_errors() - drops0;
+    let measured = Window::measure(node, topic, kind, bridge.0.id());
     // Send times by sim time stamp (the bridge stamps with sim time here).
     let sent = SendLog::read(&log);
     let stream = seq_id.to_string();
-    let offered = sent.sent_between(&stream, win_start, win_end) as f64 / (win_end - win_start);
-    let in_window: Vec<&(f64, f64)> = receipts
-        .iter()
-        .filter(|(_, r)| *r >= win_start && *r < win_end)
-        .collect();
-    let mut lat: Vec<f64> = in_window
+    let latencies = measured
+        .receipts
         .iter()
         .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
         .collect();
-    lat.sort_by(f64::total_cmp);
-    Result {
-        name: name.into(),
-        kind,
-        nominal_hz: f64::NAN,
-        offered,
-        delivered: in_window.len() as f64 / (win_end - win_start),
-        kernel_drops: drops,
-        p50_ms: percentile(&lat, 0.5),
-        p99_ms: percentile(&lat, 0.99),
-        cpu_percent: Some(cpu),
+    measured.result(name, kind, measured.offered(&sent, &stream), latencies)
+}
+
+/// A reference publisher (this executable, `--reference-publisher`) and the
+/// topic it publishes on.
+fn start_reference(kind: Kind, rate: Option<f64>, receive_port: Option<u16>) -> (StoppedOnDrop, String) {
+    let k = if kind == Kind::Image { "image" } else { "cloud" };
+    let mut args = vec![
+        "--reference-publisher".to_string(),
+        k.into(),
+        rate.map_or("0".into(), |r| r.to_string()),
+    ];
+    if let Some(port) = receive_port {
+        args.extend(["--receive-port".into(), port.to_string()]);
     }
+    let publisher = StoppedOnDrop(
+        Command::new(std::env::current_exe().unwrap())
+            .args(args)
+            .envs(publisher_env())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    (publisher, format!("/rflysim_bench/reference_{k}"))
 }
 
 /// The reference: a separate r2r process publishing pre-built messages.
 fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64>) -> Result {
-    let exe = std::env::current_exe().unwrap();
-    let k = if kind == Kind::Image { "image" } else { "cloud" };
-    let topic = &format!("/rflysim_bench/reference_{k}");
-    let publisher = StoppedOnDrop(
-        Command::new(exe)
-            .args(["--reference-publisher", k, &rate.map_or("0".into(), |r| r.to_string())])
-            .envs(publisher_env())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let w = window();
-    let t0 = Instant::now();
-    let (mut cpu0, mut win_start) = (0.0, 0.0);
-    let mut mark = || {
-        cpu0 = cpu_seconds(publisher.0.id());
-        win_start = wall();
-    };
-    let warm = t0 + Duration::from_secs_f64(WARMUP);
-    let topics = [(topic.to_string(), kind)];
-    let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(w), &mut mark).remove(0);
-    let win_end = wall();
-    let cpu = (cpu_seconds(publisher.0.id()) - cpu0) / (win_end - win_start) * 100.0;
-    let in_window: Vec<&(f64, f64)> = receipts
-        .iter()
-        .filter(|(_, r)| *r >= win_start && *r < win_end)
-        .collect();
-    let mut lat: Vec<f64> = in_window.iter().map(|(s, r)| (r - s) * 1e3).collect();
-    lat.sort_by(f64::total_cmp);
-    Result {
-        name: name.into(),
-        kind,
-        nominal_hz: rate.unwrap_or(f64::NAN),
-        offered: rate.unwrap_or(f64::NAN),
-        delivered: in_window.len() as f64 / (win_end - win_start),
-        kernel_drops: 0,
-        p50_ms: percentile(&lat, 0.5),
-        p99_ms: percentile(&lat, 0.99),
-        cpu_percent: Some(cpu),
-    }
+    let (publisher, topic) = start_reference(kind, rate, None);
+    let measured = Window::measure(node, &topic, kind, publisher.0.id());
+    let mut row = measured.result(name, kind, rate.unwrap_or(f64::NAN), measured.latencies_from_stamps());
+    row.nominal_hz = rate.unwrap_or(f64::NAN);
+    row
 }
 
 /// The receiving reference: the reference publisher, but each message is
 /// published when the emulator's next frame has been received (into one
-/// buffer, as a bridge must) on `port`, the emulator running as in
-/// [`bridge_case`].
-fn receiving_reference_case(node: &mut r2r::Node, name: &str, config: &str, port: u16, kind: Kind) -> Result {
-    let dir = shared::run_dir();
-    let cfg = dir.join("Config.json");
-    std::fs::write(&cfg, config).unwrap();
-    let log = dir.join(format!("send_{}.log", name.replace([' ', ':'], "_")));
-    let exe = std::env::current_exe().unwrap();
-    let k = if kind == Kind::Image { "image" } else { "cloud" };
-    let topic = &format!("/rflysim_bench/reference_{k}");
-    let publisher = StoppedOnDrop(
-        Command::new(exe)
-            .args(["--reference-publisher", k, "0", "--receive-port", &port.to_string()])
-            .envs(publisher_env())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+/// buffer, as a bridge must) on `port`, where the emulator sends sensor
+/// `seq_id`'s stream as in [`bridge_case`].
+fn receiving_reference_case(
+    node: &mut r2r::Node,
+    name: &str,
+    config: &str,
+    (port, seq_id): (u16, u16),
+    kind: Kind,
+) -> Result {
+    let (cfg, log) = case_files(name, config);
+    let (publisher, topic) = start_reference(kind, None, Some(port));
     let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
-    let w = window();
-    let t0 = Instant::now();
-    let (mut cpu0, mut drops0, mut win_start) = (0.0, 0, 0.0);
-    let mut mark = || {
-        cpu0 = cpu_seconds(publisher.0.id());
-        drops0 = udp_rcvbuf_errors();
-        win_start = wall();
-    };
-    let warm = t0 + Duration::from_secs_f64(WARMUP);
-    let topics = [(topic.to_string(), kind)];
-    let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(w), &mut mark).remove(0);
-    let win_end = wall();
-    let cpu = (cpu_seconds(publisher.0.id()) - cpu0) / (win_end - win_start) * 100.0;
-    let drops = udp_rcvbuf_errors() - drops0;
+    let measured = Window::measure(node, &topic, kind, publisher.0.id());
     let sent = SendLog::read(&log);
-    let seq_id = if kind == Kind::Image { "1" } else { "2" };
-    let offered = sent.sent_between(seq_id, win_start, win_end) as f64 / (win_end - win_start);
-    let in_window: Vec<&(f64, f64)> = receipts
-        .iter()
-        .filter(|(_, r)| *r >= win_start && *r < win_end)
-        .collect();
+    let stream = seq_id.to_string();
     // Stamped just before publishing, after the frame's last datagram came in:
     // latency from then, not from the emulator's send as for the bridge.
-    let mut lat: Vec<f64> = in_window.iter().map(|(s, r)| (r - s) * 1e3).collect();
-    lat.sort_by(f64::total_cmp);
-    Result {
-        name: name.into(),
+    measured.result(
+        name,
         kind,
-        nominal_hz: f64::NAN,
-        offered,
-        delivered: in_window.len() as f64 / (win_end - win_start),
-        kernel_drops: drops,
-        p50_ms: percentile(&lat, 0.5),
-        p99_ms: percentile(&lat, 0.99),
-        cpu_percent: Some(cpu),
-    }
+        measured.offered(&sent, &stream),
+        measured.latencies_from_stamps(),
+    )
 }
 
 /// What any bridge must do before it can publish a UDP frame: take the
@@ -357,7 +349,15 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
         ),
         (
             "receiving reference: 1080p Image from raw UDP @ 60 Hz",
-            Box::new(|n, name| receiving_reference_case(n, name, &camera_config(2, 60), CAMERA_PORT, Kind::Image)),
+            Box::new(|n, name| {
+                receiving_reference_case(
+                    n,
+                    name,
+                    &camera_config(2, 60),
+                    (CAMERA_PORT, image_topic.1),
+                    Kind::Image,
+                )
+            }),
         ),
         (
             "LiDAR 100k points UDP @ 20 Hz",
@@ -369,7 +369,9 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
         ),
         (
             "receiving reference: 100k PointCloud2 from UDP @ 20 Hz",
-            Box::new(|n, name| receiving_reference_case(n, name, &lidar_config(20), LIDAR_PORT, Kind::Cloud)),
+            Box::new(|n, name| {
+                receiving_reference_case(n, name, &lidar_config(20), (LIDAR_PORT, cloud_topic.1), Kind::Cloud)
+            }),
         ),
         (
             "1080p bgr8 shm @ 60 Hz",
