@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bench_support::{cpu_seconds, percentile, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
 use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
-use rflysim_proto::header::DatagramHeader;
+use rflysim_proto::header::{DatagramHeader, HeaderKind};
 
 #[allow(dead_code)] // each benchmark uses its part
 mod shared;
@@ -200,7 +200,8 @@ fn receiving_reference_case(
 /// already there, so its header covers the 32 bytes before its place; those
 /// are put back. False if the socket's read timed out first.
 fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) -> bool {
-    const ROOM: usize = 32;
+    // The longer of RflySim's two headers.
+    const ROOM: usize = HeaderKind::Frame32.header_len();
     let mut end = ROOM;
     loop {
         let at = end - ROOM;
@@ -585,11 +586,8 @@ fn print_table(rows: &[Result]) {
             "reference: 100k PointCloud2, flat out"
         )
     );
-    for (against, title) in [
-        (Against::DdsAlone, "the reference's"),
-        (Against::Receiving, "the receiving reference's"),
-    ] {
-        println!("\nCPU ms/frame over {title} at the same rate:");
+    for against in Against::BOTH {
+        println!("\nCPU ms/frame over {} at the same rate:", against.title());
         for b in rows {
             if let Some(ratio) = cpu_ratio(rows, b, against) {
                 println!("  {}: {ratio:.2}", b.name);
@@ -622,6 +620,15 @@ enum Against {
 }
 
 impl Against {
+    const BOTH: [Against; 2] = [Against::DdsAlone, Against::Receiving];
+
+    fn title(self) -> &'static str {
+        match self {
+            Against::DdsAlone => "the reference's",
+            Against::Receiving => "the receiving reference's (DDS alone after the same receive)",
+        }
+    }
+
     fn prefix(self) -> &'static str {
         match self {
             Against::DdsAlone => "reference",
@@ -651,28 +658,28 @@ impl Against {
 /// A row's CPU per frame over its round's reference of the same kind at
 /// the same rate (none for flat-out rows and for the reference itself).
 fn cpu_ratio(rows: &[Result], bridge: &Result, against: Against) -> Option<f64> {
+    cpu_per_frame(rows, bridge, against).map(|(b, r)| b / r)
+}
+
+/// CPU ms per frame of a row and of the reference it is measured against.
+fn cpu_per_frame(rows: &[Result], bridge: &Result, against: Against) -> Option<(f64, f64)> {
     let reference = against.reference(rows, bridge)?;
-    Some(ms_per_frame(bridge)? / ms_per_frame(reference).filter(|&m| m > 0.0)?)
+    Some((ms_per_frame(bridge)?, ms_per_frame(reference).filter(|&m| m > 0.0)?))
 }
 
 /// Each bridge case's ratio to either reference in every round, their
 /// median and spread, and the ratio of the rounds' mean CPU per frame.
 fn print_rounds_summary(rounds: &[Vec<Result>]) {
-    for (against, title) in [
-        (Against::DdsAlone, "the reference's"),
-        (
-            Against::Receiving,
-            "the receiving reference's (DDS alone after the same receive)",
-        ),
-    ] {
-        print_rounds_against(rounds, against, title);
+    for against in Against::BOTH {
+        print_rounds_against(rounds, against);
     }
 }
 
-fn print_rounds_against(rounds: &[Vec<Result>], against: Against, title: &str) {
+fn print_rounds_against(rounds: &[Vec<Result>], against: Against) {
     println!(
-        "\nover {} rounds: CPU ms/frame over {title} at the same rate",
-        rounds.len()
+        "\nover {} rounds: CPU ms/frame over {} at the same rate",
+        rounds.len(),
+        against.title()
     );
     println!("| case | ratio per round | median | min-max | mean ms/frame bridge / reference | ratio of means |");
     println!("|---|---|---:|---:|---:|---:|");
@@ -701,12 +708,8 @@ fn print_rounds_against(rounds: &[Vec<Result>], against: Against, title: &str) {
             let Some(b) = rows.iter().find(|r| stem(&r.name) == s && !r.nominal_hz.is_nan()) else {
                 continue;
             };
-            if let (Some(ratio), Some(bm), Some(rm)) = (
-                cpu_ratio(rows, b, against),
-                ms_per_frame(b),
-                against.reference(rows, b).and_then(ms_per_frame),
-            ) {
-                ratios.push(ratio);
+            if let Some((bm, rm)) = cpu_per_frame(rows, b, against) {
+                ratios.push(bm / rm);
                 bridge_ms.push(bm);
                 reference_ms.push(rm);
             }
