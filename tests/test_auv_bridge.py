@@ -1,5 +1,5 @@
 """`auv_bridge` end to end: a pyzmq stand-in for the ZeroMQ AUV simulator
-(tests/auv_fake_sim.py) sends the seed's messages, rclpy subscribers check
+(tests/auv_fake_sim.py) sends the protocol's messages, rclpy subscribers check
 every topic's type, values (frames converted on hand-computed vectors),
 frame ids and stamps; rclpy publishers check the exact bytes the bridge
 pushes, its watchdog and its refusals; the simulator restarts and sends
@@ -175,7 +175,7 @@ def test_thruster_bytes_watchdog_refusals_and_stop_at_shutdown(collector, proces
         time.sleep(0.05)
     time.sleep(0.5)  # the PUSH socket reaches the fake simulator
 
-    # The seed's example, NaN for "leave as is".
+    # The protocol's example, NaN for "leave as is".
     commands.publish(ThrusterCommand(left=0.75, right=-0.5, side=0.0, vertical=math.nan))
     sent_at = time.monotonic()
     got = []
@@ -224,8 +224,11 @@ def test_start_order_restart_and_no_late_command(collector, processes):
         feed(lambda: (sim.send_telemetry(2, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0), sim.send_images(2, img, img)),
              lambda: collector.messages(pose) and collector.messages(front))
 
+        # A command in force when the simulator goes away: its neutral is owed.
+        commands.publish(ThrusterCommand(left=0.5, right=0.5, side=0.0, vertical=0.0))
+        assert sim.thruster_messages(0.2) == [[bytes([2, 50, 50, 0, 0])]]
         sim.unbind()
-        # While the simulator is away: a command, and the watchdog's stop after it.
+        # While the simulator is away: a command (never taken), and cmd_timeout.
         commands.publish(ThrusterCommand(left=0.9, right=0.9, side=0.0, vertical=0.0))
         time.sleep(1.0)
         sim.bind()
@@ -234,7 +237,9 @@ def test_start_order_restart_and_no_late_command(collector, processes):
              lambda: collector.messages(pose)[-1].pose.position.y == 7.0 and len(collector.messages(front)) > 3,
              timeout=5.0)
         assert time.monotonic() - back < 1.0, "topics resume within a second of the simulator being back"
-        assert sim.thruster_messages(0.5) == [], "nothing queued for the absent simulator reaches the new one"
+        # The command sent while it was away is stale by now and never leaves;
+        # the neutral owed for the one in force is delivered once it is back.
+        assert sim.thruster_messages(0.5) == [[b"\x02\x00\x00\x00\x00"]], "only the owed neutral"
         commands.publish(ThrusterCommand(left=-0.1, right=0.1, side=0.0, vertical=0.0))
         assert sim.thruster_messages(0.2) == [[bytes([2, 256 - 10, 10, 0, 0])]]
     finally:

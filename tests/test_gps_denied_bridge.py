@@ -1,4 +1,4 @@
-"""`gps_denied_bridge` (seed 003) against a plain-Python fake simulator over
+"""`gps_denied_bridge` against a plain-Python fake simulator over
 real UDP, and against `gps_denied_sim`: rclpy subscribers check every topic,
 value, frame and stamp; rclpy publishers check the exact JSON commands."""
 
@@ -6,6 +6,7 @@ import base64
 import io
 import json
 import math
+import signal
 import socket
 import time
 
@@ -159,7 +160,7 @@ def test_a_pad_out_of_view_is_reported_not_detected_and_gets_no_point(collector,
 
 def test_commands_are_the_exact_json_and_out_of_range_sends_nothing(collector, processes, sim):
     ns = "gd_cmd"
-    start_bridge(processes, ns, sim.bridge[1], sim.port, "thrust_gain:=0.25", "pitch_gain:=2.0")
+    start_bridge(processes, ns, sim.bridge[1], sim.port, "thrust_gain:=0.25", "pitch_gain:=2.0", "cmd_timeout:=1.0")
     cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
     cmd_vel = collector.node.create_publisher(Twist, f"/{ns}/cmd_vel", RELIABLE)
     wait_matched(cmd)
@@ -180,8 +181,49 @@ def test_commands_are_the_exact_json_and_out_of_range_sends_nothing(collector, p
     got = sim.wait_command(2)
     assert json.loads(got[1]) == {"thrust": 0.5, "pitch": 0.5, "roll": -0.125, "yaw": -0.25}
     assert list(json.loads(got[1])) == ["thrust", "pitch", "roll", "yaw"]
-    time.sleep(0.5)
-    assert len(sim.received()) == 2, "the rejected commands sent nothing"
+    time.sleep(2.0)
+    assert sim.received()[2:] == [NEUTRAL], "the rejected commands sent nothing; the watchdog its neutral"
+
+
+NEUTRAL = b'{"thrust":0.0,"pitch":0.0,"roll":0.0,"yaw":0.0}'
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_silence_and_the_stop_leave_the_drone_on_the_neutral_command(collector, processes, sim, stop):
+    ns = f"gd_watchdog_{stop.name.lower()}"
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diagnostics")
+    bridge = start_bridge(processes, ns, sim.bridge[1], sim.port)
+    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
+    wait_matched(cmd)
+    cmd.publish(AttitudeThrust(thrust=0.4, pitch=0.0, roll=0.0, yaw=0.0))
+    sent = time.monotonic()
+    sim.wait_command(2, timeout=3.0)
+    waited = time.monotonic() - sent
+    assert sim.received() == [b'{"thrust":0.4,"pitch":0.0,"roll":0.0,"yaw":0.0}', NEUTRAL]
+    assert 0.4 < waited < 1.5, f"the neutral comes cmd_timeout (0.5 s) after the last command: {waited:.2f} s"
+    time.sleep(1.0)
+    assert len(sim.received()) == 2, "one neutral, not one per tick"
+
+    # Per vehicle in /diagnostics: what is in force, and the neutrals sent.
+    deadline = time.monotonic() + 5
+    while (values := telemetry_status(collector, "commands")).get("neutral_commands_sent") != "1":
+        assert time.monotonic() < deadline, values
+        time.sleep(0.1)
+    assert values["command_in_force"] == "neutral" and values["command_age_s"] == "none", values
+
+    # A stamp from the future is refused; one from now goes out.
+    ahead = AttitudeThrust(thrust=0.3)
+    now = time.time() + 5
+    ahead.header.stamp.sec, ahead.header.stamp.nanosec = int(now), int(now % 1 * 1e9)
+    cmd.publish(ahead)
+    cmd.publish(AttitudeThrust(thrust=0.2))
+    sim.wait_command(3, timeout=3.0)
+    assert sim.received()[2] == b'{"thrust":0.2,"pitch":0.0,"roll":0.0,"yaw":0.0}'
+    bridge.send_signal(stop)
+    sim.wait_command(4, timeout=1.5)
+    assert sim.received()[3] == NEUTRAL, "the stop sends the neutral command"
+    bridge.wait(timeout=3.0)
+    assert sim.received()[4:] == []
 
 
 def telemetry_status(collector, name="telemetry"):
@@ -197,19 +239,24 @@ def test_bad_input_of_every_kind_is_counted_and_never_stops_the_next_frame(colle
     subscribe_all(collector, ns)
     collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diagnostics")
     start_bridge(processes, ns, sim.bridge[1], sim.port)
-    keep_sending(sim, lambda i: telemetry(t=0.0), until=lambda: collector.messages("altitude"))
+    start = time.monotonic()
+
+    def now():  # the simulator's time runs with the wall clock, from 0
+        return round(time.monotonic() - start, 3)
+
+    keep_sending(sim, lambda i: telemetry(t=now()), until=lambda: collector.messages("altitude"))
     picture = jpeg()
     cam = {"width": 320, "height": 240, "fov": 60.0}
-    bad = [
-        b"\x00\xff\x13 not json at all",
-        json.dumps(telemetry(t=9.0)).encode()[:40],
-        b"[1, 2, 3]",
-        json.dumps(telemetry(t=9.0, imu="calibrating", altimeter={"altitude": "high"})).encode(),
-        json.dumps(telemetry(t=9.0)).replace('"roll": 0.1', '"roll": NaN').encode(),
-        json.dumps(telemetry(t=9.0, camera={**cam, "image": "@@not base64@@"})).encode(),
-        json.dumps(telemetry(t=9.0, camera={**cam, "image": base64.b64encode(b"GIF89a" * 20).decode()})).encode(),
-        json.dumps(telemetry(t=9.0, image=picture[: len(picture) // 2])).encode(),
-        json.dumps({"timestamp": 9.0}).encode(),
+    bad = [  # made when sent: each in order with the good ones around it
+        lambda: b"\x00\xff\x13 not json at all",
+        lambda: json.dumps(telemetry(t=now())).encode()[:40],
+        lambda: b"[1, 2, 3]",
+        lambda: json.dumps(telemetry(t=now(), imu="calibrating", altimeter={"altitude": "high"})).encode(),
+        lambda: json.dumps(telemetry(t=now())).replace('"roll": 0.1', '"roll": NaN').encode(),
+        lambda: json.dumps(telemetry(t=now(), camera={**cam, "image": "@@not base64@@"})).encode(),
+        lambda: json.dumps(telemetry(t=now(), camera={**cam, "image": base64.b64encode(b"GIF89a" * 20).decode()})).encode(),
+        lambda: json.dumps(telemetry(t=now(), image=picture[: len(picture) // 2])).encode(),
+        lambda: json.dumps({"timestamp": now()}).encode(),
     ]
     # Another host: this machine's own LAN address (loopback is the simulator's).
     lan = own_lan_address()
@@ -218,10 +265,11 @@ def test_bad_input_of_every_kind_is_counted_and_never_stops_the_next_frame(colle
         foreign.bind((lan, 0))
     for round_ in range(3):
         for k, b in enumerate(bad):
-            sim.send_raw(b)
+            sim.send_raw(b())
             if lan:
-                foreign.sendto(json.dumps(telemetry(t=9.0, altimeter={"altitude": 999.0})).encode(), sim.bridge)
-            sim.send(telemetry(t=10.0 + round_ * 20 + k, image=picture))
+                foreign.sendto(json.dumps(telemetry(t=now(), altimeter={"altitude": 999.0})).encode(), sim.bridge)
+            sim.send(telemetry(t=now() + 0.001, image=picture,
+                               altimeter={"altitude": 15.0 + round_ * 20 + k, "vertical_velocity": -0.1}))
             time.sleep(0.02)
     foreign.close()
     good = {15.0 + round_ * 20 + k for round_ in range(3) for k in range(len(bad))}
@@ -323,5 +371,9 @@ def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes)
         cmd.publish(AttitudeThrust(thrust=0.8, pitch=0.0, roll=0.0, yaw=0.0))
         time.sleep(0.1)
     assert collector.messages("velocity")[-1].twist.linear.z > 0
+    # The controller goes silent: the neutral command (thrust 0 holds) stops the climb.
+    time.sleep(4.5)
+    climb = [m.twist.linear.z for m in collector.messages("velocity")[-10:]]
+    assert all(abs(v) < 0.2 for v in climb), f"still climbing after the watchdog's neutral: {climb}"
     rover = collector.wait_for("rover/odom", 2)[-1]
     assert rover.header.frame_id != rover.child_frame_id and rover.child_frame_id

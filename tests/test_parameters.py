@@ -1,4 +1,4 @@
-"""One policy for every parameter of the RflySim executables: a value out of
+"""One policy for every parameter of the executables: a value out of
 its range, of the wrong type or not one of its choices stops the executable
 at start, with an error that names the parameter; nothing is clamped."""
 
@@ -19,9 +19,14 @@ REFUSED = [
     ("bridge", "imu_rate_hz:=true", "parameter imu_rate_hz: "),
     ("camera_node", "seq_id:=-2", "parameter seq_id: -2 is outside -1..=65535"),
     ("gimbal_node", "status_port:=70000", "parameter status_port: 70000 is outside 1..=65535"),
-    ("gimbal_node", "gimbal_bits:=v2", 'parameter gimbal_bits: "v2" is not one of seed000, sdk'),
+    ("gimbal_node", "gimbal_bits:=v2", 'parameter gimbal_bits: "v2" is not one of protocol, seed000, sdk'),
     ("mavros_launcher", "copter_ids:=[1,-3]", "parameter copter_ids: -3 is not a vehicle id"),
     ("mavros_launcher", "sim_ip:=localhost", 'parameter sim_ip: "localhost" is not an IPv4 address'),
+    ("bridge", "stamp_source:=unix", 'parameter stamp_source: "unix" is not one of auto, sim, arrival'),
+    ("gps_denied_bridge", "diagnostics_period:=.nan", "parameter diagnostics_period: NaN is outside 0.05..=60"),
+    ("gps_denied_bridge", "cmd_timeout:=0.0", "parameter cmd_timeout: 0 is outside 0.01..=60"),
+    ("gps_denied_bridge", "thrust_gain:=.inf", "parameter thrust_gain: inf is outside -1000000..=1000000"),
+    ("gps_denied_bridge", "stamp_source:=unix", 'parameter stamp_source: "unix" is not one of auto, sim, arrival'),
 ]
 
 

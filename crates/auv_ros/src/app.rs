@@ -3,7 +3,7 @@
 //! SIGTERM, then sends all-zero to every AUV.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::diagnostics::Watched;
 use ros_common::lifecycle::StopSignal;
 use ros_common::msgs::JpegFormatName;
-use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::stats::StreamStats;
 use ros_common::time::{to_ros_time, wall_now};
 
 use crate::images::AuvImages;
@@ -21,8 +21,7 @@ use crate::link;
 use crate::names;
 use crate::settings::Settings;
 use crate::telemetry::{AuvTelemetry, TelemetrySettings};
-use crate::thrusters::{cmd_vel_loop, thrusters_loop, CommandInput, QUEUE};
-use crate::watchdog::Watchdog;
+use crate::thrusters::{cmd_vel_loop, thrusters_loop, Thrusters};
 
 const NODE_NAME: &str = "auv_bridge";
 
@@ -161,34 +160,48 @@ fn run() -> Result<(), String> {
         crate::telemetry::receive(telemetry_socket, telemetry_auvs, tf, ts, log, stop_telemetry)
     })?);
 
-    // Thrusters.
-    let push = link::pusher(&zmq_ctx, &s.sim_host, s.thruster_port, s.reconnect_interval)?;
-    let (to_sender, from_inputs) = std::sync::mpsc::sync_channel(QUEUE);
-    let warn = Arc::new(Mutex::new(RateLimitedLog::new(Duration::from_secs(5))));
-    for (id, st) in &stats {
-        let input = CommandInput {
-            id: *id,
-            to_sender: to_sender.clone(),
-            stats: st.thrusters.clone(),
-            logger: logger.clone(),
-            warn: warn.clone(),
-        };
+    // Thrusters: the shared command path, one PUSH socket per AUV.
+    let pushers = s
+        .auv_ids
+        .iter()
+        .map(|&id| {
+            Ok((
+                id,
+                link::pusher(&zmq_ctx, &s.sim_host, s.thruster_port, s.reconnect_interval)?,
+            ))
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let (inbox, sender) = ros_common::command::command_path(
+        Thrusters::new(pushers),
+        s.cmd_timeout,
+        s.auv_ids.iter().map(|&id| names::auv_prefix(id)).collect(),
+        stats.iter().map(|(_, st)| st.thrusters.clone()).collect(),
+        &logger,
+    );
+    for (vehicle, (id, _)) in stats.iter().enumerate() {
         let thrusters = node
             .subscribe::<r2r::rflysim_bridge::msg::ThrusterCommand>(&names::thrusters_topic(*id), command_qos.clone())
             .map_err(e)?;
         let cmd_vel = node
             .subscribe::<r2r::geometry_msgs::msg::Twist>(&names::cmd_vel_topic(*id), command_qos.clone())
             .map_err(e)?;
-        runtime.spawn(thrusters_loop(Box::pin(thrusters), input.clone(), stop.clone()));
-        runtime.spawn(cmd_vel_loop(Box::pin(cmd_vel), input, s.gains, stop.clone()));
+        runtime.spawn(thrusters_loop(
+            Box::pin(thrusters),
+            inbox.clone(),
+            (vehicle, *id),
+            stop.clone(),
+        ));
+        runtime.spawn(cmd_vel_loop(
+            Box::pin(cmd_vel),
+            inbox.clone(),
+            (vehicle, *id),
+            s.gains,
+            stop.clone(),
+        ));
     }
-    drop(to_sender);
-    let thruster_stats: HashMap<u8, Arc<StreamStats>> =
-        stats.iter().map(|(id, st)| (*id, st.thrusters.clone())).collect();
-    let watchdog = Watchdog::new(&s.auv_ids, s.cmd_timeout);
     let stop_sender = stop.clone();
     threads.push(spawn("thrusters", move || {
-        crate::thrusters::sender(push, from_inputs, watchdog, thruster_stats, stop_sender)
+        sender.run(move || link::stopping(&stop_sender))
     })?);
 
     spawn_diagnostics(&mut node, &runtime, &stats, s.diagnostics_period, stop.clone())?;
@@ -203,11 +216,8 @@ fn run() -> Result<(), String> {
         s.convention.angle_unit,
     );
     drop(_guard);
-    ros_common::lifecycle::run_until_signalled(runtime, vec![node], stop_tx, &logger);
-    for t in threads {
-        let _ = t.join();
-    }
-    // Dropping the context waits (≤ the PUSH linger) for the stop commands to leave.
+    ros_common::lifecycle::run_until_signalled(runtime, vec![node], stop_tx, threads, &logger);
+    // Dropping the context waits (≤ the PUSH linger) for the neutral commands to leave.
     drop(zmq_ctx);
     Ok(())
 }

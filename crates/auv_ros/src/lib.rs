@@ -1,4 +1,4 @@
-//! The ROS 2 side of the ZeroMQ AUV simulator (seed 004): the `auv_bridge`
+//! The ROS 2 side of the ZeroMQ AUV simulator: the `auv_bridge`
 //! node. The wire is `auv_proto`'s; the simulator-independent plumbing (QoS,
 //! parameters, time, diagnostics, cameras, TF) is `ros_common`'s.
 
@@ -11,6 +11,5 @@ pub mod names;
 pub mod settings;
 pub mod telemetry;
 pub mod thrusters;
-pub mod watchdog;
 
 pub use app::main;

@@ -42,21 +42,28 @@ pub fn subscriber(
     Ok(s)
 }
 
-/// The PUSH socket for thruster commands. Messages go only to a simulator
-/// that is connected (`ZMQ_IMMEDIATE`): nothing waits in the bridge for a
-/// simulator that is away and reaches it late.
+/// One AUV's PUSH socket for thruster commands: to a connected simulator
+/// only (`ZMQ_IMMEDIATE`: nothing is kept for one that is away), one
+/// message queued at most (the command path keeps the newest and offers it
+/// when there is room; `ZMQ_CONFLATE` would do the same but lost a message
+/// closed right after it was queued, here), a small kernel send buffer, and
+/// a link whose peer stops answering ZMTP heartbeats dropped and redialled.
 pub fn pusher(ctx: &zmq::Context, host: &str, port: u16, reconnect: Duration) -> Result<zmq::Socket, String> {
     let endpoint = tcp_endpoint(host, port);
     let err = |e: zmq::Error| format!("PUSH {endpoint}: {e}");
     let s = ctx.socket(zmq::PUSH).map_err(err)?;
     configure(&s, reconnect).map_err(err)?;
     s.set_immediate(true).map_err(err)?;
-    s.set_sndhwm(16).map_err(err)?;
-    // The stop commands sent at shutdown get this long to leave.
-    s.set_linger(200).map_err(err)?;
+    s.set_sndhwm(1).map_err(err)?;
+    s.set_sndbuf(4096).map_err(err)?;
+    s.set_heartbeat_ivl(HEARTBEAT.as_millis() as i32).map_err(err)?;
+    s.set_heartbeat_timeout(3 * HEARTBEAT.as_millis() as i32).map_err(err)?;
     s.connect(&endpoint).map_err(err)?;
     Ok(s)
 }
+
+/// How often the command link is probed (ZMTP PING); three missed: dead.
+pub const HEARTBEAT: Duration = Duration::from_millis(500);
 
 pub fn stopping(stop: &StopSignal) -> bool {
     *stop.borrow()
@@ -93,7 +100,7 @@ pub fn first_byte(parts: &[Part]) -> Option<u8> {
     parts.first().and_then(|p| p.as_ref().first()).copied()
 }
 
-/// More frames than any message of the seed has: the rest of a longer
+/// More frames than any message of the protocol has: the rest of a longer
 /// message is read and dropped, so it is refused for its part count
 /// without being held.
 const MAX_PARTS: usize = if auv_proto::IMAGE_PARTS > auv_proto::TELEMETRY_PARTS {
@@ -105,7 +112,7 @@ const MAX_PARTS: usize = if auv_proto::IMAGE_PARTS > auv_proto::TELEMETRY_PARTS 
 const _: () = assert!(MAX_PARTS > auv_proto::IMAGE_PARTS && MAX_PARTS > auv_proto::TELEMETRY_PARTS);
 
 /// The next message waiting on `socket`, if any, as at most [`MAX_PARTS`]
-/// frames (a longer one keeps one past the seed's counts, so it fails them).
+/// frames (a longer one keeps one past the protocol's counts, so it fails them).
 fn receive_message(socket: &zmq::Socket) -> Option<Vec<Part>> {
     let mut parts = Vec::with_capacity(3);
     let mut flags = zmq::DONTWAIT;
@@ -173,7 +180,7 @@ mod tests {
         assert_eq!(first_byte(&[]), None);
     }
 
-    /// A message of many frames keeps one frame more than the seed's
+    /// A message of many frames keeps one frame more than the protocol's
     /// longest (so it fails every part-count check) and never spills into
     /// the next message.
     #[test]

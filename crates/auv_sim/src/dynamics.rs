@@ -1,6 +1,6 @@
 //! Simple, plausible AUV motion: each thruster level sets a target body
 //! velocity that the AUV approaches with a first-order lag, in a NED world
-//! with an FRD body (the default reading of seed 004's telemetry).
+//! with an FRD body (the default reading's telemetry).
 //!
 //! Thruster senses follow `auv_proto::thruster`: left and right forward when
 //! positive (more left than right turns right), side to starboard, vertical up.

@@ -1,4 +1,4 @@
-//! An emulator of the ZeroMQ AUV simulator of seed 004, for demos, tests and
+//! An emulator of the ZeroMQ AUV simulator, for demos, tests and
 //! benchmarks of the bridge without the simulator: the same three sockets,
 //! the same messages, AUVs that move by their thruster commands, and both
 //! cameras rendered so that the motion shows.

@@ -11,7 +11,7 @@ use crate::faults::FaultConfig;
 pub fn help() -> String {
     format!(
         "\
-auv_sim: an emulator of the ZeroMQ AUV simulator (seed 004). Binds its three
+auv_sim: an emulator of the ZeroMQ AUV simulator. Binds its three
 ports, moves every AUV by the thruster commands it pulls, publishes both
 cameras (JPEG) and telemetry exactly as the simulator does.
 

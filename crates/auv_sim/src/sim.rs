@@ -1,5 +1,5 @@
 //! The running emulator: a supervisor thread that binds the sockets, runs a
-//! session (a motion thread: thrusters in, dynamics, telemetry out; an image
+//! run (a motion thread: thrusters in, dynamics, telemetry out; an image
 //! thread: render, encode, publish), restarts it on demand, and reports.
 //!
 //! Every loop waits at most [`TICK`] between checks of the stop flag, so
@@ -106,19 +106,7 @@ impl Simulator {
             telemetry: options.telemetry_port,
         };
         let (sockets, ports) = Sockets::bind(&ctx, &options, wanted)?;
-        let n = options.auv_ids.len();
-        let shared = Arc::new(Shared {
-            world: Mutex::new(World::new(&options.auv_ids)),
-            image_faults: Mutex::new(FaultInjector::new(options.faults, Stream::Images)),
-            telemetry_faults: Mutex::new(FaultInjector::new(options.faults, Stream::Telemetry)),
-            image_seq: Mutex::new(vec![0; n]),
-            telemetry_seq: Mutex::new(vec![0; n]),
-            options,
-            stop: AtomicBool::new(false),
-            restarts: AtomicU64::new(0),
-            report: Mutex::new(Report::default()),
-            send_log,
-        });
+        let shared = Arc::new(Shared::new(options, send_log));
         let s = shared.clone();
         let supervisor = std::thread::Builder::new()
             .name("auv_sim".into())
@@ -302,27 +290,7 @@ fn run_motion(shared: &Shared, session_stop: &AtomicBool, thrusters: &zmq::Socke
         let mut items = [thrusters.as_poll_item(zmq::POLLIN)];
         let readable = zmq::poll(&mut items, wait.as_millis() as i64).unwrap_or(0) > 0;
         if readable {
-            while let Ok(parts) = thrusters.recv_multipart(zmq::DONTWAIT) {
-                let outcome = apply_thruster_message(shared, &parts);
-                {
-                    let counts = &mut lock(&shared.report).thrusters;
-                    match &outcome {
-                        Ok(()) => counts.record_good(),
-                        Err(None) => counts.record_unknown_id(),
-                        Err(Some(e)) => counts.record_error(e),
-                    }
-                }
-                if let Err(e) = outcome {
-                    if bad_logged.elapsed() >= Duration::from_secs(1) {
-                        bad_logged = Instant::now();
-                        let why = e.map_or_else(
-                            || "an AUV id this simulator does not have".to_string(),
-                            |e| e.to_string(),
-                        );
-                        say(&format!("thruster message refused: {why}"));
-                    }
-                }
-            }
+            drain_thrusters(shared, thrusters, &mut bad_logged);
         }
         let now = Instant::now();
         lock(&shared.world).step((now - last_step).as_secs_f64());
@@ -343,6 +311,60 @@ fn run_motion(shared: &Shared, session_stop: &AtomicBool, thrusters: &zmq::Socke
             lock(&shared.report).telemetry_messages += states.len() as u64;
         }
     }
+}
+
+impl Shared {
+    fn new(options: Options, send_log: Option<Mutex<BufWriter<File>>>) -> Self {
+        let n = options.auv_ids.len();
+        Shared {
+            world: Mutex::new(World::new(&options.auv_ids)),
+            image_faults: Mutex::new(FaultInjector::new(options.faults, Stream::Images)),
+            telemetry_faults: Mutex::new(FaultInjector::new(options.faults, Stream::Telemetry)),
+            image_seq: Mutex::new(vec![0; n]),
+            telemetry_seq: Mutex::new(vec![0; n]),
+            options,
+            stop: AtomicBool::new(false),
+            restarts: AtomicU64::new(0),
+            report: Mutex::new(Report::default()),
+            send_log,
+        }
+    }
+}
+
+/// Thruster messages applied per turn of the motion loop at most: a flood
+/// of them cannot hold back the telemetry or the stop flag.
+const MAX_DRAIN: usize = 1000;
+
+/// Applies the thruster messages waiting on `thrusters`, [`MAX_DRAIN`] at
+/// most; returns how many it took.
+fn drain_thrusters(shared: &Shared, thrusters: &zmq::Socket, bad_logged: &mut Instant) -> usize {
+    let mut taken = 0;
+    while taken < MAX_DRAIN {
+        let Ok(parts) = thrusters.recv_multipart(zmq::DONTWAIT) else {
+            break;
+        };
+        taken += 1;
+        let outcome = apply_thruster_message(shared, &parts);
+        {
+            let counts = &mut lock(&shared.report).thrusters;
+            match &outcome {
+                Ok(()) => counts.record_good(),
+                Err(None) => counts.record_unknown_id(),
+                Err(Some(e)) => counts.record_error(e),
+            }
+        }
+        if let Err(e) = outcome {
+            if bad_logged.elapsed() >= Duration::from_secs(1) {
+                *bad_logged = Instant::now();
+                let why = e.map_or_else(
+                    || "an AUV id this simulator does not have".to_string(),
+                    |e| e.to_string(),
+                );
+                say(&format!("thruster message refused: {why}"));
+            }
+        }
+    }
+    taken
 }
 
 /// `Err(None)`: a valid message for an AUV that does not exist.
@@ -444,5 +466,38 @@ impl StatsPrinter {
         ));
         self.last = Instant::now();
         self.last_report = r;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_turn_applies_a_bounded_number_of_thruster_messages() {
+        let shared = Shared::new(
+            Options {
+                auv_ids: vec![0],
+                ..Options::default()
+            },
+            None,
+        );
+        let ctx = zmq::Context::new();
+        let pull = ctx.socket(zmq::PULL).unwrap();
+        pull.bind("inproc://thrusters").unwrap();
+        let push = ctx.socket(zmq::PUSH).unwrap();
+        push.set_sndhwm(0).unwrap();
+        push.connect("inproc://thrusters").unwrap();
+        let msg = ThrusterCommand::new(0, [Some(1), None, None, None]).unwrap().encode();
+        for _ in 0..MAX_DRAIN + 500 {
+            push.send(&msg[..], 0).unwrap();
+        }
+        let mut logged = Instant::now();
+        assert_eq!(drain_thrusters(&shared, &pull, &mut logged), MAX_DRAIN);
+        assert_eq!(
+            drain_thrusters(&shared, &pull, &mut logged),
+            500,
+            "the rest on the next turn"
+        );
     }
 }

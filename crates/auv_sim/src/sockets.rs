@@ -1,4 +1,4 @@
-//! The simulator's three ZeroMQ sockets, bound the way seed 004's simulator
+//! The simulator's three ZeroMQ sockets, bound the way the simulator
 //! binds them, and rebound on a restart.
 
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! The emulator over real ZeroMQ sockets, with a libzmq client on the other
-//! side: the seed's message layouts, motion driven by thruster commands,
+//! side: the protocol's message layouts, motion driven by thruster commands,
 //! faults that a receiver detects, restarts, and a prompt stop.
 
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ struct Client {
 }
 
 impl Client {
-    /// Connects like the seed's snippets: SUB with a one-byte id prefix (or
+    /// Connects like the protocol's snippets: SUB with a one-byte id prefix (or
     /// everything), PUSH for thrusters.
     fn connect(sim: &Simulator, prefix: &[u8]) -> Client {
         let ctx = zmq::Context::new();
@@ -276,4 +276,50 @@ fn a_port_in_use_is_an_error_at_start() {
         ..options(&[0])
     });
     assert!(clash.is_err());
+}
+
+/// A controller flooding thruster commands starves neither the telemetry
+/// nor the stop: the drain of the PULL socket is bounded per turn.
+#[test]
+fn a_flood_of_thruster_commands_keeps_telemetry_and_the_stop() {
+    let sim = Simulator::start(options(&[0])).unwrap();
+    let c = Client::connect(&sim, &[0]);
+    c.telemetry();
+    let flooding = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let flooders: Vec<_> = (0..3)
+        .map(|_| {
+            let (flag, port) = (flooding.clone(), sim.ports().thruster);
+            std::thread::spawn(move || {
+                let ctx = zmq::Context::new();
+                let push = ctx.socket(zmq::PUSH).unwrap();
+                push.set_linger(0).unwrap();
+                push.set_sndhwm(100_000).unwrap();
+                push.connect(&format!("tcp://127.0.0.1:{port}")).unwrap();
+                let msg = ThrusterCommand::new(0, [Some(1), None, None, None]).unwrap().encode();
+                while flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    let _ = push.send(&msg[..], zmq::DONTWAIT);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    let mut got = 0;
+    while start.elapsed() < Duration::from_millis(500) {
+        if c.telemetry.recv_multipart(zmq::DONTWAIT).is_ok() {
+            got += 1;
+        } else {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let t = Instant::now();
+    sim.request_stop();
+    sim.wait();
+    let stopped_in = t.elapsed();
+    flooding.store(false, std::sync::atomic::Ordering::Relaxed);
+    for f in flooders {
+        f.join().unwrap();
+    }
+    assert!(got >= 5, "telemetry under a flood: {got} messages in 0.5 s");
+    assert!(stopped_in < Duration::from_secs(1), "{stopped_in:?}");
 }

@@ -309,8 +309,12 @@ fn object<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a Map<String, 
     }
 }
 
+/// A finite number that a ROS message's `float32` holds (beyond ±3.4e38 it
+/// would become ±inf there): nothing a simulator measures is larger.
 fn number(v: &Value) -> Result<f64, Fault> {
-    v.as_f64().filter(|x| x.is_finite()).ok_or(Fault::Invalid)
+    v.as_f64()
+        .filter(|x| x.abs() <= f64::from(f32::MAX))
+        .ok_or(Fault::Invalid)
 }
 
 fn number_field(map: Option<&Map<String, Value>>, key: &str) -> Result<f64, Fault> {

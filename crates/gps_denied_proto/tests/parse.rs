@@ -7,7 +7,7 @@ use gps_denied_proto::{
 };
 use serde_json::{json, Value};
 
-/// The telemetry example of seed 003, verbatim.
+/// The telemetry example, verbatim.
 const SEED_EXAMPLE: &str = r#"{ "imu": { "orientation": {"roll": 0.0, "pitch": 0.0, "yaw": 0.0}, "angular_velocity": {"x": 0.0, "y": 0.0, "z": 0.0}, "linear_acceleration": {"x": 0.0, "y": 0.0, "z": 9.81} }, "altimeter": { "altitude": 5.0, "vertical_velocity": -0.1 }, "velocity": {"x": 0.0, "y": 0.0, "z": -0.1}, "landing_pad": { "relative_x": 0.5, "relative_y": -0.2, "distance": 4.5, "confidence": 0.85 }, "camera": { "width": 320, "height": 240, "fov": 60.0, "image": "" }, "landed": false, "timestamp": 1.234 }"#;
 
 const JPEG_START: &[u8] = &[0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0x43, 0x00];
@@ -209,6 +209,23 @@ fn rover_objects_are_recognised() {
     // A drone frame that happens to carry a position is still a drone frame.
     let p = parse(&json!({"position": {"x": 1, "y": 2, "z": 3}, "landed": true}));
     assert!(matches!(p.telemetry, Telemetry::Drone(_)));
+}
+
+#[test]
+fn numbers_beyond_float32_drop_only_their_part() {
+    let text = SEED_EXAMPLE
+        .replace(r#""altitude": 5.0"#, r#""altitude": 1e39"#)
+        .replace(r#""relative_x": 0.5"#, r#""relative_x": -3.5e38"#);
+    let p = parse_telemetry(text.as_bytes(), &Limits::default()).unwrap();
+    assert_eq!(p.faults.get(Part::Altitude), Some(Fault::Invalid));
+    assert_eq!(p.faults.get(Part::LandingPad), Some(Fault::Invalid));
+    assert_eq!(p.faults.len(), 2);
+    // The largest float32 is still a number.
+    let text = SEED_EXAMPLE.replace(r#""altitude": 5.0"#, r#""altitude": 3.4028234e38"#);
+    assert!(parse_telemetry(text.as_bytes(), &Limits::default())
+        .unwrap()
+        .faults
+        .is_empty());
 }
 
 #[test]

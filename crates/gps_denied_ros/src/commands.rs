@@ -1,11 +1,13 @@
 //! Commands: `cmd` (`rflysim_bridge/AttitudeThrust`) and `cmd_vel`
-//! (`geometry_msgs/Twist`) in, one JSON command object out per message —
-//! to the simulator's UDP port, or as a `std_msgs/String`. A command
-//! outside the seed's ranges is rejected with a log line and nothing is sent.
+//! (`geometry_msgs/Twist`) in, one JSON command object out per message, to
+//! the simulator's UDP port or as a `std_msgs/String`, through the shared
+//! command path (`ros_common::command`: stamp rule, latest only, the
+//! neutral `{"thrust":0,"pitch":0,"roll":0,"yaw":0}` after `cmd_timeout` of
+//! silence and at the stop). A command outside the simulator's ranges is
+//! refused with a log line and nothing is sent.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::stream::BoxStream;
 use futures::StreamExt;
@@ -13,15 +15,23 @@ use gps_denied_proto::{Command, CommandError, TwistGains};
 use r2r::geometry_msgs::msg::Twist;
 use r2r::rflysim_bridge::msg::AttitudeThrust;
 use r2r::{Node, Publisher, QosProfile};
+use ros_common::command::{CommandInbox, CommandTransport, Offer};
 use ros_common::lifecycle::StopSignal;
-use ros_common::stats::{RateLimitedLog, StreamStats};
-use tokio::net::UdpSocket;
+use ros_common::time::{from_ros_time, TimeBase};
 
 use crate::convert::{attitude_command, twist_command};
 
+/// The one vehicle of this bridge, in the command path's terms.
+const DRONE: usize = 0;
+
 /// Where commands go.
 pub enum CommandSink {
-    Udp { socket: Arc<UdpSocket>, to: SocketAddr },
+    /// A clone of the telemetry socket (commands leave from the port the
+    /// simulator sends to), non-blocking.
+    Udp {
+        socket: UdpSocket,
+        to: SocketAddr,
+    },
     Ros(Publisher<r2r::std_msgs::msg::String>),
 }
 
@@ -34,15 +44,28 @@ impl std::fmt::Debug for CommandSink {
     }
 }
 
-impl CommandSink {
-    async fn send(&mut self, command: &Command) -> Result<(), String> {
+impl CommandTransport for CommandSink {
+    type Command = Command;
+
+    fn neutral(&self, _: usize) -> Command {
+        Command::NEUTRAL
+    }
+
+    fn offer(&mut self, _: usize, command: &Command) -> Offer {
         let json = command.encode();
         match self {
-            CommandSink::Udp { socket, to } => socket.send_to(&json, *to).await.map(|_| ()).map_err(|e| e.to_string()),
+            CommandSink::Udp { socket, to } => match socket.send_to(&json, *to) {
+                Ok(_) => Offer::Taken,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Offer::Busy("send_buffer_full"),
+                // An ICMP "port unreachable" of an earlier datagram, and the like.
+                Err(_) => Offer::Busy("send_failed"),
+            },
             CommandSink::Ros(p) => {
                 let data = String::from_utf8(json).expect("the encoder writes UTF-8");
-                p.publish(&r2r::std_msgs::msg::String { data })
-                    .map_err(|e| e.to_string())
+                match p.publish(&r2r::std_msgs::msg::String { data }) {
+                    Ok(()) => Offer::Taken,
+                    Err(_) => Offer::Busy("publish_failed"),
+                }
             }
         }
     }
@@ -56,24 +79,28 @@ fn reason(e: &CommandError) -> &'static str {
     }
 }
 
-pub struct CommandBridge {
+/// The two command subscriptions, feeding the command path.
+pub struct CommandInputs {
     cmd: BoxStream<'static, AttitudeThrust>,
     cmd_vel: BoxStream<'static, Twist>,
-    sink: CommandSink,
+    inbox: CommandInbox<Command>,
     gains: TwistGains,
-    pub stats: Arc<StreamStats>,
-    logger: String,
-    log: RateLimitedLog,
+    time: Arc<TimeBase>,
 }
 
-impl std::fmt::Debug for CommandBridge {
+impl std::fmt::Debug for CommandInputs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandBridge").field("sink", &self.sink).finish()
+        f.debug_struct("CommandInputs").finish_non_exhaustive()
     }
 }
 
-impl CommandBridge {
-    pub fn new(node: &mut Node, sink: CommandSink, gains: TwistGains) -> Result<Self, String> {
+impl CommandInputs {
+    pub fn new(
+        node: &mut Node,
+        inbox: CommandInbox<Command>,
+        gains: TwistGains,
+        time: Arc<TimeBase>,
+    ) -> Result<Self, String> {
         let qos = QosProfile::default().keep_last(10).reliable();
         Ok(Self {
             cmd: node
@@ -84,41 +111,27 @@ impl CommandBridge {
                 .subscribe::<Twist>("cmd_vel", qos)
                 .map_err(|e| format!("cmd_vel: {e}"))?
                 .boxed(),
-            sink,
+            inbox,
             gains,
-            stats: Arc::new(StreamStats::default()),
-            logger: node.logger().to_string(),
-            log: RateLimitedLog::new(Duration::from_secs(1)),
+            time,
         })
     }
 
     pub async fn run(mut self, mut stop: StopSignal) {
         loop {
-            let (what, command) = tokio::select! {
+            let (command, stamp) = tokio::select! {
                 _ = stop.changed() => return,
-                Some(m) = self.cmd.next() => ("cmd", attitude_command(&m)),
-                Some(t) = self.cmd_vel.next() => ("cmd_vel", twist_command(&t, &self.gains).map(|(c, _)| c)),
+                Some(m) = self.cmd.next() => (attitude_command(&m), from_ros_time(&m.header.stamp)),
+                // cmd_vel has no stamp: fresh at receipt.
+                Some(t) = self.cmd_vel.next() => (twist_command(&t, &self.gains).map(|(c, _)| c), 0.0),
                 else => return,
             };
             match command {
-                Ok(c) => match self.sink.send(&c).await {
-                    Ok(()) => self.stats.published(0),
-                    Err(e) => {
-                        self.stats.drop_frame("send_failed");
-                        if let Some(held) = self.log.allow() {
-                            r2r::log_warn!(&self.logger, "{what}: cannot send: {e} ({held} more held back)");
-                        }
-                    }
-                },
-                Err(e) => {
-                    self.stats.drop_frame(reason(&e));
-                    if let Some(held) = self.log.allow() {
-                        r2r::log_warn!(
-                            &self.logger,
-                            "{what} rejected, nothing sent: {e} ({held} more held back)"
-                        );
-                    }
+                Ok(c) => {
+                    let now = self.time.now_seconds().unwrap_or(stamp);
+                    self.inbox.submit(DRONE, c, stamp, now, true);
                 }
+                Err(e) => self.inbox.refuse(DRONE, reason(&e), &e.to_string()),
             }
         }
     }

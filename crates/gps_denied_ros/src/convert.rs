@@ -1,4 +1,4 @@
-//! Seed 003's telemetry as ROS 2 messages, and ROS 2 commands as seed 003
+//! The simulator's telemetry as ROS 2 messages, and ROS 2 commands as its
 //! commands. Pure functions: no node, no I/O. Axes are already REP-103's
 //! (`gps_denied_proto::frames`), so vectors pass through unchanged.
 
@@ -210,7 +210,7 @@ pub fn rover_odometry(
     })
 }
 
-/// `cmd` → command; values outside the seed's ranges are rejected.
+/// `cmd` → command; values outside the protocol's ranges are rejected.
 pub fn attitude_command(m: &AttitudeThrust) -> Result<Command, CommandError> {
     Command::new(
         f64::from(m.thrust),

@@ -1,5 +1,5 @@
-//! The `gps_denied_bridge` node: the GPS-denied landing drone simulator of
-//! seed 003 on ROS 2. Its JSON telemetry (UDP, or `std_msgs/String`)
+//! The `gps_denied_bridge` node: the GPS-denied landing drone simulator on
+//! ROS 2. Its JSON telemetry (UDP, or `std_msgs/String`)
 //! becomes typed topics — IMU, altitude, velocity, landing pad, camera,
 //! landed, the rover's odometry — and typed commands become its JSON
 //! commands. The wire is `gps_denied_proto`'s; the ROS plumbing is
@@ -16,9 +16,10 @@ use std::sync::Arc;
 
 use r2r::{Node, QosProfile};
 use ros_common::diagnostics::Watched;
-use ros_common::time::{to_ros_time, wall_now, ClockPublisher};
+use ros_common::stats::StreamStats;
+use ros_common::time::{to_ros_time, wall_now, ClockPublisher, TimeBase};
 
-use crate::commands::{CommandBridge, CommandSink};
+use crate::commands::{CommandInputs, CommandSink};
 use crate::settings::{Settings, Source};
 use crate::telemetry::{Outputs, TelemetryBridge, TelemetryInput};
 
@@ -26,8 +27,13 @@ pub const NODE_NAME: &str = "gps_denied_bridge";
 /// Relative topics land here unless the launch or `__ns` says otherwise.
 pub const DEFAULT_NAMESPACE: &str = "drone";
 
-/// The bridge's one UDP socket: telemetry in, commands out.
-fn udp_socket(bind: SocketAddrV4, rcvbuf: usize, logger: &str) -> Result<Arc<tokio::net::UdpSocket>, String> {
+/// The bridge's one UDP socket: telemetry in (on the runtime), commands out
+/// (a clone, for the command sender's thread).
+fn udp_socket(
+    bind: SocketAddrV4,
+    rcvbuf: usize,
+    logger: &str,
+) -> Result<(Arc<tokio::net::UdpSocket>, std::net::UdpSocket), String> {
     let (s, granted) =
         ros_common::net::udp_receiver(*bind.ip(), bind.port(), rcvbuf, None).map_err(|e| format!("UDP {bind}: {e}"))?;
     if granted < rcvbuf {
@@ -36,7 +42,11 @@ fn udp_socket(bind: SocketAddrV4, rcvbuf: usize, logger: &str) -> Result<Arc<tok
             "UDP receive buffer: {granted} bytes granted of {rcvbuf} (net.core.rmem_max)"
         );
     }
-    Ok(Arc::new(tokio::net::UdpSocket::from_std(s).map_err(|e| e.to_string())?))
+    let commands = s.try_clone().map_err(|e| format!("UDP {bind}: {e}"))?;
+    Ok((
+        Arc::new(tokio::net::UdpSocket::from_std(s).map_err(|e| e.to_string())?),
+        commands,
+    ))
 }
 
 pub fn main() -> ExitCode {
@@ -63,11 +73,11 @@ fn run() -> Result<(), String> {
             rcvbuf,
             senders,
         } => {
-            let socket = udp_socket(*bind, *rcvbuf, &logger)?;
+            let (socket, commands) = udp_socket(*bind, *rcvbuf, &logger)?;
             (
-                TelemetryInput::Udp(socket.clone()),
+                TelemetryInput::Udp(socket),
                 CommandSink::Udp {
-                    socket,
+                    socket: commands,
                     to: (*sim).into(),
                 },
                 format!("telemetry on UDP {bind} from {}, commands to {sim}", senders.describe()),
@@ -110,10 +120,19 @@ fn run() -> Result<(), String> {
     } else {
         None
     };
-    let commands = CommandBridge::new(&mut node, sink, settings.gains)?;
+    let time = Arc::new(TimeBase::with_source(settings.use_sim_time, settings.stamp_source));
+    let command_stats = Arc::new(StreamStats::default());
+    let (inbox, sender) = ros_common::command::command_path(
+        sink,
+        settings.cmd_timeout,
+        vec![DEFAULT_NAMESPACE.into()],
+        vec![command_stats.clone()],
+        &logger,
+    );
+    let commands = CommandInputs::new(&mut node, inbox, settings.gains, time.clone())?;
     let diagnostics_period = settings.diagnostics_period;
     let use_sim_time = settings.use_sim_time;
-    let telemetry = TelemetryBridge::new(input, outputs, settings, clock, logger.clone());
+    let telemetry = TelemetryBridge::new(input, outputs, settings, time, clock, logger.clone());
     let watched = |name: &str, stats| Watched {
         name: format!("{NODE_NAME}: {name}"),
         hardware_id: "gps_denied_drone".into(),
@@ -123,7 +142,7 @@ fn run() -> Result<(), String> {
         watched("telemetry", telemetry.stats.telemetry.clone()),
         watched("camera", telemetry.stats.camera.clone()),
         watched("rover", telemetry.stats.rover.clone()),
-        watched("commands", commands.stats.clone()),
+        watched("commands", command_stats),
     ];
     let diagnostics = ros_common::diagnostics::publisher(&mut node).map_err(|e| e.to_string())?;
     runtime.spawn(ros_common::diagnostics::run(
@@ -133,7 +152,11 @@ fn run() -> Result<(), String> {
         stop_rx.clone(),
     ));
     runtime.spawn(telemetry.run(stop_rx.clone()));
-    runtime.spawn(commands.run(stop_rx));
+    runtime.spawn(commands.run(stop_rx.clone()));
+    let sender = std::thread::Builder::new()
+        .name("commands".into())
+        .spawn(move || sender.run(move || *stop_rx.borrow()))
+        .map_err(|e| format!("command thread: {e}"))?;
     r2r::log_info!(
         &logger,
         "{described}; stamps: {}",
@@ -144,6 +167,6 @@ fn run() -> Result<(), String> {
         }
     );
     drop(guard);
-    ros_common::lifecycle::run_until_signalled(runtime, vec![node], stop_tx, &logger);
+    ros_common::lifecycle::run_until_signalled(runtime, vec![node], stop_tx, vec![sender], &logger);
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The node's parameters (README, "GPS-denied drone"), read once at start.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
+use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use gps_denied_proto::wire::{
@@ -10,7 +11,8 @@ use gps_denied_proto::{Limits, TwistGains};
 use r2r::Node;
 use ros_common::msgs::Covariances;
 use ros_common::net::SenderFilter;
-use ros_common::params;
+use ros_common::params::{self, FloatParam};
+use ros_common::time::{StampSource, STAMP_SOURCE};
 
 use crate::convert::{AltimeterModel, FrameIds};
 
@@ -48,10 +50,18 @@ pub struct Settings {
     pub altimeter: AltimeterModel,
     pub publish_tf: bool,
     pub diagnostics_period: Duration,
+    /// Silence on `cmd` and `cmd_vel` after which the neutral command is sent.
+    pub cmd_timeout: Duration,
+    pub stamp_source: StampSource,
 }
 
 fn bad(name: &str, msg: impl std::fmt::Display) -> String {
     format!("parameter {name}: {msg}")
+}
+
+/// A float parameter, refused unless in `range` (NaN never is).
+fn float_in(node: &Node, name: &'static str, default: f64, range: RangeInclusive<f64>) -> Result<f64, String> {
+    FloatParam::new(name, default, range).read(node)
 }
 
 fn port(node: &Node, name: &str, default: u16) -> Result<u16, String> {
@@ -112,7 +122,9 @@ impl Settings {
             .map_err(e)?
             .clamp(1 << 10, 64 << 20) as usize;
         let d = Covariances::default();
-        let gain = |name: &str| params::float(node, name, 1.0).map_err(e);
+        let gain = |name: &'static str| float_in(node, name, 1.0, -1e6..=1e6);
+        let variance = |name: &'static str, default: f64| float_in(node, name, default, 0.0..=f64::MAX);
+        let length = |name: &'static str, default: f32| float_in(node, name, f64::from(default), 0.0..=1e6);
         let a = AltimeterModel::default();
         Ok(Self {
             source,
@@ -134,24 +146,32 @@ impl Settings {
                 yaw: gain("yaw_gain")?,
             },
             covariances: Covariances {
-                imu_gyro: params::float(node, "imu_gyro_variance", d.imu_gyro).map_err(e)?,
-                imu_accel: params::float(node, "imu_accel_variance", d.imu_accel).map_err(e)?,
-                imu_orientation: params::float(node, "imu_orientation_variance", d.imu_orientation).map_err(e)?,
-                pose_position: params::float(node, "pose_position_variance", d.pose_position).map_err(e)?,
-                pose_orientation: params::float(node, "pose_orientation_variance", d.pose_orientation).map_err(e)?,
+                imu_gyro: variance("imu_gyro_variance", d.imu_gyro)?,
+                imu_accel: variance("imu_accel_variance", d.imu_accel)?,
+                imu_orientation: variance("imu_orientation_variance", d.imu_orientation)?,
+                pose_position: variance("pose_position_variance", d.pose_position)?,
+                pose_orientation: variance("pose_orientation_variance", d.pose_orientation)?,
                 ..d
             },
             altimeter: AltimeterModel {
-                field_of_view: params::float(node, "altimeter_fov", f64::from(a.field_of_view)).map_err(e)? as f32,
-                min_range: params::float(node, "altimeter_min_range", f64::from(a.min_range)).map_err(e)? as f32,
-                max_range: params::float(node, "altimeter_max_range", f64::from(a.max_range)).map_err(e)? as f32,
+                field_of_view: float_in(
+                    node,
+                    "altimeter_fov",
+                    f64::from(a.field_of_view),
+                    0.0..=std::f64::consts::PI,
+                )? as f32,
+                min_range: length("altimeter_min_range", a.min_range)? as f32,
+                max_range: length("altimeter_max_range", a.max_range)? as f32,
             },
             publish_tf: params::boolean(node, "publish_tf", true).map_err(e)?,
-            diagnostics_period: Duration::from_secs_f64(
-                params::float(node, "diagnostics_period", 1.0)
-                    .map_err(e)?
-                    .clamp(0.05, 60.0),
-            ),
+            diagnostics_period: Duration::from_secs_f64(float_in(node, "diagnostics_period", 1.0, 0.05..=60.0)?),
+            cmd_timeout: Duration::from_secs_f64(float_in(
+                node,
+                "cmd_timeout",
+                ros_common::command::DEFAULT_TIMEOUT_S,
+                0.01..=60.0,
+            )?),
+            stamp_source: STAMP_SOURCE.read(node)?,
         })
     }
 }

@@ -23,13 +23,13 @@ use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::lifecycle::StopSignal;
 use ros_common::msgs::header;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{to_ros_time, wall_now, ClockPublisher};
+use ros_common::time::{to_ros_time, wall_now, Accepted, ClockPublisher, StampRefusal, StreamClock, TimeBase};
 use tokio::net::UdpSocket;
 
 use crate::convert;
 use crate::settings::{Settings, Source};
 
-/// The largest image the camera decodes (pixels): far above the seed's
+/// The largest image the camera decodes (pixels): far above the protocol's
 /// 320 × 240, far below what a lying JPEG header could ask for.
 const MAX_IMAGE_PIXELS: usize = 4096 * 4096;
 
@@ -106,6 +106,9 @@ pub struct TelemetryBridge {
     input: TelemetryInput,
     out: Outputs,
     settings: Settings,
+    time: Arc<TimeBase>,
+    drone_clock: StreamClock,
+    rover_clock: StreamClock,
     clock: Option<ClockPublisher>,
     counters: InputCounters,
     reported_bad: u64,
@@ -113,7 +116,6 @@ pub struct TelemetryBridge {
     logger: String,
     bad_input_log: RateLimitedLog,
     camera_log: RateLimitedLog,
-    last_sim_time: Option<f64>,
     last_rover_heading: Option<f64>,
 }
 
@@ -131,6 +133,7 @@ impl TelemetryBridge {
         input: TelemetryInput,
         out: Outputs,
         settings: Settings,
+        time: Arc<TimeBase>,
         clock: Option<ClockPublisher>,
         logger: String,
     ) -> Self {
@@ -138,6 +141,9 @@ impl TelemetryBridge {
             input,
             out,
             settings,
+            time,
+            drone_clock: StreamClock::new("drone telemetry", logger.clone()),
+            rover_clock: StreamClock::new("rover telemetry", logger.clone()),
             clock,
             counters: InputCounters::default(),
             reported_bad: 0,
@@ -145,7 +151,6 @@ impl TelemetryBridge {
             logger,
             bad_input_log: RateLimitedLog::new(Duration::from_secs(5)),
             camera_log: RateLimitedLog::new(Duration::from_secs(5)),
-            last_sim_time: None,
             last_rover_heading: None,
         }
     }
@@ -250,25 +255,43 @@ impl TelemetryBridge {
         }
     }
 
-    /// One stamp for every topic of a frame: sim time with `use_sim_time`
-    /// (the last one known when this frame lacks it), else the receipt time.
-    fn stamp(&mut self, sim: Option<f64>) -> Time {
-        if !self.settings.use_sim_time {
-            return to_ros_time(wall_now());
-        }
-        if let Some(s) = sim {
-            self.last_sim_time = Some(s);
-            if let Some(clock) = &self.clock {
-                self.stats
-                    .telemetry
-                    .count_publish(clock.advance(s), "clock_publish_failed");
+    /// One stamp for every topic of a frame, through the shared time base
+    /// (a frame without a timestamp: on arrival), and `/clock` moved by it;
+    /// `None`: the frame is refused (counted and logged).
+    fn stamp(&mut self, sim: Option<f64>, rover: bool) -> Option<Time> {
+        let (clock, stats) = if rover {
+            (&mut self.rover_clock, &self.stats.rover)
+        } else {
+            (&mut self.drone_clock, &self.stats.telemetry)
+        };
+        let taken: Result<Accepted, StampRefusal> = match sim {
+            Some(s) => clock.stamp(&self.time, s),
+            None => clock.arrival_at(&self.time, wall_now()),
+        };
+        match taken {
+            Ok(a) => {
+                if let Some(c) = &self.clock {
+                    stats.count_publish(c.advance(&a), "clock_publish_failed");
+                }
+                Some(to_ros_time(a.seconds))
+            }
+            Err(e) => {
+                stats.drop_frame(e.reason());
+                if let Some(held) = self.bad_input_log.allow() {
+                    r2r::log_warn!(
+                        &self.logger,
+                        "telemetry frame dropped: {e} ({held} more bad inputs held back)"
+                    );
+                }
+                None
             }
         }
-        to_ros_time(self.last_sim_time.unwrap_or(0.0))
     }
 
     fn drone(&mut self, mut t: DroneTelemetry, bytes: usize) {
-        let stamp = self.stamp(t.timestamp);
+        let Some(stamp) = self.stamp(t.timestamp, false) else {
+            return;
+        };
         let ids = &self.settings.frames;
         let base = header(stamp.clone(), &ids.base);
         let out = &self.out;
@@ -301,7 +324,11 @@ impl TelemetryBridge {
                 .unwrap_or(DEFAULT_FOV_DEG);
             let len = jpeg.len();
             let camera_header = header(stamp, &self.settings.frames.camera);
-            match self.out.camera.publish_jpeg(&jpeg, Encoding::Bgr8, fov, camera_header) {
+            // A decode takes milliseconds: off the runtime's two workers.
+            let camera = &mut self.out.camera;
+            let published =
+                tokio::task::block_in_place(|| camera.publish_jpeg(&jpeg, Encoding::Bgr8, fov, camera_header));
+            match published {
                 Ok(()) => self.stats.camera.published(len),
                 Err(err) => {
                     self.stats.camera.drop_frame(err.reason());
@@ -315,10 +342,8 @@ impl TelemetryBridge {
     }
 
     fn rover(&mut self, r: &RoverTelemetry, bytes: usize) {
-        let stamp = if self.settings.use_sim_time {
-            to_ros_time(r.timestamp.or(self.last_sim_time).unwrap_or(0.0))
-        } else {
-            to_ros_time(wall_now())
+        let Some(stamp) = self.stamp(r.timestamp, true) else {
+            return;
         };
         let odom = convert::rover_odometry(
             r,

@@ -23,6 +23,10 @@ use crate::world::{Pattern, World};
 
 /// The largest payload one IPv4 UDP datagram carries.
 pub const MAX_UDP_PAYLOAD: usize = 65_507;
+/// Commands read per frame at most when taking what is queued.
+const MAX_QUEUED: usize = 1024;
+/// The wait after a receive error other than a timeout.
+const ERROR_PAUSE: Duration = Duration::from_millis(5);
 /// The longest a blocking receive waits before the stop flag is looked at.
 const POLL: Duration = Duration::from_millis(50);
 /// The kernel counts socket timeouts in ticks (4 ms at 250 Hz), rounding up:
@@ -139,7 +143,8 @@ impl Emulator<'_> {
     /// Receives commands until `until` (or, flat out, those already queued).
     fn receive_until(&mut self, until: Instant, stop: &AtomicBool) {
         if self.options.flat_out {
-            return self.receive_queued();
+            self.receive_queued();
+            return;
         }
         loop {
             let now = Instant::now();
@@ -155,28 +160,39 @@ impl Emulator<'_> {
                 return;
             }
             let _ = self.socket.set_read_timeout(Some((wait - TIMEOUT_GRAIN).min(POLL)));
-            // An error is a timeout, or an ICMP "port unreachable" from an earlier send, and the like.
-            if let Ok((n, _)) = self.socket.recv_from(&mut self.buf) {
-                self.handle_datagram(n);
+            match self.socket.recv_from(&mut self.buf) {
+                Ok((n, _)) => self.handle_datagram(n),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+                // An ICMP "port unreachable" from an earlier send, and the like:
+                // a recurring one is paused on, not spun on.
+                Err(_) => std::thread::sleep(ERROR_PAUSE.min(until.saturating_duration_since(Instant::now()))),
             }
         }
     }
 
-    /// Handles the commands already queued, without waiting.
-    fn receive_queued(&mut self) {
+    /// Handles the commands already queued, without waiting, and at most
+    /// [`MAX_QUEUED`] of them: a flood does not hold back the frames. Returns
+    /// how many datagrams it read.
+    fn receive_queued(&mut self) -> usize {
         if !self.options.flat_out {
             let _ = self.socket.set_nonblocking(true);
         }
-        loop {
+        let mut read = 0;
+        while read < MAX_QUEUED {
             match self.socket.recv_from(&mut self.buf) {
-                Ok((n, _)) => self.handle_datagram(n),
+                Ok((n, _)) => {
+                    read += 1;
+                    self.handle_datagram(n);
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(_) => {}
+                // An ICMP error of an earlier send: read on, a few times only.
+                Err(_) => read += MAX_QUEUED / 8,
             }
         }
         if !self.options.flat_out {
             let _ = self.socket.set_nonblocking(false);
         }
+        read
     }
 
     fn image(&mut self) -> Option<Vec<u8>> {

@@ -1,4 +1,4 @@
-//! An emulator of the GPS-denied landing drone simulator (seed 003): the
+//! An emulator of the GPS-denied landing drone simulator: the
 //! same JSON over real UDP, a rendered downward camera, simple dynamics
 //! driven by the commands it receives, and faults on demand — so that the
 //! bridge can be demonstrated, tested and benchmarked without PyBullet.

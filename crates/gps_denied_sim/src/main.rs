@@ -17,7 +17,7 @@ fn help() -> String {
     format!(
         "\
 gps_denied_sim: an emulator of the GPS-denied landing drone simulator
-(seed 003): JSON telemetry over UDP from a drone hovering above a rover that
+JSON telemetry over UDP from a drone hovering above a rover that
 carries the landing pad, driven by the JSON commands it receives.
 
 Usage: gps_denied_sim [options]

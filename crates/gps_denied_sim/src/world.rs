@@ -1,6 +1,6 @@
 //! The emulated world: a rover carrying the landing pad drives a pattern on
 //! flat ground; a drone flies above it under simple dynamics driven by the
-//! seed's commands. Axes are `gps_denied_proto::frames`' (world z up, body
+//! protocol's commands. Axes are `gps_denied_proto::frames`' (world z up, body
 //! FLU, yaw-pitch-roll Euler angles).
 //!
 //! Dynamics (deliberately simple, documented in `--help`): `thrust` is a

@@ -164,7 +164,7 @@ fn run(role: Role) -> Result<(), String> {
             "wall clock"
         }
     );
-    ros_common::lifecycle::run_until_signalled(runtime, nodes, stop_tx, &logger);
+    ros_common::lifecycle::run_until_signalled(runtime, nodes, stop_tx, Vec::new(), &logger);
     Ok(())
 }
 
@@ -186,6 +186,7 @@ struct Startup {
 impl Startup {
     fn new(ctx: Context, main_node: &mut Node, settings: Settings, stop: StopSignal) -> Result<Self, String> {
         let use_sim_time = settings.time.use_sim_time;
+        let time = Arc::new(TimeBase::with_source(use_sim_time, settings.time.stamp_source));
         let clock = if use_sim_time {
             Some(Arc::new(ClockPublisher::new(main_node).map_err(|e| e.to_string())?))
         } else {
@@ -196,7 +197,7 @@ impl Startup {
             settings,
             logger: main_node.logger().to_string(),
             stop,
-            time: Arc::new(TimeBase::new(use_sim_time)),
+            time,
             clock,
             nodes: Vec::new(),
             watched: Vec::new(),

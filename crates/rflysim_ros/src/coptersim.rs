@@ -22,8 +22,7 @@ use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::BadSimTime;
-use ros_common::time::{ClockPublisher, TimeBase};
+use ros_common::time::{Accepted, ClockPublisher, StampRefusal, StreamClock, TimeBase};
 
 /// How long the IMU may stay silent before CopterSim is asked for it again.
 const IMU_SILENCE: Duration = Duration::from_secs(2);
@@ -97,9 +96,10 @@ impl CopterBridge {
         self
     }
 
-    /// The IMU message of one sample (FLU, REP-145 covariances).
-    pub fn imu_message(&self, sample: &ImuSample) -> Result<Imu, BadSimTime> {
-        let stamp = self.time.stamp(sample.time_stamp)?;
+    /// The IMU message of one sample (FLU, REP-145 covariances), stamped by `clock`.
+    pub fn imu_message(&self, sample: &ImuSample, clock: &mut StreamClock) -> Result<(Imu, Accepted), StampRefusal> {
+        let taken = clock.stamp(&self.time, sample.time_stamp)?;
+        let stamp = ros_common::time::to_ros_time(taken.seconds);
         let fresh = self
             .attitude
             .lock()
@@ -107,7 +107,7 @@ impl CopterBridge {
             .filter(|(_, at)| at.elapsed() < Duration::from_millis(500))
             .map(|(q, _)| q);
         let header = ros_common::msgs::header(stamp, &names::base_frame(self.copter));
-        Ok(msgs::imu(sample, fresh, header, &self.cov))
+        Ok((msgs::imu(sample, fresh, header, &self.cov), taken))
     }
 
     /// Runs the IMU and the true-state streams; `self` is split between the
@@ -157,6 +157,7 @@ impl CopterBridge {
         let mut last_sample: Option<Instant> = None;
         let mut next_request = Instant::now();
         let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+        let mut imu_clock = StreamClock::new(format!("uav{} imu", self.copter), self.logger.clone());
         let mut buf = [0u8; 1024];
         // Wakes the loop when a request may be due, and only then: it used
         // to wake every 250 ms whatever came. While samples flow it fires
@@ -182,10 +183,10 @@ impl CopterBridge {
                     match ImuSample::decode(&buf[..n]) {
                         Ok(sample) => {
                             last_sample = Some(Instant::now());
-                            let message = match self.imu_message(&sample) {
+                            let (message, taken) = match self.imu_message(&sample, &mut imu_clock) {
                                 Ok(m) => m,
                                 Err(e) => {
-                                    self.imu_stats.drop_frame(BadSimTime::REASON);
+                                    self.imu_stats.drop_frame(e.reason());
                                     if let Some(held) = warn.allow() {
                                         r2r::log_warn!(&self.logger, "uav{}: IMU sample dropped: {e} ({held} more held back)", self.copter);
                                     }
@@ -198,7 +199,7 @@ impl CopterBridge {
                                 Err(_) => self.imu_stats.drop_frame("publish_failed"),
                             }
                             if let Some(c) = &self.clock {
-                                self.imu_stats.count_publish(c.advance(sample.time_stamp), "clock_publish_failed");
+                                self.imu_stats.count_publish(c.advance(&taken), "clock_publish_failed");
                             }
                         }
                         Err(e) => {
@@ -246,16 +247,17 @@ impl StatePart {
         };
         let mut buf = [0u8; 1024];
         let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+        let mut state_clock = StreamClock::new(format!("uav{} true state", self.copter), self.logger.clone());
         loop {
             tokio::select! {
                 n = sock.recv(&mut buf) => {
                     match TrueState::decode(&buf[..n]) {
                         Ok(s) if s.copter_id == i32::from(self.copter) => {
                             *self.attitude.lock().unwrap() = Some((quat_normalize(s.quaternion.map(f64::from)), Instant::now()));
-                            let stamp = match self.time.stamp(s.runned_time) {
-                                Ok(t) => t,
+                            let stamp = match state_clock.stamp(&self.time, s.runned_time) {
+                                Ok(t) => ros_common::time::to_ros_time(t.seconds),
                                 Err(e) => {
-                                    self.stats.drop_frame(BadSimTime::REASON);
+                                    self.stats.drop_frame(e.reason());
                                     if let Some(held) = warn.allow() {
                                         r2r::log_warn!(&self.logger, "uav{}: true state dropped: {e} ({held} more held back)", self.copter);
                                     }

@@ -16,16 +16,18 @@ use rflysim_proto::gimbal::GimbalBitTable;
 use ros_common::msgs::Covariances;
 use ros_common::net::SenderFilter;
 use ros_common::params::{self, invalid, FloatParam};
+use ros_common::time::StampSource;
 
 /// Every parameter of RflySim's executables, with its default and range.
 pub mod param {
     use rflysim_proto::config::AngleUnit;
-    use rflysim_proto::gimbal::{GimbalBitTable, SDK_BITS, SEED_000_BITS};
+    use rflysim_proto::gimbal::{GimbalBitTable, FORMER_PROTOCOL_NAME, PROTOCOL_BITS, SDK_BITS};
     use rflysim_proto::ports;
     use rflysim_proto::request::REQUEST_CHECKSUM as REQUEST_CHECKSUM_VALUE;
     use ros_common::params::{BoolParam, ChoiceParam, FloatParam, IntParam};
 
     use super::TfSource;
+    pub use ros_common::time::STAMP_SOURCE;
 
     pub const RFLYSIM_CONFIG: &str = "rflysim_config";
     /// The sensor of `camera_node` / `lidar_node`; −1: the first of its kind.
@@ -66,8 +68,12 @@ pub mod param {
     pub const DIAGNOSTICS_PERIOD: FloatParam = FloatParam::new("diagnostics_period", 1.0, 0.05..=60.0);
     pub const GIMBAL_BITS: ChoiceParam<GimbalBitTable> = ChoiceParam::new(
         "gimbal_bits",
-        SEED_000_BITS.name,
-        &[(SEED_000_BITS.name, SEED_000_BITS), (SDK_BITS.name, SDK_BITS)],
+        PROTOCOL_BITS.name,
+        &[
+            (PROTOCOL_BITS.name, PROTOCOL_BITS),
+            (FORMER_PROTOCOL_NAME, PROTOCOL_BITS),
+            (SDK_BITS.name, SDK_BITS),
+        ],
     );
     pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
     pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
@@ -99,6 +105,7 @@ pub mod param {
         (ANGLE_UNIT.name, ANGLE_UNIT.default),
         (TF_SOURCE.name, TF_SOURCE.default),
         (GIMBAL_BITS.name, GIMBAL_BITS.default),
+        (STAMP_SOURCE.name, STAMP_SOURCE.default),
     ];
 }
 
@@ -139,6 +146,7 @@ pub struct SimLink {
 #[derive(Debug, Clone, Copy)]
 pub struct TimeSettings {
     pub use_sim_time: bool,
+    pub stamp_source: StampSource,
     pub heartbeat_port: u16,
     pub heartbeat_multicast: bool,
 }
@@ -306,6 +314,7 @@ impl Settings {
             link: SimLink::from_node(node)?,
             time: TimeSettings {
                 use_sim_time: param::USE_SIM_TIME.read(node)?,
+                stamp_source: param::STAMP_SOURCE.read(node)?,
                 heartbeat_port: param::HEARTBEAT_PORT.read(node)?,
                 heartbeat_multicast: param::HEARTBEAT_MULTICAST.read(node)?,
             },

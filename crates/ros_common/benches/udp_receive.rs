@@ -4,7 +4,7 @@
 //! frames of 60 000-byte datagrams at a rate; this process takes them into a frame-sized buffer, one datagram after the
 //! other, and its CPU time is divided by the frames received. Three ways to
 //! receive: a tokio socket on a runtime of two workers (`recv_buf_from`,
-//! how the UDP sensors received until stop 23), a blocking `recv` (how they
+//! how the UDP sensors once received), a blocking `recv` (how they
 //! do since, `ros_common::net::BlockingUdp`) and `recvmmsg` of up to 32
 //! datagrams a call. Next to them, in the same run,
 //! the reference: a `memcpy` of the same bytes, from memory not in cache,

@@ -1,8 +1,6 @@
-//! A timer that exists only while something is due. A stream's loop that
-//! ticked at a fixed rate woke an idle bridge for nothing, several times a
-//! second per stream (stop 22 measured ~4 ms of CPU a second for one
-//! LiDAR's bridge doing nothing); one armed from the state of the stream
-//! wakes it when there is work, and not otherwise.
+//! A timer that exists only while something is due: a loop ticking at a
+//! fixed rate woke an idle bridge several times a second per stream (~4 ms
+//! of CPU a second for one idle LiDAR); this one wakes it only for work.
 
 use std::future::pending;
 use std::pin::Pin;

@@ -30,6 +30,13 @@ pub mod keys {
     pub const RESIDENT_KIB: &str = "resident_kib";
     pub const HEAP_IN_USE_KIB: &str = "heap_in_use_kib";
     pub const HEAP_HELD_KIB: &str = "heap_held_kib";
+    /// A command stream's: what the vehicle holds (`controller`, `neutral`, `none`).
+    pub const COMMAND_IN_FORCE: &str = "command_in_force";
+    /// Seconds since the controller's command in force was issued.
+    pub const COMMAND_AGE_S: &str = "command_age_s";
+    pub const NEUTRAL_COMMANDS_SENT: &str = "neutral_commands_sent";
+    /// `true` while a neutral command waits for the transport to take it.
+    pub const NEUTRAL_OWED: &str = "neutral_owed";
 }
 
 /// Where a process's diagnostics go: `/diagnostics`, in the name of one of
@@ -109,6 +116,21 @@ fn status(w: &Watched, prev: &mut Previous, dt: f64, now: f64) -> DiagnosticStat
             w.stats.latency_ms().map_or("unknown".into(), |l| format!("{l:.2}")),
         ),
     ];
+    if let Some(c) = w.stats.command_status() {
+        let in_force = match (c.in_force_since, c.neutral_in_force) {
+            (Some(_), _) => "controller",
+            (None, true) => "neutral",
+            (None, false) => "none",
+        };
+        values.push(kv(keys::COMMAND_IN_FORCE, in_force));
+        values.push(kv(
+            keys::COMMAND_AGE_S,
+            c.in_force_since
+                .map_or("none".into(), |t| format!("{:.3}", (now - t).max(0.0))),
+        ));
+        values.push(kv(keys::NEUTRAL_COMMANDS_SENT, c.neutral_sent));
+        values.push(kv(keys::NEUTRAL_OWED, c.neutral_owed));
+    }
     values.extend(
         drops
             .iter()

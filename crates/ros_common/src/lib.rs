@@ -5,6 +5,7 @@
 
 pub mod camera;
 pub mod cdr;
+pub mod command;
 pub mod dds;
 pub mod deadline;
 pub mod demand;

@@ -109,8 +109,16 @@ pub fn stop_flag_at_signal() -> Arc<AtomicBool> {
 }
 
 /// Serves the nodes' parameters, spins them, and returns at SIGINT or
-/// SIGTERM after stopping every task of `runtime` through `stop`.
-pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::Sender<bool>, logger: &str) {
+/// SIGTERM after stopping every task of `runtime` through `stop` and
+/// joining `threads` (a command sender's last neutral command may still
+/// need its node's publisher).
+pub fn run_until_signalled(
+    runtime: Runtime,
+    mut nodes: Vec<Node>,
+    stop: watch::Sender<bool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    logger: &str,
+) {
     let _guard = runtime.enter();
     // Parameter services (`ros2 param`), and use_sim_time's /clock subscription.
     for node in &mut nodes {
@@ -170,6 +178,9 @@ pub fn run_until_signalled(runtime: Runtime, mut nodes: Vec<Node>, stop: watch::
         wake.wake();
     }
     runtime.shutdown_timeout(Duration::from_secs(1) / 2);
+    for t in threads {
+        let _ = t.join();
+    }
     // The nodes (and their publishers) go last, after every task using them.
     let _nodes: Vec<Vec<Node>> = spinners.into_iter().filter_map(|s| s.ok()?.join().ok()).collect();
 }

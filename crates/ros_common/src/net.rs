@@ -114,6 +114,22 @@ fn parse_network(s: &str) -> Result<(Ipv4Addr, u8), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn recurring_receive_errors_are_paused_not_spun_on() {
+        let mut e = ErrorPause::default();
+        assert_eq!(
+            (e.failed(), e.failed(), e.failed()),
+            (None, None, None),
+            "a few at once"
+        );
+        let pauses: Vec<_> = (0..12).map(|_| e.failed().unwrap()).collect();
+        assert_eq!(pauses[0], std::time::Duration::from_millis(1));
+        assert!(pauses.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*pauses.last().unwrap(), ErrorPause::MAX);
+        e.succeeded();
+        assert_eq!(e.failed(), None, "a success starts again");
+    }
+
     use super::*;
 
     fn from(ip: &str) -> SocketAddr {
@@ -277,6 +293,31 @@ impl SenderGate {
     }
 }
 
+/// Consecutive receive errors: the first few are read past at once (an
+/// ICMP error queued on a socket is one, and EINTR), then each waits a
+/// pause that grows to [`ErrorPause::MAX`], so that a socket that fails
+/// for good does not hold a core in a retry loop.
+#[derive(Debug, Default)]
+pub struct ErrorPause {
+    consecutive: u32,
+}
+
+impl ErrorPause {
+    pub const MAX: std::time::Duration = std::time::Duration::from_millis(100);
+    const AT_ONCE: u32 = 3;
+
+    /// One more error: how long to wait before the next receive.
+    pub fn failed(&mut self) -> Option<std::time::Duration> {
+        self.consecutive = self.consecutive.saturating_add(1);
+        let over = self.consecutive.checked_sub(Self::AT_ONCE + 1)?;
+        Some(std::time::Duration::from_millis(1u64 << over.min(7)).min(Self::MAX))
+    }
+
+    pub fn succeeded(&mut self) {
+        self.consecutive = 0;
+    }
+}
+
 /// A bound UDP socket that hands out only the datagrams of allowed senders;
 /// the others are counted in `stats` and logged at a limited rate.
 #[derive(Debug)]
@@ -298,10 +339,19 @@ impl FilteredUdp {
     /// The next datagram of an allowed sender, its length in `buf`.
     /// Cancel-safe: a datagram is either returned or counted.
     pub async fn recv(&mut self, buf: &mut [u8]) -> usize {
+        let mut errors = ErrorPause::default();
         loop {
-            if let Ok((n, from)) = self.sock.recv_from(buf).await {
-                if self.gate.admits(from) {
-                    return n;
+            match self.sock.recv_from(buf).await {
+                Ok((n, from)) => {
+                    errors.succeeded();
+                    if self.gate.admits(from) {
+                        return n;
+                    }
+                }
+                Err(_) => {
+                    if let Some(pause) = errors.failed() {
+                        tokio::time::sleep(pause).await;
+                    }
                 }
             }
         }
@@ -322,7 +372,7 @@ pub enum Received {
 /// A UDP socket read by a thread of its own, blocked in `recv`: a
 /// datagram wakes that thread and nothing else. Received through tokio's
 /// reactor instead, a 1080p frame's 104 datagrams cost the bridge 12 %
-/// more CPU per frame (BENCHMARKS.md, stop 23). Only allowed senders'
+/// more CPU per frame (BENCHMARKS.md). Only allowed senders'
 /// datagrams are handed out, as by [`FilteredUdp`].
 #[derive(Debug)]
 pub struct BlockingUdp {
@@ -388,12 +438,14 @@ impl BlockingUdp {
     /// held stays. For a buffer the datagram is to stay in, as a frame's.
     pub fn recv_appended(&mut self, buf: &mut Vec<u8>) -> Received {
         let kept = buf.len();
+        let mut errors = ErrorPause::default();
         loop {
             if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
                 return Received::Closed;
             }
             match self.sock.recv_from(buf.spare_capacity_mut()) {
                 Ok((n, from)) => {
+                    errors.succeeded();
                     if n == 0 && self.closed.load(std::sync::atomic::Ordering::SeqCst) {
                         return Received::Closed;
                     }
@@ -408,7 +460,11 @@ impl BlockingUdp {
                     return Received::TimedOut
                 }
                 // EINTR, or an ICMP error queued on the socket: read on.
-                Err(_) => {}
+                Err(_) => {
+                    if let Some(pause) = errors.failed() {
+                        std::thread::sleep(pause);
+                    }
+                }
             }
         }
     }

@@ -27,6 +27,21 @@ pub struct StreamStats {
     transport_drops: Mutex<BTreeMap<&'static str, u64>>,
     /// Age of the last frame's data when it was published (wall clock − stamp).
     latency_ms: Mutex<Option<f64>>,
+    /// For a vehicle's command stream: what is in force (`crate::command`).
+    command: Mutex<Option<CommandStatus>>,
+}
+
+/// A vehicle's command state, as `/diagnostics` shows it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CommandStatus {
+    /// Wall-clock issue time of the controller's command in force (`None`: none is).
+    pub in_force_since: Option<f64>,
+    /// The watchdog's or the stop's neutral command is what the vehicle holds.
+    pub neutral_in_force: bool,
+    /// Neutral commands the transport took.
+    pub neutral_sent: u64,
+    /// A neutral command is owed and not yet taken (no simulator connected).
+    pub neutral_owed: bool,
 }
 
 impl StreamStats {
@@ -49,6 +64,14 @@ impl StreamStats {
 
     pub fn set_latency_ms(&self, ms: f64) {
         *self.latency_ms.lock().unwrap() = Some(ms);
+    }
+
+    pub fn set_command_status(&self, status: CommandStatus) {
+        *self.command.lock().unwrap() = Some(status);
+    }
+
+    pub fn command_status(&self) -> Option<CommandStatus> {
+        *self.command.lock().unwrap()
     }
 
     pub fn latency_ms(&self) -> Option<f64> {

@@ -28,6 +28,15 @@ fn name(signal: libc::c_int) -> &'static str {
     }
 }
 
+fn restore_default_handlers() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: resetting a signal's disposition to the default.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+    }
+}
+
 /// Runs `job` until it returns; when SIGINT or SIGTERM comes first, calls
 /// `on_signal` with its name ("SIGINT", "SIGTERM") and then waits for `job`,
 /// which `on_signal` must make return soon. Returns what `job` returned; a
@@ -49,6 +58,8 @@ where
     while !handle.is_finished() {
         let signal = RECEIVED.load(Ordering::SeqCst);
         if signal != 0 {
+            // A second signal is the user insisting: it ends the process at once.
+            restore_default_handlers();
             on_signal(name(signal));
             break;
         }
@@ -93,6 +104,17 @@ mod tests {
         });
         raiser.join().unwrap();
         assert_eq!(seen, Some("SIGTERM"));
+        // SAFETY: reading the dispositions (a null new action changes nothing).
+        let disposition = |signal| unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(signal, std::ptr::null(), &mut old);
+            old.sa_sigaction
+        };
+        assert_eq!(
+            (disposition(libc::SIGINT), disposition(libc::SIGTERM)),
+            (libc::SIG_DFL, libc::SIG_DFL),
+            "after the first signal, a second one is not swallowed"
+        );
         assert!(
             ran >= Duration::from_millis(50),
             "the job ran until the signal: {ran:?}"

@@ -46,7 +46,7 @@ fn bin_dir() -> PathBuf {
     std::env::var_os("AUV_BENCH_BIN_DIR").map_or_else(release_bin_dir, PathBuf::from)
 }
 
-/// Ports of this run (not the seed's: other programs on the machine may hold those).
+/// Ports of this run (not the protocol's: other programs on the machine may hold those).
 #[derive(Clone, Copy)]
 struct Ports {
     image: u16,

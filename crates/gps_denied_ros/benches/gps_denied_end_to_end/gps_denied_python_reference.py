@@ -1,5 +1,5 @@
 """The Python reference of the gps_denied_end_to_end benchmark: what users of
-the GPS-denied landing drone simulator (seed 003) write today, a UDP socket,
+the GPS-denied landing drone simulator write today, a UDP socket,
 `json.loads`, `base64.b64decode` and an rclpy republisher of typed messages.
 
 It publishes what gps_denied_bridge publishes for each telemetry frame

@@ -65,7 +65,7 @@ struct Case {
     pace: Pace,
 }
 
-/// Ports of this run (not the seed's 5555/5556: a simulator or bridge on the
+/// Ports of this run (not the protocol's 5555/5556: a simulator or bridge on the
 /// machine may hold those).
 #[derive(Debug, Clone, Copy)]
 struct Ports {

@@ -23,7 +23,7 @@ use ros_common::camera::{CameraError, CameraPublisher, CameraTopics};
 use ros_common::cdr::POINT_CLOUD2_TYPE;
 use ros_common::demand::{subscribed, subscribed_untyped};
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{BadSimTime, ClockPublisher, TimeBase};
+use ros_common::time::{ClockPublisher, StreamClock, TimeBase};
 
 use self::frame::{FrameKind, FrameMapper, Messages};
 use crate::names;
@@ -207,6 +207,8 @@ pub struct SensorPipeline {
     logger: String,
     warn_limit: RateLimitedLog,
     clock: Option<Arc<ClockPublisher>>,
+    /// This sensor's stamps: never back between restarts.
+    stream_clock: StreamClock,
 }
 
 impl std::fmt::Debug for SensorPipeline {
@@ -222,6 +224,7 @@ impl SensorPipeline {
     /// Creates the publishers of `cfg` on `node`, or says why the sensor is
     /// not bridged (an unknown kind or transport, detection boxes).
     pub fn new(node: &mut Node, cfg: SensorConfig, time: Arc<TimeBase>, settings: &Settings) -> Result<Self, String> {
+        let cfg_seq = cfg.seq_id;
         let mapper = FrameMapper::new(
             cfg,
             settings.sensor.max_frame_bytes,
@@ -235,6 +238,7 @@ impl SensorPipeline {
             stats: Arc::new(StreamStats::default()),
             settings: settings.sensor.clone(),
             senders: settings.link.senders.clone(),
+            stream_clock: StreamClock::new(format!("sensor {}", cfg_seq), node.logger()),
             logger: node.logger().to_string(),
             warn_limit: RateLimitedLog::new(Duration::from_secs(5)),
             clock: None,
@@ -286,11 +290,12 @@ impl SensorPipeline {
     /// `sim_time`; `payload`'s first `headroom` bytes are free.
     pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) {
         let len = payload.len().saturating_sub(headroom);
-        let stamp = match self.time.stamp(sim_time) {
-            Ok(s) => s,
-            Err(e) => return self.warn_drop(BadSimTime::REASON, &e.to_string()),
+        let taken = match self.stream_clock.stamp(&self.time, sim_time) {
+            Ok(t) => t,
+            Err(e) => return self.warn_drop(e.reason(), &e.to_string()),
         };
-        let stamp_s = ros_common::time::from_ros_time(&stamp);
+        let stamp_s = taken.seconds;
+        let stamp = ros_common::time::to_ros_time(stamp_s);
         let published = self
             .mapper
             .messages(stamp, payload, headroom)
@@ -304,8 +309,7 @@ impl SensorPipeline {
                         .set_latency_ms((ros_common::time::wall_now() - stamp_s) * 1e3);
                 }
                 if let Some(clock) = &self.clock {
-                    self.stats
-                        .count_publish(clock.advance(sim_time), "clock_publish_failed");
+                    self.stats.count_publish(clock.advance(&taken), "clock_publish_failed");
                 }
             }
             Err(e) => self.warn_drop(e.reason(), &e.to_string()),
