@@ -1,4 +1,4 @@
-"""Everything for one RflySim session: the bridge for a Config.json, the
+"""Everything for one RflySim run: the bridge for a Config.json, the
 gimbal node, optionally MAVROS for every vehicle and the built-in emulator.
 
     ros2 launch rflysim_bridge all.launch.py emulator:=true

@@ -1,4 +1,4 @@
-"""The ZeroMQ AUV simulator (seed 004) in ROS 2: the bridge for every AUV of
+"""The ZeroMQ AUV simulator in ROS 2: the bridge for every AUV of
 `auv_ids`, and optionally the built-in emulator in place of the simulator.
 
     ros2 launch rflysim_bridge auv.launch.py emulator:=true

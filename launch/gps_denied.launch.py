@@ -1,4 +1,4 @@
-"""The GPS-denied landing drone (seed 003): the bridge, and optionally the
+"""The GPS-denied landing drone: the bridge, and optionally the
 built-in emulator and rviz2.
 
     ros2 launch rflysim_bridge gps_denied.launch.py emulator:=true rviz:=true

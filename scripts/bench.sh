@@ -8,7 +8,7 @@
 #      reference keep Fast DDS's defaults), with Fast DDS's defaults
 #      everywhere, and with the profile everywhere; then the bridge's CPU
 #      per frame against the reference's over five rounds in turn, each
-#      ratio's median (issue 13, item 2);
+#      ratio's median;
 #   3. the AUV bridge end to end (auv_sim → auv_bridge → r2r subscriber,
 #      4 AUVs × 2 cameras 720p JPEG @ 30 Hz + telemetry @ 100 Hz), compressed
 #      only and with the raw images subscribed, next to a pyzmq + rclpy

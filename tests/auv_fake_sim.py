@@ -1,4 +1,4 @@
-"""A stand-in for the ZeroMQ AUV simulator of seed 004, written with pyzmq
+"""A stand-in for the ZeroMQ AUV simulator, written with pyzmq
 (an independent implementation of ZeroMQ): it binds the three sockets as the
 simulator does and sends exactly the bytes a test asks for."""
 

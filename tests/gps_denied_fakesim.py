@@ -1,4 +1,4 @@
-"""A plain-Python stand-in for seed 003's simulator: stdlib `socket` +
+"""A plain-Python stand-in for the GPS-denied drone simulator: stdlib `socket` +
 `json` + `base64`, as its users' scripts are written, plus Pillow to make
 real JPEGs. It sends telemetry to the bridge and keeps the commands the
 bridge sends back."""
@@ -35,7 +35,7 @@ def jpeg(width=320, height=240, quality=70):
 
 
 def telemetry(t=1.0, image=None, pad=True, **overrides):
-    """The seed's telemetry object with distinctive values."""
+    """The protocol's telemetry object with distinctive values."""
     msg = {
         "imu": {
             "orientation": {"roll": 0.1, "pitch": -0.2, "yaw": 0.3},

@@ -1,4 +1,4 @@
-"""`auv_sim` against pyzmq, the independent peer: seed 004's own Python
+"""`auv_sim` against pyzmq, the independent peer: the simulator documentation's own Python
 client snippets (cv2 replaced by Pillow) decode its images and telemetry,
 its thruster snippet moves the AUV the expected way, subscribers resume by
 themselves after a simulator restart. (That it stops within a second on
@@ -56,7 +56,7 @@ def ctx():
 
 
 def seed_telemetry_client(ctx, port, auv_id):
-    # Seed 004's telemetry snippet, with a timeout so that a test cannot hang.
+    # The documentation's telemetry snippet, with a timeout so that a test cannot hang.
     sock = ctx.socket(zmq.SUB)
     sock.setsockopt(zmq.RCVTIMEO, 3000)
     sock.connect(f"tcp://localhost:{port}")
@@ -117,7 +117,7 @@ def test_seed_thruster_client_moves_the_auv_the_expected_way(processes, ctx):
     tel0 = seed_telemetry_client(ctx, sim.telemetry_port, 0)
     tel1 = seed_telemetry_client(ctx, sim.telemetry_port, 1)
     start0, start1 = latest_pose(tel0), latest_pose(tel1)
-    # The seed's example on AUV 0: left 75, right -50, side 0, vertical kept.
+    # The protocol's example on AUV 0: left 75, right -50, side 0, vertical kept.
     seed_thruster_push(ctx, sim.thruster_port, 0, 75, -50, 0, -127)
     # AUV 1: the side thruster (starboard) and the vertical one (up).
     seed_thruster_push(ctx, sim.thruster_port, 1, 0, 0, 100, 100)

@@ -1,5 +1,5 @@
-"""`gps_denied_sim` against plain Python, as seed 003's users talk to their
-simulator: stdlib `socket` + `json`, and the seed's own image-decoding
+"""`gps_denied_sim` against plain Python, as the simulator's users talk to their
+simulator: stdlib `socket` + `json`, and the protocol's own image-decoding
 snippet (Pillow). No ROS involved.
 """
 
@@ -22,7 +22,7 @@ FOCAL = 160 / math.tan(math.radians(30))  # 320 px across a 60° field of view
 
 
 def decode_camera_image(telemetry):
-    """Seed 003's "Decoding the Image (Python)" snippet, verbatim."""
+    """The documentation's "Decoding the Image (Python)" snippet, verbatim."""
     camera = telemetry.get('camera', {})
     image_b64 = camera.get('image')
     if image_b64 is None:

@@ -49,7 +49,7 @@ def test_the_launch_file_stays_small():
 def test_params_yaml_is_a_ros2_parameters_file():
     params = yaml.safe_load((ROOT / "config" / "rflysim_bridge.yaml").read_text())["/**"]["ros__parameters"]
     assert params["qos_depth"] == 5 and params["tf_source"] in ("lidar", "state")
-    assert params["gimbal_bits"] in ("seed000", "sdk")
+    assert params["gimbal_bits"] in ("protocol", "sdk")
 
 
 def test_example_config_has_one_sensor_of_each_kind():

@@ -1,4 +1,4 @@
-"""RflySim on another host (issue 13, item 4). The simulator runs in a network
+"""RflySim on another host. The simulator runs in a network
 namespace of its own, joined to this one by a veth pair, as a Windows PC on
 the same LAN would be: this host is SUBNET.1, the simulator SUBNET.2, and a
 third host on that LAN SUBNET.3. Nothing but the veth link reaches the

@@ -98,9 +98,9 @@ def cloud_points(msg):
     return [v[i:i + 4] for i in range(0, len(v), 4)]
 
 
-@pytest.mark.parametrize("layout", ["seed", "sdk", "shm"])
+@pytest.mark.parametrize("layout", ["protocol", "sdk", "shm"])
 def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, layout):
-    """UDP in the seed's and the SDK's layouts, and shared memory (where RflySim
+    """UDP in the vision protocol's and the SDK's layouts, and shared memory (where RflySim
     writes the SDK int16 layout into a region sized for the most points)."""
     sensors = lidar_sensors(transport=0 if layout == "shm" else 1)
     sim_layout = "sdk" if layout == "shm" else layout
@@ -118,8 +118,8 @@ def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, la
         for m in msgs[:2]:
             pts = cloud_points(m)
             wire = sc.rendered_at(seq, stamp_seconds(m.header))
-            if layout == "seed" or type_id == 7:
-                if layout == "seed":
+            if layout == "protocol" or type_id == 7:
+                if layout == "protocol":
                     n = struct.unpack_from("<i", wire, 32)[0]
                     want = [floats(wire[36 + 16 * i:52 + 16 * i]) for i in range(n)]
                 else:  # SDK int16 x, y, z for the depth cloud
@@ -133,7 +133,7 @@ def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, la
             for p, w in zip(pts, want):
                 if type_id == 21:
                     w = (w[1], w[0], -w[2], w[3])  # world NED → ENU
-                if type_id == 7 and layout == "seed":
+                if type_id == 7 and layout == "protocol":
                     w = (w[0], w[1], w[2], 0.0)
                 assert all(abs(a - b) < 1e-3 for a, b in zip(p, w)), f"sensor {seq}: {p} vs {w}"
             frame = "rflysim/map_enu" if type_id == 21 else f"rflysim/uav1/sensor{seq}_flu"
@@ -154,7 +154,7 @@ def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, la
         norm = math.hypot(*nose)
         assert (nose[0] * hx + nose[1] * hy) / norm > 0.99, "the nose follows the velocity"
         assert o.header.frame_id == "rflysim/uav1/odom_enu" and o.child_frame_id == "rflysim/uav1/base_link_flu"
-    if layout == "seed":
+    if layout == "protocol":
         g = collector.wait_for(glob, 1)[0]
         assert g.header.frame_id == "rflysim/map_enu"
     d = collector.wait_for(distance, 2)
@@ -177,7 +177,7 @@ def test_imu_frd_to_flu_true_state_and_clock(collector, processes, tmp_path):
             continue
         acc, gyro = samples[key]
         a, w = m.linear_acceleration, m.angular_velocity
-        # FRD → FLU: x, −y, −z for both vectors (seed 000 §1.4).
+        # FRD → FLU: x, −y, −z for both vectors (the RflySim vision protocol, section 1.4).
         for got, want in [((a.x, a.y, a.z), (acc[0], -acc[1], -acc[2])), ((w.x, w.y, w.z), (gyro[0], -gyro[1], -gyro[2]))]:
             assert all(abs(g - e) < 1e-5 for g, e in zip(got, want)), (got, want)
         assert 9.0 < a.z < 10.6, "at hover the FLU accelerometer reads about +g up"

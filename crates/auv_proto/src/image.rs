@@ -25,7 +25,7 @@ impl Default for ImageLimits {
     }
 }
 
-/// The cameras of seed 004, in wire order.
+/// The cameras, in wire order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Camera {
     Front,

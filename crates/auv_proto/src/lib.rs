@@ -1,4 +1,4 @@
-//! The ZeroMQ AUV simulator's wire (seed 004), free of ROS and of ZeroMQ:
+//! The ZeroMQ AUV simulator's wire, free of ROS and of ZeroMQ:
 //! what the bridge and the emulator (`auv_sim`) share. Messages are handled
 //! as lists of frames (ZeroMQ multipart parts); the sockets live elsewhere.
 //!
@@ -7,7 +7,7 @@
 //! - thrusters: PULL on [`THRUSTER_PORT`], one part `[id: u8][left, right, side, vertical: i8]`;
 //! - telemetry: PUB on [`TELEMETRY_PORT`], `[id: u8][x, y, z, yaw, pitch, roll: f32 LE]`.
 //!
-//! The seed gives no units or axes. This crate reads them as metres and
+//! The protocol gives no units or axes. This crate reads them as metres and
 //! radians, a NED world and an FRD body with Z-Y-X (yaw, pitch, roll) angles;
 //! [`pose::AngleUnit`] and [`pose::WorldFrame`] cover the other readings.
 

@@ -1,7 +1,7 @@
 //! Thruster messages: one part `[id: u8][left, right, side, vertical: i8]`,
 //! each level in ±100, or −127 to leave that thruster as it is.
 //!
-//! Sign convention (the seed gives none; the emulator follows it and the
+//! Sign convention (the protocol gives none; the emulator follows it and the
 //! bridge's mixing gains can flip it): left and right push forward when
 //! positive, side pushes to starboard (right), vertical pushes up.
 

@@ -20,7 +20,7 @@ pub struct CameraModel {
 }
 
 impl Default for CameraModel {
-    /// The seed's 320 × 240, 60°.
+    /// The protocol's 320 × 240, 60°.
     fn default() -> Self {
         Self::new(&CameraGeometry {
             width: DEFAULT_IMAGE_WIDTH,

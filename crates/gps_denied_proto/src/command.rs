@@ -1,5 +1,5 @@
 //! The command object, `{"thrust":..,"pitch":..,"roll":..,"yaw":..}`: built
-//! only from values in the seed's ranges, so that nothing out of range can be
+//! only from values in the protocol's ranges, so that nothing out of range can be
 //! encoded; decoded (for the emulator) with the same checks.
 
 use serde::Serialize;
@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::wire::{ATTITUDE_LIMIT, MAX_DATAGRAM_BYTES, THRUST_LIMIT};
 
-/// A command inside the seed's ranges (thrust ±1, pitch/roll/yaw ±0.5).
+/// A command inside the protocol's ranges (thrust ±1, pitch/roll/yaw ±0.5).
 /// `f32`, as the ROS message carries it, so that `0.1` is written `0.1`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Command {

@@ -1,9 +1,9 @@
-//! The frame convention, in one place. The seed names no axes; the
+//! The frame convention, in one place. The protocol names no axes; the
 //! simulator is PyBullet's, whose world is z-up and whose Euler angles are
 //! `getQuaternionFromEuler`'s. So:
 //!
 //! - world: ENU-like, z up (REP-103);
-//! - body (`base_link`): FLU, x forward, y left, z up (the seed's
+//! - body (`base_link`): FLU, x forward, y left, z up (the protocol's
 //!   "forward", "lateral", "positive = up"; 9.81 on `linear_acceleration.z`
 //!   at rest is the specific force of a z-up frame, as REP-145 expects);
 //! - `roll`, `pitch`, `yaw`: rotations about body x, y, z applied yaw first

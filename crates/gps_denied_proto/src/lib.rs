@@ -1,4 +1,4 @@
-//! The wire of the GPS-denied landing drone simulator (seed 003): one JSON
+//! The wire of the GPS-denied landing drone simulator: one JSON
 //! object per UDP datagram. Telemetry (drone or rover) comes from the
 //! simulator, command objects go to it.
 //!

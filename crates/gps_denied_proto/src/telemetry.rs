@@ -1,4 +1,4 @@
-//! The telemetry objects of seed 003 as typed values, and their encoder (for
+//! The telemetry objects as typed values, and their encoder (for
 //! the emulator and the tests). Parsing is in `parse`.
 //!
 //! Every part is optional: a part that is absent or bad on the wire is
@@ -82,7 +82,7 @@ pub struct DroneTelemetry {
     pub timestamp: Option<f64>,
 }
 
-/// One rover telemetry object (the seed's "for internal use by
+/// One rover telemetry object (the protocol's "for internal use by
 /// RoverController"; some setups forward it).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RoverTelemetry {

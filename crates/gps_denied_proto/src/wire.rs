@@ -1,9 +1,9 @@
-//! Protocol facts of seed 003, each in one place.
+//! Protocol facts, each in one place.
 
-/// The simulator's UDP port: commands go there (seed 003's host port).
+/// The simulator's UDP port: commands go there (its documented host port).
 pub const DEFAULT_SIM_PORT: u16 = 5555;
 /// The bridge's own UDP port, where the simulator's telemetry arrives. The
-/// seed fixes no reply address; this is the project's choice (issue 11).
+/// seed fixes no reply address; this is the bridge's choice.
 pub const DEFAULT_LOCAL_PORT: u16 = 5556;
 /// One JSON object per datagram, and a UDP datagram is at most 64 KiB.
 pub const MAX_DATAGRAM_BYTES: usize = 64 * 1024;
@@ -29,8 +29,8 @@ pub const MAX_IMAGE_DIMENSION: u32 = 8192;
 
 /// Where setups that carry the telemetry on ROS publish it (`std_msgs/String`).
 pub const TELEMETRY_TOPIC: &str = "/drone/telemetry";
-/// Where commands go as JSON strings in those setups (the seed names none;
-/// issue 11's choice).
+/// Where commands go as JSON strings in those setups (the protocol names none;
+/// the bridge's choice).
 pub const COMMAND_TOPIC: &str = "/drone/command";
 
 /// The first bytes of every JPEG (SOI marker and the next marker's 0xFF).

@@ -126,7 +126,7 @@ fn main() {
     let points: Vec<[f32; 4]> = (0..100_000)
         .map(|i| [i as f32 * 0.01, 1.0, -2.0, (i % 7) as f32])
         .collect();
-    let seed = lidar::encode::seed_float(1, 0, [1.0, 2.0, 3.0], [0.0, 0.0, 0.5], &points);
+    let seed = lidar::encode::protocol_float(1, 0, [1.0, 2.0, 3.0], [0.0, 0.0, 0.5], &points);
     let mut seed_dgrams = split_frame(HeaderKind::Frame32, 1, 1.0, &seed, MAX_PACKET_PAYLOAD);
     let mut r = Reassembler::new(Default::default());
     let took = median(runs, || {

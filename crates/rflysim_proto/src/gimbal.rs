@@ -1,5 +1,6 @@
-//! Gimbal control bits and the gimbal's status echo (spec §2 "Gimbal control
-//! bitmask", §7). The bit numbering differs between seed 000 and the SDK's
+//! Gimbal control bits and the gimbal's status echo (RflySim wire protocol:
+//! `VisionSensorReq` "Gimbal control bitmask", gimbal status). The bit
+//! numbering differs between the RflySim vision protocol and the SDK's
 //! `CameraCtrlApi.py`; both tables are here, and only here.
 
 use crate::error::DecodeError;
@@ -31,9 +32,9 @@ pub struct GimbalBitTable {
     bits: &'static [(GimbalControl, u8)],
 }
 
-/// Seed 000 §2.1 (what RflySim3D documents).
-pub const SEED_000_BITS: GimbalBitTable = GimbalBitTable {
-    name: "seed000",
+/// the RflySim vision protocol, section 2.1 (what RflySim3D documents).
+pub const PROTOCOL_BITS: GimbalBitTable = GimbalBitTable {
+    name: "protocol",
     bits: &[
         (GimbalControl::FocalLength, 4),
         (GimbalControl::Centre, 5),
@@ -46,6 +47,9 @@ pub const SEED_000_BITS: GimbalBitTable = GimbalBitTable {
         (GimbalControl::ZoomBase, 13),
     ],
 };
+
+/// What `gimbal_bits` called [`PROTOCOL_BITS`] before; accepted as an alias.
+pub const FORMER_PROTOCOL_NAME: &str = "seed000";
 
 /// RflySim SDK `CameraCtrlApi.py` numbering.
 pub const SDK_BITS: GimbalBitTable = GimbalBitTable {
@@ -66,8 +70,14 @@ pub const SDK_BITS: GimbalBitTable = GimbalBitTable {
 };
 
 impl GimbalBitTable {
+    /// By name; `seed000`, the protocol table's former name, still works.
     pub fn by_name(name: &str) -> Option<GimbalBitTable> {
-        [SEED_000_BITS, SDK_BITS].into_iter().find(|t| t.name == name)
+        let name = if name == FORMER_PROTOCOL_NAME {
+            PROTOCOL_BITS.name
+        } else {
+            name
+        };
+        [PROTOCOL_BITS, SDK_BITS].into_iter().find(|t| t.name == name)
     }
 
     /// The mask bit of `control`, or `None` when this numbering has none
@@ -90,7 +100,7 @@ impl GimbalBitTable {
     }
 }
 
-/// The `otherParams` slots of the control values (seed 000 §2.1).
+/// The `otherParams` slots of the control values (the RflySim vision protocol, section 2.1).
 pub mod slot {
     pub const FOCAL_LENGTH: usize = 0;
     pub const CENTRE: usize = 1;
@@ -108,7 +118,7 @@ pub mod slot {
 }
 
 /// The TypeID a gimbal camera renders as under the `LightSource` control's
-/// value (spec §2: 0 RGB, 1 thermal, 2 IR gray).
+/// value (RflySim wire protocol: VisionSensorReq: 0 RGB, 1 thermal, 2 IR gray).
 pub fn light_source_type_id(light_source: u8) -> u16 {
     match light_source {
         1 => type_id::INFRARED,
@@ -117,7 +127,7 @@ pub fn light_source_type_id(light_source: u8) -> u16 {
     }
 }
 
-/// RflySim3D's 148-byte gimbal echo, read as seed 000 §2.2.2 describes it.
+/// RflySim3D's 148-byte gimbal echo, read as the RflySim vision protocol, section 2.2.2 describes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GimbalEcho {
     pub seq_id: u16,
@@ -140,7 +150,7 @@ pub struct GimbalEcho {
 }
 
 impl GimbalEcho {
-    /// The echo is the gimbal form of `VisionSensorReq` (spec §7).
+    /// The echo is the gimbal form of `VisionSensorReq` (RflySim wire protocol: gimbal status).
     pub const LEN: usize = RequestForm::Gimbal148.byte_len();
 
     /// The echo as RflySim3D sends it (the emulator's side of [`GimbalEcho::decode`]):
@@ -200,16 +210,16 @@ mod tests {
 
     #[test]
     fn both_tables() {
-        assert_eq!(SEED_000_BITS.bit(GimbalControl::ZoomBase), Some(1 << 13));
-        assert_eq!(SEED_000_BITS.bit(GimbalControl::Rates), Some(1 << 6));
-        assert_eq!(SEED_000_BITS.bit(GimbalControl::Fov), None);
+        assert_eq!(PROTOCOL_BITS.bit(GimbalControl::ZoomBase), Some(1 << 13));
+        assert_eq!(PROTOCOL_BITS.bit(GimbalControl::Rates), Some(1 << 6));
+        assert_eq!(PROTOCOL_BITS.bit(GimbalControl::Fov), None);
         assert_eq!(SDK_BITS.bit(GimbalControl::Rates), Some(1 << 11));
         assert_eq!(SDK_BITS.bit(GimbalControl::AiBoxSelect), None);
         assert_eq!(
-            SEED_000_BITS.controls_in(1 << 5 | 1 << 9),
+            PROTOCOL_BITS.controls_in(1 << 5 | 1 << 9),
             vec![GimbalControl::Centre, GimbalControl::Ranging]
         );
-        assert_eq!(SEED_000_BITS.unknown_bits(1 << 5 | 1 << 20 | 1), 1 << 20 | 1);
+        assert_eq!(PROTOCOL_BITS.unknown_bits(1 << 5 | 1 << 20 | 1), 1 << 20 | 1);
         assert_eq!(GimbalBitTable::by_name("sdk"), Some(SDK_BITS));
         assert_eq!(GimbalBitTable::by_name("x"), None);
     }

@@ -1,4 +1,4 @@
-//! The two datagram headers of RflySim's UDP sensor streams (spec §3), told
+//! The two datagram headers of RflySim's UDP sensor streams (RflySim wire protocol: UDP sensor stream), told
 //! apart by their checksum on every datagram.
 
 use crate::wire::{Fields, Writer};
@@ -35,7 +35,7 @@ impl HeaderKind {
 pub struct DatagramHeader {
     pub kind: HeaderKind,
     /// The datagram's length including the header (SDK), or the frame's
-    /// length (seed 000): the reassembler accepts both.
+    /// length (the RflySim vision protocol): the reassembler accepts both.
     pub pkg_len: i32,
     pub pkg_id: i32,
     pub pkg_num: i32,

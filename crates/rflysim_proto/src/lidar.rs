@@ -1,4 +1,4 @@
-//! LiDAR (TypeID 20–23) and depth-cloud (TypeID 7) payloads (spec §3), decoded
+//! LiDAR (TypeID 20–23) and depth-cloud (TypeID 7) payloads (RflySim wire protocol: UDP sensor stream), decoded
 //! in one pass into `sensor_msgs/PointCloud2` data: x, y, z, seg as
 //! little-endian f32 with a 16-byte step.
 
@@ -8,7 +8,7 @@ use crate::error::DecodeError;
 use crate::wire::{Fields, Writer};
 
 pub const POINT_STEP: usize = 16;
-/// `<ii6f` pose and `<i` count in front of the seed layout's float points.
+/// `<ii6f` pose and `<i` count in front of the protocol layout's float points.
 pub const SEED_HEADER_LEN: usize = 36;
 /// `<6f` pose and `<i` count in front of the SDK layouts' points.
 pub const SDK_HEADER_LEN: usize = 28;
@@ -17,12 +17,12 @@ pub const SDK_INT16_POINT_LEN: usize = 8;
 /// `<3h` x, y, z (depth cloud).
 pub const SDK_INT16_XYZ_POINT_LEN: usize = 6;
 
-/// The vehicle pose that comes with a frame (seed 000 §1.2).
+/// The vehicle pose that comes with a frame (the RflySim vision protocol, section 1.2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LidarPose {
-    /// Present in the seed layout only.
+    /// Present in the protocol layout only.
     pub copter_id: Option<i32>,
-    /// 0 local, 1 world (seed layout); `None` in the SDK layout.
+    /// 0 local, 1 world (protocol layout); `None` in the SDK layout.
     pub axis_type: Option<i32>,
     /// x, y, z (m) in RflySim's NED world frame.
     pub position: [f32; 3],
@@ -33,7 +33,7 @@ pub struct LidarPose {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloudLayout {
     /// `<ii6f` `<i` N × `<4f`: 36 + 16 N bytes.
-    SeedFloat,
+    ProtocolFloat,
     /// `<6f` `<i` N × `<4h`: 28 + 8 N bytes, scaled by the max range.
     SdkInt16,
     /// Depth cloud: `<6f` `<i` N × `<3h`: 28 + 6 N bytes.
@@ -55,11 +55,11 @@ fn seed_count(p: &[u8]) -> Option<usize> {
         .and_then(|n| usize::try_from(n).ok())
 }
 
-/// The pose and point count of `p` when it is a frame of the seed's float
+/// The pose and point count of `p` when it is a frame of the protocol's float
 /// layout (`36 + 16 N` bytes, N its count field): its points are then
 /// `p[SEED_HEADER_LEN..]`, already in `PointCloud2`'s layout, and a consumer
 /// can use them where they are.
-pub fn seed_float_frame(p: &[u8]) -> Option<(LidarPose, usize)> {
+pub fn protocol_float_frame(p: &[u8]) -> Option<(LidarPose, usize)> {
     let n = seed_count(p)
         .filter(|n| n.checked_mul(POINT_STEP).and_then(|b| b.checked_add(SEED_HEADER_LEN)) == Some(p.len()))?;
     Some((seed_pose(Fields(p)), n))
@@ -90,12 +90,12 @@ fn sdk_pose(f: Fields<'_>) -> LidarPose {
 }
 
 /// Decodes a LiDAR frame in either layout, told apart by its length and count
-/// field. The seed's float points are passed on without a copy.
+/// field. The protocol's float points are passed on without a copy.
 pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
-    if let Some((pose, n)) = seed_float_frame(p) {
+    if let Some((pose, n)) = protocol_float_frame(p) {
         return Ok(PointCloud {
-            layout: CloudLayout::SeedFloat,
+            layout: CloudLayout::ProtocolFloat,
             pose,
             points: n,
             data: payload.slice(SEED_HEADER_LEN..),
@@ -119,7 +119,7 @@ pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, Decode
 }
 
 /// The SDK int16 cloud at the start of a shared-memory payload area, which is
-/// sized for the most points (spec §4): its count says how many of them are
+/// sized for the most points (RflySim wire protocol: shared memory): its count says how many of them are
 /// this frame's; the bytes after them are stale. `per_point` is 4 (LiDAR:
 /// x, y, z, seg) or 3 (depth cloud: x, y, z).
 fn decode_sdk_int16_region(
@@ -165,15 +165,15 @@ pub fn decode_depth_cloud_region(area: &[u8], max_range: f32) -> Result<PointClo
     decode_sdk_int16_region(area, 3, max_range, "depth-cloud region")
 }
 
-/// Decodes a depth cloud (TypeID 7): the seed's float layout (36 + 16 N, x,
+/// Decodes a depth cloud (TypeID 7): the protocol's float layout (36 + 16 N, x,
 /// y, z and padding) or the SDK's int16 x, y, z (28 + 6 N) scaled by `max_range`.
 pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
-    if let Some((pose, n)) = seed_float_frame(p) {
+    if let Some((pose, n)) = protocol_float_frame(p) {
         let mut data = p[SEED_HEADER_LEN..].to_vec();
         zero_depth_padding(&mut data);
         return Ok(PointCloud {
-            layout: CloudLayout::SeedFloat,
+            layout: CloudLayout::ProtocolFloat,
             pose,
             points: n,
             data: data.into(),
@@ -196,7 +196,7 @@ pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, 
     ))
 }
 
-/// The fourth float of a seed-layout depth cloud's points is padding, not a
+/// The fourth float of a protocol-layout depth cloud's points is padding, not a
 /// segment label: it is published as 0.
 pub fn zero_depth_padding(points: &mut [u8]) {
     points.chunks_exact_mut(POINT_STEP).for_each(|pt| pt[12..16].fill(0));
@@ -224,8 +224,8 @@ fn int16_points(src: &[u8], per_point: usize, max_range: f32) -> Vec<u8> {
 pub mod encode {
     use super::*;
 
-    /// Seed layout: points are (x, y, z, seg).
-    pub fn seed_float(
+    /// The vision protocol's layout: points are (x, y, z, seg).
+    pub fn protocol_float(
         copter_id: i32,
         axis_type: i32,
         position: [f32; 3],
@@ -288,7 +288,7 @@ mod tests {
     }
 
     #[test]
-    fn golden_seed_float_frame() {
+    fn golden_protocol_float_frame() {
         // copter 1, axis 0, pos (1, 2, -3), euler (0, 0, 0.5), N = 1, point (1.5, -2, 0.25, 7)
         let mut b = vec![1, 0, 0, 0, 0, 0, 0, 0];
         for v in [1.0f32, 2.0, -3.0, 0.0, 0.0, 0.5] {
@@ -300,7 +300,7 @@ mod tests {
         ]);
         assert_eq!(b.len(), 52);
         let c = decode_lidar(Bytes::from(b), 100.0).unwrap();
-        assert_eq!(c.layout, CloudLayout::SeedFloat);
+        assert_eq!(c.layout, CloudLayout::ProtocolFloat);
         assert_eq!(
             c.pose,
             LidarPose {
@@ -332,11 +332,11 @@ mod tests {
     #[test]
     fn layouts_are_told_apart_and_bad_lengths_refused() {
         let pts: Vec<[f32; 4]> = (0..10).map(|i| [i as f32, -(i as f32), 0.5, 1.0]).collect();
-        let seed = encode::seed_float(2, 1, [0.0; 3], [0.0; 3], &pts);
+        let seed = encode::protocol_float(2, 1, [0.0; 3], [0.0; 3], &pts);
         let sdk = encode::sdk_int16([0.0; 3], [0.0; 3], &pts, 20.0);
         assert_eq!(
             decode_lidar(seed.clone().into(), 20.0).unwrap().layout,
-            CloudLayout::SeedFloat
+            CloudLayout::ProtocolFloat
         );
         assert_eq!(
             decode_lidar(sdk.clone().into(), 20.0).unwrap().layout,
@@ -391,7 +391,7 @@ mod tests {
             }
             assert_eq!(got[3], 0.0);
         }
-        let seed = encode::seed_float(1, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 99.0]]);
+        let seed = encode::protocol_float(1, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 99.0]]);
         assert_eq!(
             f32s(&decode_depth_cloud(seed.into(), 10.0).unwrap().data),
             vec![1.0, 2.0, 3.0, 0.0]
@@ -420,8 +420,8 @@ mod proptests {
         }
 
         #[test]
-        fn seed_float_round_trip_is_exact(pts in prop::collection::vec(prop::array::uniform4(-1e6f32..1e6), 0..100), id in any::<i32>()) {
-            let c = decode_lidar(encode::seed_float(id, 1, [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], &pts).into(), 1.0).unwrap();
+        fn protocol_float_round_trip_is_exact(pts in prop::collection::vec(prop::array::uniform4(-1e6f32..1e6), 0..100), id in any::<i32>()) {
+            let c = decode_lidar(encode::protocol_float(id, 1, [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], &pts).into(), 1.0).unwrap();
             prop_assert_eq!(c.pose.copter_id, Some(id));
             let want: Vec<u8> = pts.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
             prop_assert_eq!(&c.data[..], &want[..]);

@@ -1,4 +1,4 @@
-//! Reassembly of RflySim's UDP sensor frames from datagrams (spec §3).
+//! Reassembly of RflySim's UDP sensor frames from datagrams (RflySim wire protocol: UDP sensor stream).
 //!
 //! What it guarantees, whatever arrives:
 //! - packets of two different frames are never joined: a frame is keyed by
@@ -467,7 +467,7 @@ impl Reassembler {
         // size and every packet, the last included, is in `buf`.
         let payload = p.buf;
         if !p.datagram_lengths {
-            // Seed 000 reads pkg_len as the frame's length: hold it to that.
+            // The RflySim vision protocol reads pkg_len as the frame's length: hold it to that.
             let declared = i64::from(p.declared_len.unwrap_or(-1));
             let total = (payload.len() - p.headroom) as i64;
             let hdr = p.key.kind.header_len() as i64;

@@ -1,5 +1,5 @@
 //! What the bridge sends to RflySim: `VisionSensorReq` in its three forms,
-//! text console commands (spec §2) and the CopterSim IMU request (spec §5).
+//! text console commands (RflySim wire protocol: VisionSensorReq) and the CopterSim IMU request (RflySim wire protocol: CopterSim IMU).
 //! Decoders are here too: the emulator reads what the bridge sends, and the
 //! bridge reads RflySim3D's 148-byte gimbal echo.
 
@@ -9,11 +9,11 @@ use crate::config::SensorConfig;
 use crate::error::DecodeError;
 use crate::wire::{Fields, Writer};
 
-/// The checksum of every request the bridge and the SDK send (spec §2, §5).
+/// The checksum of every request the bridge and the SDK send (RflySim wire protocol: VisionSensorReq, CopterSim IMU).
 pub const REQUEST_CHECKSUM: u16 = 12345;
 /// The gimbal form's checksum in RflySim3D's echo and in the docs.
 pub const GIMBAL_ECHO_CHECKSUM: u16 = 12346;
-/// The checksum of a text console command (spec §2).
+/// The checksum of a text console command (RflySim wire protocol: VisionSensorReq).
 pub const CONSOLE_CHECKSUM: i32 = 1_234_567_890;
 pub use crate::ports::{imu_data_port, imu_request_port, REQUEST_BASE_PORT};
 
@@ -201,7 +201,7 @@ pub fn console_command(text: &str) -> Option<Vec<u8>> {
 }
 
 /// The console command that asks RflySim3D for the `CameraData` of sensor
-/// `seq_id` on its status port (spec §2, §7).
+/// `seq_id` on its status port (RflySim wire protocol: VisionSensorReq, gimbal status).
 pub fn camera_data_command(seq_id: u16) -> String {
     format!("RflyReqObjData 0 {seq_id} 0")
 }

@@ -1,6 +1,6 @@
 //! Fixed-size RflySim structs other than images and clouds: laser distance,
 //! detections, `CameraData`, the CopterSim IMU, true state and heartbeat
-//! (spec §3, §5, §6, §7). Each has a decoder and, for the emulator and the
+//! (RflySim wire protocol: UDP sensor stream, CopterSim IMU, vehicle state, gimbal status). Each has a decoder and, for the emulator and the
 //! tests, an encoder.
 
 use crate::error::DecodeError;
@@ -221,7 +221,7 @@ impl ImuSample {
 
 pub const COPTERSIM_CHECKSUM: i32 = 123_456_789;
 
-/// CopterSim true state `<4i24f7d>`, 168 bytes (spec §6).
+/// CopterSim true state `<4i24f7d>`, 168 bytes (RflySim wire protocol: vehicle state).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrueState {
     pub copter_id: i32,

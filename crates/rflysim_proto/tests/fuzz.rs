@@ -87,7 +87,7 @@ fn pts(n: usize) -> Vec<[f32; 4]> {
 fn lidar_and_depth_cloud_decoders() {
     let _one = one_at_a_time();
     let seeds = vec![
-        lidar::encode::seed_float(1, 0, [1.0; 3], [0.1; 3], &pts(20)),
+        lidar::encode::protocol_float(1, 0, [1.0; 3], [0.1; 3], &pts(20)),
         lidar::encode::sdk_int16([0.0; 3], [0.0; 3], &pts(20), 50.0),
         lidar::encode::sdk_int16_xyz([0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0]; 20], 10.0),
     ];
@@ -96,10 +96,10 @@ fn lidar_and_depth_cloud_decoders() {
         if let Ok(c) = decode_lidar(b.clone(), 50.0) {
             assert_eq!(c.data.len(), c.points * 16);
         }
-        // The seed layout read in place is the seed layout decoded.
-        if let Some((pose, n)) = lidar::seed_float_frame(d) {
+        // The protocol layout read in place is the protocol layout decoded.
+        if let Some((pose, n)) = lidar::protocol_float_frame(d) {
             assert_eq!(d.len(), lidar::SEED_HEADER_LEN + n * 16);
-            let c = decode_lidar(b.clone(), 50.0).expect("a seed frame decodes");
+            let c = decode_lidar(b.clone(), 50.0).expect("a protocol-layout frame decodes");
             // Debug, not ==: a mutated pose may hold NaN.
             assert_eq!(format!("{:?}", c.pose), format!("{pose:?}"));
             assert_eq!((c.points, &c.data[..]), (n, &d[lidar::SEED_HEADER_LEN..]));

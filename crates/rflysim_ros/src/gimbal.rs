@@ -1,4 +1,4 @@
-//! Gimbal control and status (seed 000 §2): `CameraCtrl` / `CameraAICtrl`
+//! Gimbal control and status (RflySim vision protocol, section 2): `CameraCtrl` / `CameraAICtrl`
 //! commands → the 148-byte gimbal `VisionSensorReq`; RflySim3D's 148-byte
 //! echo on port 20006 → `CameraStatus` with its `CameraParams`.
 //!
@@ -12,8 +12,8 @@ use rflysim_proto::config::SensorConfig;
 use rflysim_proto::gimbal::{slot, GimbalBitTable, GimbalControl, GimbalEcho};
 use rflysim_proto::request::VisionSensorReq;
 
-/// `ctrl_type` bits of `CameraCtrl` (seed 000 §2.3.1), and this bridge's
-/// additions for the seed's other controls ("use bitwise OR").
+/// `ctrl_type` bits of `CameraCtrl` (the RflySim vision protocol, section 2.3.1), and this bridge's
+/// additions for the protocol's other controls ("use bitwise OR").
 pub mod ctrl_type {
     pub const RESOLUTION: u8 = 0x1;
     pub const FOV: u8 = 0x2;
@@ -174,7 +174,7 @@ pub fn ctrl_request(
             return Err(format!("{name} {r} (deg/s × 100) outside 0..=360°/s"));
         }
     }
-    // Direction 0 is "no action" (seed 000); a direction with rate 0 stops the motion.
+    // Direction 0 is "no action" (RflySim vision protocol); a direction with rate 0 stops the motion.
     let rates_given = yaw_dir != 0 || pitch_dir != 0;
     if rates_given {
         set(&mut req, bits, GimbalControl::Rates);

@@ -2,7 +2,7 @@
 
 use super::*;
 use rflysim_proto::config::{parse_config, AngleUnit};
-use rflysim_proto::gimbal::{SDK_BITS, SEED_000_BITS};
+use rflysim_proto::gimbal::{PROTOCOL_BITS, SDK_BITS};
 
 fn state() -> GimbalCommandState {
     let cfg = parse_config(
@@ -23,7 +23,7 @@ fn extreme_angles_are_refused_not_wrapped() {
             yaw,
             ..Default::default()
         };
-        let e = ctrl_request(&state(), &c, &SEED_000_BITS).unwrap_err();
+        let e = ctrl_request(&state(), &c, &PROTOCOL_BITS).unwrap_err();
         assert!(e.contains("outside"), "{e}");
     }
 }
@@ -40,13 +40,13 @@ fn attitude_fov_and_resolution_go_in_the_request_fields() {
         yaw: 9000,
         ..Default::default()
     };
-    let (r, next) = ctrl_request(&state(), &c, &SEED_000_BITS).unwrap();
+    let (r, next) = ctrl_request(&state(), &c, &PROTOCOL_BITS).unwrap();
     assert_eq!((r.data_width, r.data_height, r.camera_fov), (1280, 720, 45.5));
     assert!(
         (r.sensor_ang_eular[1] + 30f32.to_radians()).abs() < 1e-6
             && (r.sensor_ang_eular[2] - 90f32.to_radians()).abs() < 1e-6
     );
-    assert_eq!(r.bitmask, 0, "seed 000 has no bits for FOV and angles");
+    assert_eq!(r.bitmask, 0, "the vision protocol has no bits for FOV and angles");
     assert_eq!(next.base.data_width, 1280);
     let (sdk, _) = ctrl_request(&state(), &c, &SDK_BITS).unwrap();
     assert_eq!(sdk.bitmask, 1 << 6 | 1 << 7);
@@ -63,7 +63,7 @@ fn zoom_doubles_halves_and_steps() {
                 optics_multiply: v,
                 ..Default::default()
             },
-            &SEED_000_BITS,
+            &PROTOCOL_BITS,
         )
         .unwrap()
     };
@@ -83,7 +83,7 @@ fn zoom_doubles_halves_and_steps() {
             base_optics: 10,
             ..Default::default()
         },
-        &SEED_000_BITS,
+        &PROTOCOL_BITS,
     )
     .unwrap();
     assert_eq!((r.bitmask, r.other_params[5]), (1 << 7 | 1 << 13, 10.0));
@@ -96,7 +96,7 @@ fn centring_rates_and_the_other_controls() {
         others: vec![1, -1, 1500, 1, 250, 3, 1, 2],
         ..Default::default()
     };
-    let (r, _) = ctrl_request(&state(), &c, &SEED_000_BITS).unwrap();
+    let (r, _) = ctrl_request(&state(), &c, &PROTOCOL_BITS).unwrap();
     assert_eq!(r.bitmask, 1 << 5 | 1 << 6 | 1 << 8 | 1 << 9 | 1 << 10);
     assert_eq!(r.other_params[1], 1.0);
     assert!(
@@ -115,7 +115,7 @@ fn centring_rates_and_the_other_controls() {
 
 #[test]
 fn invalid_commands_are_refused() {
-    let bad = |c: Ctrl| ctrl_request(&state(), &c, &SEED_000_BITS).unwrap_err();
+    let bad = |c: Ctrl| ctrl_request(&state(), &c, &PROTOCOL_BITS).unwrap_err();
     assert!(bad(Ctrl {
         ctrl_type: 0x80,
         ..Default::default()
@@ -199,17 +199,17 @@ fn invalid_commands_are_refused() {
 
 #[test]
 fn ai_box_select() {
-    let r = ai_request(&state(), 0, &[], &SEED_000_BITS).unwrap();
+    let r = ai_request(&state(), 0, &[], &PROTOCOL_BITS).unwrap();
     assert_eq!((r.bitmask, r.other_params[8]), (1 << 11, 1.0));
-    let r = ai_request(&state(), 1, &[320, 100], &SEED_000_BITS).unwrap();
+    let r = ai_request(&state(), 1, &[320, 100], &PROTOCOL_BITS).unwrap();
     assert_eq!(
         (r.other_params[8], r.other_params[9], r.other_params[10]),
         (2.0, 320.0, 100.0)
     );
-    assert!(ai_request(&state(), 1, &[1], &SEED_000_BITS).is_err());
-    assert!(ai_request(&state(), 1, &[700, 1], &SEED_000_BITS).is_err());
-    assert!(ai_request(&state(), 0, &[1, 2], &SEED_000_BITS).is_err());
-    assert!(ai_request(&state(), 2, &[], &SEED_000_BITS).is_err());
+    assert!(ai_request(&state(), 1, &[1], &PROTOCOL_BITS).is_err());
+    assert!(ai_request(&state(), 1, &[700, 1], &PROTOCOL_BITS).is_err());
+    assert!(ai_request(&state(), 0, &[1, 2], &PROTOCOL_BITS).is_err());
+    assert!(ai_request(&state(), 2, &[], &PROTOCOL_BITS).is_err());
     assert!(ai_request(&state(), 0, &[], &SDK_BITS).is_err());
 }
 
@@ -230,7 +230,7 @@ fn fuzzed_commands_never_panic_and_refusals_change_nothing() {
         yaw: 9000,
         ..Default::default()
     };
-    let (expected, _) = ctrl_request(&state(), &good, &SEED_000_BITS).unwrap();
+    let (expected, _) = ctrl_request(&state(), &good, &PROTOCOL_BITS).unwrap();
     let mut st = state();
     for i in 0..20_000 {
         let mut pick = || {
@@ -253,7 +253,7 @@ fn fuzzed_commands_never_panic_and_refusals_change_nothing() {
             base_optics: pick() as u32,
             others: (0..(pick() as u32 % 10)).map(|_| pick()).collect(),
         };
-        let bits = if i % 2 == 0 { &SEED_000_BITS } else { &SDK_BITS };
+        let bits = if i % 2 == 0 { &PROTOCOL_BITS } else { &SDK_BITS };
         if let Ok((req, next_state)) = ctrl_request(&st, &c, bits) {
             assert!(req.sensor_ang_eular.iter().all(|a| a.is_finite() && a.abs() <= 3.15));
             st = next_state;
@@ -264,7 +264,7 @@ fn fuzzed_commands_never_panic_and_refusals_change_nothing() {
         }
         // The good command maps the same from the start state, whatever came before it.
         assert_eq!(
-            ctrl_request(&state(), &good, &SEED_000_BITS).unwrap().0,
+            ctrl_request(&state(), &good, &PROTOCOL_BITS).unwrap().0,
             expected,
             "after {i}"
         );

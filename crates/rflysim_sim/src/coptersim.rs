@@ -1,5 +1,5 @@
 //! One thread per simulated CopterSim: answers IMU requests with an IMU
-//! stream at the rate asked for, and sends true state and heartbeats (spec §5, §6).
+//! stream at the rate asked for, and sends true state and heartbeats (RflySim wire protocol: CopterSim IMU, vehicle state).
 
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::Ordering;

@@ -1,6 +1,6 @@
 //! A gimbal camera's state machine: what its 148-byte control requests do
-//! (spec §2, seed 000 §2.1), how its commanded rates move it, and the echo
-//! RflySim3D sends of it (spec §7). Pure: no sockets, no clock.
+//! (RflySim wire protocol: VisionSensorReq, the RflySim vision protocol, section 2.1), how its commanded rates move it, and the echo
+//! RflySim3D sends of it (RflySim wire protocol: gimbal status). Pure: no sockets, no clock.
 
 use frames::{euler_to_quat, quat_normalize, Quat};
 use rflysim_proto::config::SensorConfig;
@@ -169,7 +169,7 @@ mod tests {
     use std::f64::consts::PI;
 
     use rflysim_proto::config::{parse_config, AngleUnit};
-    use rflysim_proto::gimbal::{SDK_BITS, SEED_000_BITS};
+    use rflysim_proto::gimbal::{PROTOCOL_BITS, SDK_BITS};
     use rflysim_proto::request::{RequestForm, GIMBAL_ECHO_CHECKSUM};
 
     use super::*;
@@ -180,14 +180,14 @@ mod tests {
         parse_config(json, AngleUnit::Radians).unwrap().remove(0)
     }
 
-    /// A control request that sets `controls` (seed 000 bits) with `values` in their slots,
+    /// A control request that sets `controls` (the vision protocol's bits) with `values` in their slots,
     /// leaving the attitude as configured and the field of view to the controls.
     fn request(cfg: &SensorConfig, controls: &[GimbalControl], values: &[(usize, f32)]) -> VisionSensorReq {
         let mut r = VisionSensorReq::from(cfg);
         r.camera_fov = 0.0;
         r.bitmask = controls
             .iter()
-            .map(|c| SEED_000_BITS.bit(*c).unwrap())
+            .map(|c| PROTOCOL_BITS.bit(*c).unwrap())
             .fold(0, |m, b| m | b);
         for &(slot, v) in values {
             r.other_params[slot] = v;
@@ -195,9 +195,9 @@ mod tests {
         r
     }
 
-    /// Applies a seed-000 control request made by [`request`] at sim time `t`.
+    /// Applies a vision-protocol control request made by [`request`] at sim time `t`.
     fn command(g: &mut GimbalState, controls: &[GimbalControl], values: &[(usize, f32)], t: f64) {
-        g.apply(&request(&camera(), controls, values), &SEED_000_BITS, t);
+        g.apply(&request(&camera(), controls, values), &PROTOCOL_BITS, t);
     }
 
     fn close(a: f64, b: f64) -> bool {
@@ -291,7 +291,7 @@ mod tests {
         command(&mut g, &[GimbalControl::OpticalZoom], &[(slot::OPTICAL_ZOOM, 1.0)], 0.0);
         let mut r = request(&cfg, &[], &[]);
         r.camera_fov = 30.0;
-        g.apply(&r, &SEED_000_BITS, 0.0);
+        g.apply(&r, &PROTOCOL_BITS, 0.0);
         assert_eq!((g.fov_deg, g.base_fov_deg), (30.0, 60.0));
     }
 
@@ -300,7 +300,7 @@ mod tests {
         let cfg = camera();
         let mut g = GimbalState::from_config(&cfg);
         let all_slots: Vec<(usize, f32)> = (0..11).map(|i| (i, 1.0)).collect();
-        g.apply(&request(&cfg, &[], &all_slots), &SEED_000_BITS, 0.0);
+        g.apply(&request(&cfg, &[], &all_slots), &PROTOCOL_BITS, 0.0);
         let fresh = GimbalState {
             requests: 1,
             ..GimbalState::from_config(&cfg)
@@ -315,7 +315,7 @@ mod tests {
         r.other_params[slot::PITCH_RATE] = 0.5;
         r.bitmask = SDK_BITS.bit(GimbalControl::Rates).unwrap();
         let mut seed = GimbalState::from_config(&cfg);
-        seed.apply(&r, &SEED_000_BITS, 0.0);
+        seed.apply(&r, &PROTOCOL_BITS, 0.0);
         let mut sdk = GimbalState::from_config(&cfg);
         sdk.apply(&r, &SDK_BITS, 0.0);
         assert_eq!((seed.rates[0], sdk.rates[0]), (0.0, 0.5));
@@ -343,7 +343,7 @@ mod tests {
         r.data_height = 0;
         r.eular_or_quat = 1.0;
         r.sensor_ang_quat = [0.0, 0.0, 0.0, 2.0]; // unnormalised: a half turn in yaw
-        g.apply(&r, &SEED_000_BITS, 0.0);
+        g.apply(&r, &PROTOCOL_BITS, 0.0);
         assert_eq!((g.light_source, g.render_type_id()), (2, 40), "clamped to IR gray");
         assert!(g.ranging && g.ai_mode == 2.0 && g.ai_pixel == [10.0, 0.0]);
         assert_eq!((g.width, g.height), (640, 360), "a zero dimension keeps the size");

@@ -33,7 +33,7 @@ Sensors and destinations
   --no-heartbeat        don't send the CopterSim heartbeat
 Formats
   --header 24|32|alternate   datagram header kind (default 32)
-  --lidar-layout seed|sdk    LiDAR / depth-cloud payload layout over UDP (default seed)
+  --lidar-layout protocol|sdk  LiDAR / depth-cloud payload layout over UDP (default protocol)
   --jpeg-quality Q           (default 90)
 Rates
   --rate HZ             every sensor at HZ instead of its DataCheckFreq
@@ -59,7 +59,7 @@ Gimbal
   --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:{CAMERA_STATUS_PORT})
   --gimbal-multicast    also send them to {MULTICAST_GROUP}:{CAMERA_STATUS_PORT}
   --camera-data         send CameraData for every camera without RflyReqObjData
-  --gimbal-bits seed000|sdk     control bit numbering (default seed000)
+  --gimbal-bits protocol|sdk    control bit numbering (default protocol)
   --echo-checksum N     checksum of the {echo_len}-byte echo (default {GIMBAL_ECHO_CHECKSUM})
 
 Anything after --ros-args is ignored, so that ROS launch files can start it.
@@ -116,9 +116,10 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
             }
             "--lidar-layout" => {
                 o.lidar_layout = match value(&mut it, &a)?.as_str() {
-                    "seed" => LidarLayout::Seed,
+                    // `seed`: the former name of `protocol`.
+                    "protocol" | "seed" => LidarLayout::Protocol,
                     "sdk" => LidarLayout::SdkInt16,
-                    v => return Err(format!("--lidar-layout: {v:?} is not seed or sdk")),
+                    v => return Err(format!("--lidar-layout: {v:?} is not protocol or sdk")),
                 }
             }
             "--jpeg-quality" => o.jpeg_quality = num(&value(&mut it, &a)?, &a)?,
@@ -153,8 +154,8 @@ fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
             "--camera-data" => o.camera_data_always = true,
             "--gimbal-bits" => {
                 let v = value(&mut it, &a)?;
-                o.gimbal_bits =
-                    GimbalBitTable::by_name(&v).ok_or_else(|| format!("--gimbal-bits: {v:?} is not seed000 or sdk"))?;
+                o.gimbal_bits = GimbalBitTable::by_name(&v)
+                    .ok_or_else(|| format!("--gimbal-bits: {v:?} is not protocol or sdk"))?;
             }
             "--echo-checksum" => o.echo_checksum = num(&value(&mut it, &a)?, &a)?,
             "--dump" => {

@@ -35,7 +35,8 @@ impl HeaderChoice {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LidarLayout {
-    Seed,
+    /// The RflySim vision protocol's float layout.
+    Protocol,
     SdkInt16,
 }
 
@@ -117,7 +118,7 @@ impl Default for Options {
             listen_requests: true,
             stream_config: true,
             header: HeaderChoice::Frame32,
-            lidar_layout: LidarLayout::Seed,
+            lidar_layout: LidarLayout::Protocol,
             rate: RateMode::RealTime,
             reuse_frames: false,
             faults: FaultConfig::default(),
@@ -130,7 +131,7 @@ impl Default for Options {
             gimbal_unicast: Some(SocketAddrV4::new(Ipv4Addr::LOCALHOST, CAMERA_STATUS_PORT)),
             gimbal_multicast: false,
             camera_data_always: false,
-            gimbal_bits: rflysim_proto::gimbal::SEED_000_BITS,
+            gimbal_bits: rflysim_proto::gimbal::PROTOCOL_BITS,
             echo_checksum: GIMBAL_ECHO_CHECKSUM,
             jpeg_quality: 90,
             stats_interval: Some(Duration::from_secs(1)),

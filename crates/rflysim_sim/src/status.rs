@@ -1,4 +1,4 @@
-//! RflySim3D's status port (spec §7): every gimbal's echo (148 bytes) and,
+//! RflySim3D's status port (RflySim wire protocol: gimbal status): every gimbal's echo (148 bytes) and,
 //! for the cameras asked for, `CameraData` (72 bytes), at 10 Hz, unicast
 //! and/or multicast.
 

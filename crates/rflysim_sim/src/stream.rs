@@ -178,12 +178,12 @@ impl StreamWorker {
                     self.max_range(),
                 );
                 let axis = i32::from(kind.points_in_world_frame());
-                // A region holds the SDK int16 layout, the one RflySim3D writes (spec §4).
+                // A region holds the SDK int16 layout, the one RflySim3D writes (RflySim wire protocol: shared memory).
                 if self.shm.is_some() {
                     lidar::encode::sdk_int16(pos, euler, &pts, self.max_range() as f32)
                 } else {
                     match self.options.lidar_layout {
-                        LidarLayout::Seed => lidar::encode::seed_float(copter, axis, pos, euler, &pts),
+                        LidarLayout::Protocol => lidar::encode::protocol_float(copter, axis, pos, euler, &pts),
                         LidarLayout::SdkInt16 => lidar::encode::sdk_int16(pos, euler, &pts, self.max_range() as f32),
                     }
                 }
@@ -199,9 +199,9 @@ impl StreamWorker {
                     self.max_range(),
                 );
                 match self.options.lidar_layout {
-                    LidarLayout::Seed if self.shm.is_none() => {
+                    LidarLayout::Protocol if self.shm.is_none() => {
                         let p4: Vec<[f32; 4]> = pts.iter().map(|p| [p[0], p[1], p[2], 0.0]).collect();
-                        lidar::encode::seed_float(copter, 0, pos, euler, &p4)
+                        lidar::encode::protocol_float(copter, 0, pos, euler, &p4)
                     }
                     _ => lidar::encode::sdk_int16_xyz(pos, euler, &pts, self.max_range() as f32),
                 }

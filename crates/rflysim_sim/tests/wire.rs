@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use image_codec::{decode_png, JpegDecoder};
 use rflysim_proto::config::{parse_config, AngleUnit};
-use rflysim_proto::gimbal::{GimbalControl, GimbalEcho, SEED_000_BITS};
+use rflysim_proto::gimbal::{GimbalControl, GimbalEcho, PROTOCOL_BITS};
 use rflysim_proto::image::raw_image;
 use rflysim_proto::lidar::{decode_depth_cloud, decode_lidar, CloudLayout};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
@@ -98,7 +98,7 @@ fn lidar_json(seq: u16, type_id: u16, port: u16) -> String {
 
 #[test]
 fn lidar_frames_carry_the_trajectory_pose_in_both_layouts() {
-    for (layout, port, window) in [("seed", 41101u16, "12"), ("sdk", 41102, "13")] {
+    for (layout, port, window) in [("protocol", 41101u16, "12"), ("sdk", 41102, "13")] {
         let sock = listener(port);
         let text = config(&[lidar_json(1, 20, port)]);
         let (_sim, cfgs) = start(
@@ -126,8 +126,8 @@ fn lidar_frames_carry_the_trajectory_pose_in_both_layouts() {
             let want = render::scan_lidar(&Scene::default(), &s, &Mount::of(&cfgs[0]), 20, &rays, 60.0);
             assert_eq!(cloud.points, want.len());
             match layout {
-                "seed" => {
-                    assert_eq!(cloud.layout, CloudLayout::SeedFloat);
+                "protocol" => {
+                    assert_eq!(cloud.layout, CloudLayout::ProtocolFloat);
                     assert_eq!((cloud.pose.copter_id, cloud.pose.axis_type), (Some(1), Some(0)));
                     let bytes: Vec<u8> = want.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
                     assert_eq!(&cloud.data[..], &bytes[..]);
@@ -228,7 +228,7 @@ fn imu_true_state_and_heartbeat_follow_the_trajectory() {
     let copter: u16 = 7;
     let imu_port = 41300;
     let imu_sock = listener(imu_port);
-    // The spec's number (§6), not the crate's: a wrong port on both sides must fail here.
+    // The wire protocol's number (vehicle state), not the crate's: a wrong port on both sides must fail here.
     let state_port = 30101 + 2 * (copter - 1);
     let state_sock = listener(state_port);
     let text = config(&[]);
@@ -393,7 +393,7 @@ fn gimbal_control_changes_the_echo() {
     assert!((first.camera_fov_deg - 80.0).abs() < 1e-4);
     // Rates, optical zoom ×3 and ranging, angles set in the request's own fields.
     let mut req = VisionSensorReq::from(&cfgs[0]);
-    let bit = |c| SEED_000_BITS.bit(c).unwrap();
+    let bit = |c| PROTOCOL_BITS.bit(c).unwrap();
     req.bitmask = bit(GimbalControl::Rates) | bit(GimbalControl::OpticalZoom) | bit(GimbalControl::Ranging);
     req.sensor_ang_eular = [0.0, -0.5, 0.0];
     req.other_params[2] = 0.0; // pitch rate

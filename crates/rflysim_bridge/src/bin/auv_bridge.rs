@@ -1,4 +1,4 @@
-//! The ZeroMQ AUV simulator (seed 004) ↔ ROS 2: both cameras, pose, odometry
+//! The ZeroMQ AUV simulator ↔ ROS 2: both cameras, pose, odometry
 //! and TF of every AUV of `auv_ids`, thruster commands and cmd_vel back.
 //! Parameters: see the README.
 

@@ -1,4 +1,4 @@
-//! The GPS-denied landing drone (seed 003): JSON telemetry → typed ROS 2
+//! The GPS-denied landing drone: JSON telemetry → typed ROS 2
 //! topics, typed commands → JSON. Parameters: see the README.
 
 fn main() -> std::process::ExitCode {

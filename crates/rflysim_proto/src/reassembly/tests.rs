@@ -231,7 +231,7 @@ fn same_stamp_other_bytes_is_two_frames_not_one() {
 #[test]
 fn pkg_len_as_frame_length_is_accepted_and_truncation_is_not() {
     let payload = frame_bytes(4, 250);
-    // Seed 000 reading: pkg_len = the frame's payload length in every packet.
+    // The RflySim vision protocol's reading: pkg_len = the frame's payload length in every packet.
     let mut seed_style = packets(HeaderKind::Frame32, 1, 1.0, &payload, 100);
     for d in &mut seed_style {
         d[4..8].copy_from_slice(&250i32.to_le_bytes());
@@ -345,7 +345,7 @@ fn a_second_frame_with_the_same_stamp_is_never_joined_and_is_counted() {
 
 /// With headroom, every frame is the frame it is without, after that many
 /// zero bytes: in order, reversed, last packet first, with a duplicate, in
-/// one packet, for both header kinds, and with a seed-style `pkg_len`.
+/// one packet, for both header kinds, and with a protocol-style `pkg_len`.
 #[test]
 fn headroom_only_puts_zeroes_in_front() {
     let payload = frame_bytes(9, 1000);

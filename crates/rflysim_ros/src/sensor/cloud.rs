@@ -83,9 +83,9 @@ impl CloudMessages {
 pub enum Points {
     /// Decoded: the pose and the points apart.
     Decoded(PointCloud),
-    /// A seed-layout frame, undecoded but for a depth cloud's padding
+    /// A protocol-layout frame, undecoded but for a depth cloud's padding
     /// (zeroed), after `headroom` free bytes
-    /// (`rflysim_proto::lidar::seed_float_frame` has read its pose).
+    /// (`rflysim_proto::lidar::protocol_float_frame` has read its pose).
     SeedFrame {
         frame: Vec<u8>,
         headroom: usize,
@@ -131,7 +131,7 @@ pub fn cloud_messages(
             headroom,
             pose,
         } => {
-            // The seed's header in front of the points becomes room for the cloud's fields.
+            // The protocol's header in front of the points becomes room for the cloud's fields.
             let points_at = headroom + SEED_HEADER_LEN;
             if world {
                 ned_points_to_enu(&mut frame[points_at..]);

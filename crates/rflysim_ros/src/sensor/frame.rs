@@ -12,7 +12,7 @@ use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::image::{raw_image, raw_image_step};
 use rflysim_proto::lidar::{
-    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, seed_float_frame,
+    decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, protocol_float_frame,
     zero_depth_padding, SEED_HEADER_LEN,
 };
 use rflysim_proto::sensor::{ImageFormat, SensorClass, SensorKind, Transport};
@@ -120,7 +120,7 @@ impl FrameMapper {
             FrameKind::Cloud { .. } if transport != Transport::SharedMemory => {
                 let cloud = point_cloud_without_data(0, ros_common::msgs::header(Time::default(), &cloud_frame(&cfg)));
                 let mut before = Vec::new();
-                // The seed layout's header in front of the points is room already.
+                // The protocol layout's header in front of the points is room already.
                 cdr::point_cloud2_before_data(&mut before, &cloud, 0, 0)
                     .map_or(0, |()| before.len().saturating_sub(SEED_HEADER_LEN))
             }
@@ -140,7 +140,7 @@ impl FrameMapper {
 
     /// Room for a transport to keep in front of each frame's payload: a raw
     /// camera's frame becomes its serialized `Image` there, and a UDP cloud
-    /// of the seed's float layout its `PointCloud2`, without a copy of the
+    /// of the protocol's float layout its `PointCloud2`, without a copy of the
     /// pixels or points (6 MB per 1080p frame, 1.6 MB per 100k points). 0
     /// for other sensors.
     pub fn headroom(&self) -> usize {
@@ -240,8 +240,10 @@ impl FrameMapper {
                 // A region is sized for the most points; a datagram stream's frame is exact.
                 let in_region = self.transport == Transport::SharedMemory;
                 let headroom = headroom.min(payload.len());
-                let seed_frame = (headroom > 0).then(|| seed_float_frame(&payload[headroom..])).flatten();
-                let points = match (seed_frame, depth, in_region) {
+                let protocol_frame = (headroom > 0)
+                    .then(|| protocol_float_frame(&payload[headroom..]))
+                    .flatten();
+                let points = match (protocol_frame, depth, in_region) {
                     (Some((pose, _)), _, _) => {
                         if depth {
                             zero_depth_padding(&mut payload[headroom + SEED_HEADER_LEN..]);

@@ -2,7 +2,7 @@
 
 use super::*;
 use rflysim_proto::config::{parse_config, AngleUnit};
-use rflysim_proto::lidar::encode::seed_float;
+use rflysim_proto::lidar::encode::protocol_float;
 
 fn sensor(type_id: u16, transport: u16, width: u16, height: u16) -> SensorConfig {
     let json = format!(
@@ -139,7 +139,7 @@ fn a_png_frame_decodes_within_four_times_the_configured_pixels() {
 fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
     let cfg = sensor(20, 2, 4, 1);
     let points = [[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]];
-    let frame = seed_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], &points);
+    let frame = protocol_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], &points);
     let Messages::Cloud(c) = mapper(cfg.clone(), true).messages(stamp(), frame.clone(), 0).unwrap() else {
         panic!("not a cloud")
     };
@@ -167,7 +167,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
 
 #[test]
 fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
-    let frame = seed_float(2, 1, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
+    let frame = protocol_float(2, 1, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
     let Messages::Cloud(c) = mapper(sensor(21, 2, 4, 1), true).messages(stamp(), frame, 0).unwrap() else {
         panic!("not a cloud")
     };
@@ -178,7 +178,7 @@ fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
     assert!(c.tf.is_none(), "a world pose is not odom → base_link");
 }
 
-/// With the headroom and tailroom it asks for, a UDP cloud of the seed's
+/// With the headroom and tailroom it asks for, a UDP cloud of the protocol's
 /// layout is serialized in the frame it came in: what `rmw_deserialize`
 /// reads back is the cloud the frame makes without headroom, `is_dense`
 /// included, for a vehicle LiDAR, a world LiDAR (points turned to ENU in
@@ -198,7 +198,7 @@ fn a_seed_cloud_with_headroom_is_serialized_in_place() {
         let (headroom, tailroom) = (m.headroom(), m.tailroom());
         assert!(headroom > 0 && tailroom == 1, "TypeID {type_id}");
         for (pts, dense) in [(&points, true), (&not_finite, false)] {
-            let frame = seed_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], pts);
+            let frame = protocol_float(2, 0, [1.0, 2.0, -3.0], [0.0; 3], pts);
             let mut framed = Vec::with_capacity(headroom + frame.len() + tailroom);
             framed.extend_from_slice(&vec![0xEE; headroom]);
             framed.extend_from_slice(&frame);
@@ -242,7 +242,7 @@ fn a_seed_cloud_with_headroom_is_serialized_in_place() {
             format!("{:?}", m.messages(stamp(), sdk, 0)),
             "TypeID {type_id}: SDK layout"
         );
-        let mut lying = [vec![0xEE; headroom], seed_float(2, 0, [0.0; 3], [0.0; 3], &points)].concat();
+        let mut lying = [vec![0xEE; headroom], protocol_float(2, 0, [0.0; 3], [0.0; 3], &points)].concat();
         lying.truncate(lying.len() - 1);
         assert!(m.messages(stamp(), lying, headroom).is_err(), "TypeID {type_id}");
     }
@@ -260,7 +260,7 @@ fn frame_points(points: &[[f32; 4]]) -> Vec<u8> {
 #[test]
 fn a_lidar_frame_that_lies_about_its_count_is_refused() {
     let m = mapper(sensor(20, 2, 4, 1), false);
-    let mut frame = seed_float(2, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
+    let mut frame = protocol_float(2, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 4.0]]);
     frame.truncate(frame.len() - 1);
     assert!(m.messages(stamp(), frame, 0).is_err());
     assert_eq!(m.max_frame_bytes(), 36 + 16 * 4);
@@ -439,7 +439,7 @@ fn fuzzed_udp_clouds_serialize_in_place_as_apart() {
     for type_id in [20, 21, 7] {
         let m = mapper(sensor(type_id, 1, 64, 1), false);
         let headroom = m.headroom();
-        let good = |i: usize| seed_float(2, (i % 2) as i32, [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], &points(i));
+        let good = |i: usize| protocol_float(2, (i % 2) as i32, [1.0, 2.0, 3.0], [0.1, 0.2, 0.3], &points(i));
         let seeds = vec![
             good(0),
             good(1),

@@ -38,7 +38,7 @@ pub(super) async fn run(p: SensorPipeline, mut shutdown: watch::Receiver<bool>) 
     };
     // A thread of its own, blocked in `recv`, reads the datagrams: read
     // through tokio's reactor, a 1080p frame cost the bridge ~12 % more CPU
-    // (BENCHMARKS.md, stop 23).
+    // (BENCHMARKS.md).
     let closer = sock.closer();
     let mut receiving = tokio::task::spawn_blocking(move || receive(p, sock));
     tokio::select! {
