@@ -10,7 +10,7 @@ from pathlib import Path
 
 from conftest import executable
 
-# The emulator's default trajectory (crates/rflysim_sim/src/world.rs).
+# The emulator's default trajectory (crates/rflysim/sim/src/world.rs).
 RADIUS, OMEGA, ALTITUDE, ALT_AMP, ALT_OMEGA = 10.0, 0.25, 5.0, 1.0, 0.4
 
 ENCODING = {1: "bgr8", 2: "mono16", 3: "mono8", 4: "bgr8", 8: "bgr8", 9: "bgr8", 40: "mono8", 41: "bgr8"}

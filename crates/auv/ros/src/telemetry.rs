@@ -1,0 +1,143 @@
+//! Telemetry of every AUV → `auv<N>/pose`, `auv<N>/odom` and TF
+//! `world → auv<N>/base_link`, stamped on arrival.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use auv_proto::pose::{body_twist, BodyTwist, Pose, PoseConvention};
+use auv_proto::telemetry::Telemetry;
+use r2r::geometry_msgs::msg::PoseStamped;
+use r2r::nav_msgs::msg::Odometry;
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::Publisher;
+use ros_common::demand::{publish_if_subscribed, subscribed};
+use ros_common::lifecycle::StopSignal;
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::{to_ros_time, wall_now};
+
+use crate::convert::{odometry, pose_stamped};
+use crate::link::{first_byte, receive_all, stopping, Part};
+use ros_common::msgs::Covariances;
+
+/// A gap longer than this (a simulator restart, a pause) starts the twist over.
+const MAX_TWIST_GAP: Duration = Duration::from_secs(1);
+/// The twist is differenced over at least this long: messages that arrive
+/// in a burst (queued while the bridge was busy) carry no timing.
+const MIN_TWIST_SPAN: Duration = Duration::from_millis(40);
+/// So does a jump farther than this between two messages.
+const MAX_JUMP_M: f64 = 5.0;
+
+pub struct AuvTelemetry {
+    pub pose: Publisher<PoseStamped>,
+    pub odom: Publisher<Odometry>,
+    pub stats: Arc<StreamStats>,
+    /// The pose the twist is differenced from, and when it arrived.
+    reference: Option<(Pose, Instant)>,
+    twist: Option<BodyTwist>,
+}
+
+impl std::fmt::Debug for AuvTelemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuvTelemetry")
+            .field("twist", &self.twist)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AuvTelemetry {
+    pub fn new(pose: Publisher<PoseStamped>, odom: Publisher<Odometry>, stats: Arc<StreamStats>) -> Self {
+        AuvTelemetry {
+            pose,
+            odom,
+            stats,
+            reference: None,
+            twist: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TelemetrySettings {
+    pub convention: PoseConvention,
+    pub world_frame_id: String,
+    pub variances: Covariances,
+}
+
+pub fn receive(
+    socket: zmq::Socket,
+    mut auvs: HashMap<u8, AuvTelemetry>,
+    tf: Option<Publisher<TFMessage>>,
+    settings: TelemetrySettings,
+    logger: String,
+    stop: StopSignal,
+) {
+    let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+    while !stopping(&stop) {
+        receive_all(&socket, |parts| {
+            let Some(auv) = first_byte(&parts).and_then(|id| auvs.get_mut(&id)) else {
+                return;
+            };
+            let bytes: usize = parts.iter().map(Part::len).sum();
+            auv.stats
+                .bytes_in
+                .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
+            match Telemetry::parse(&parts) {
+                Ok(t) => publish(auv, &t, tf.as_ref(), &settings),
+                Err(e) => {
+                    auv.stats.drop_frame(e.kind());
+                    if let Some(held) = warn.allow() {
+                        r2r::log_warn!(&logger, "telemetry message dropped: {e} ({held} more not shown)");
+                    }
+                }
+            }
+        });
+    }
+}
+
+fn publish(auv: &mut AuvTelemetry, t: &Telemetry, tf: Option<&Publisher<TFMessage>>, s: &TelemetrySettings) {
+    let arrived = Instant::now();
+    let stamp = to_ros_time(wall_now());
+    let pose = s.convention.to_enu_flu(t);
+    match auv.reference {
+        Some((p, at)) => {
+            let span = arrived.duration_since(at);
+            let jump = (0..3)
+                .map(|i| (pose.position[i] - p.position[i]).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            if span > MAX_TWIST_GAP || jump > MAX_JUMP_M {
+                auv.twist = None;
+                auv.reference = Some((pose, arrived));
+            } else if span >= MIN_TWIST_SPAN {
+                auv.twist = body_twist(&p, &pose, span.as_secs_f64());
+                auv.reference = Some((pose, arrived));
+            }
+        }
+        None => auv.reference = Some((pose, arrived)),
+    }
+    // Each only while somebody subscribes; odometry is built for `odom` or `/tf`.
+    let tf = tf.filter(|p| subscribed(p));
+    let pose_sent = publish_if_subscribed(&auv.pose, || pose_stamped(&pose, stamp.clone(), &s.world_frame_id)).is_ok();
+    let odom_sent = if tf.is_some() || subscribed(&auv.odom) {
+        let odom = odometry(
+            t.auv_id,
+            &pose,
+            auv.twist.as_ref(),
+            stamp.clone(),
+            &s.world_frame_id,
+            &s.variances,
+        );
+        (!subscribed(&auv.odom) || auv.odom.publish(&odom).is_ok())
+            & tf.is_none_or(|p| p.publish(&ros_common::tf::odometry_tf(&odom)).is_ok())
+    } else {
+        true
+    };
+    if pose_sent & odom_sent {
+        auv.stats.published(0);
+        auv.stats
+            .set_latency_ms((wall_now() - ros_common::time::from_ros_time(&stamp)) * 1e3);
+    } else {
+        auv.stats.drop_frame("publish_failed");
+    }
+}

@@ -1,0 +1,157 @@
+//! The skeleton every bridge executable stands on: the ROS context on the
+//! package's DDS profile, the main node, the runtime, one stop signal, the
+//! latched static TF, the streams `/diagnostics` reports on, and the
+//! threads to join before the nodes go. A bridge adds its settings, its wire
+//! loops and its conversions; [`BridgeProcess::run`] does the rest.
+
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use r2r::builtin_interfaces::msg::Time;
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::{Context, Node, Publisher};
+use tokio::runtime::{Handle, Runtime};
+use tokio::sync::watch;
+
+use crate::command::{CommandSender, CommandTransport};
+use crate::diagnostics::Watched;
+use crate::lifecycle::StopSignal;
+use crate::stats::StreamStats;
+use crate::time::{to_ros_time, wall_now};
+
+/// A bridge process while it starts, then while it runs.
+pub struct BridgeProcess {
+    ctx: Context,
+    /// The node the bridge's own topics, `/diagnostics` and `/tf_static` are on.
+    pub node: Node,
+    pub logger: String,
+    runtime: Runtime,
+    stop_tx: watch::Sender<bool>,
+    stop: StopSignal,
+    /// More nodes of the process (RflySim: one per sensor and vehicle).
+    nodes: Vec<Node>,
+    watched: Vec<Watched>,
+    threads: Vec<JoinHandle<()>>,
+    /// Kept for late subscribers: the latched mounts.
+    static_tf: Option<Publisher<TFMessage>>,
+}
+
+impl std::fmt::Debug for BridgeProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BridgeProcess")
+            .field("logger", &self.logger)
+            .field("watched", &self.watched.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl BridgeProcess {
+    /// The context (on the package's DDS profile, logged), node `name` in
+    /// `namespace` (when `__ns` does not say otherwise), the runtime and the
+    /// stop signal. Freed frame buffers are kept for the next frame.
+    pub fn start(name: &str, namespace: &str) -> Result<Self, String> {
+        crate::memory::keep_frame_buffers();
+        let (ctx, dds_profile) = crate::dds::context()?;
+        let node = Node::create(ctx.clone(), name, namespace).map_err(|e| e.to_string())?;
+        let logger = node.logger().to_string();
+        crate::dds::log_profile(&logger, dds_profile.as_deref());
+        let runtime = crate::lifecycle::runtime()?;
+        let (stop_tx, stop) = crate::lifecycle::stop_channel();
+        Ok(Self {
+            ctx,
+            node,
+            logger,
+            runtime,
+            stop_tx,
+            stop,
+            nodes: Vec::new(),
+            watched: Vec::new(),
+            threads: Vec::new(),
+            static_tf: None,
+        })
+    }
+
+    /// The runtime's handle: `handle().enter()` while creating what needs
+    /// its reactor (tokio sockets), `handle().spawn(..)` for the loops.
+    pub fn handle(&self) -> Handle {
+        self.runtime.handle().clone()
+    }
+
+    pub fn stop_signal(&self) -> StopSignal {
+        self.stop.clone()
+    }
+
+    /// Publishes the mounts once on `/tf_static`, latched for late
+    /// subscribers; stamped 0 under `use_sim_time` (valid at any sim time).
+    pub fn static_tf(&mut self, use_sim_time: bool, mounts: impl FnOnce(Time) -> TFMessage) -> Result<(), String> {
+        let p = self
+            .node
+            .create_publisher::<TFMessage>("/tf_static", crate::qos::latched())
+            .map_err(|e| e.to_string())?;
+        let stamp = to_ros_time(if use_sim_time { 0.0 } else { wall_now() });
+        p.publish(&mounts(stamp)).map_err(|e| e.to_string())?;
+        self.static_tf = Some(p);
+        Ok(())
+    }
+
+    /// A stream `/diagnostics` reports on.
+    pub fn watch(&mut self, name: String, hardware_id: String, stats: Arc<StreamStats>) {
+        self.watched.push(Watched {
+            name,
+            hardware_id,
+            stats,
+        });
+    }
+
+    /// A node of the process besides the main one (add it with [`Self::add_node`]).
+    pub fn create_node(&self, name: &str) -> Result<Node, String> {
+        Node::create(self.ctx.clone(), name, "").map_err(|e| e.to_string())
+    }
+
+    /// How many nodes the process spins.
+    pub fn node_count(&self) -> usize {
+        1 + self.nodes.len()
+    }
+
+    /// Another node of the process, spun with the main one.
+    pub fn add_node(&mut self, node: Node) {
+        self.nodes.push(node);
+    }
+
+    /// A thread of the bridge, joined at the stop before the nodes go.
+    pub fn thread(&mut self, name: &str, body: impl FnOnce() + Send + 'static) -> Result<(), String> {
+        let t = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(body)
+            .map_err(|e| format!("thread {name}: {e}"))?;
+        self.threads.push(t);
+        Ok(())
+    }
+
+    /// The command sender's thread: it runs until the stop, then sends
+    /// every vehicle's neutral command before the process exits.
+    pub fn command_sender<T: CommandTransport + 'static>(&mut self, sender: CommandSender<T>) -> Result<(), String> {
+        let stop = self.stop.clone();
+        self.thread("commands", move || sender.run(move || *stop.borrow()))
+    }
+
+    /// Publishes `/diagnostics` every `diagnostics_period`, serves and spins
+    /// the nodes until SIGINT or SIGTERM, then stops every task and thread.
+    pub fn run(self, diagnostics_period: Duration) -> Result<(), String> {
+        let mut nodes = vec![self.node];
+        if !self.watched.is_empty() {
+            let p = crate::diagnostics::publisher(&mut nodes[0]).map_err(|e| e.to_string())?;
+            self.runtime.spawn(crate::diagnostics::run(
+                p,
+                self.watched,
+                diagnostics_period,
+                self.stop.clone(),
+            ));
+        }
+        nodes.extend(self.nodes);
+        crate::lifecycle::run_until_signalled(self.runtime, nodes, self.stop_tx, self.threads, &self.logger);
+        drop(self.static_tf);
+        Ok(())
+    }
+}

@@ -1,0 +1,143 @@
+//! The `gps_denied_bridge` node: the GPS-denied landing drone simulator on
+//! ROS 2. Its JSON telemetry (UDP, or `std_msgs/String`)
+//! becomes typed topics — IMU, altitude, velocity, landing pad, camera,
+//! landed, the rover's odometry — and typed commands become its JSON
+//! commands. The wire is `gps_denied_proto`'s; the ROS plumbing is
+//! `ros_common`'s; this crate maps one onto the other.
+
+pub mod commands;
+pub mod convert;
+pub mod settings;
+pub mod telemetry;
+
+use std::net::SocketAddrV4;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use r2r::QosProfile;
+use ros_common::bridge::BridgeProcess;
+use ros_common::stats::StreamStats;
+use ros_common::time::{ClockPublisher, TimeBase};
+
+use crate::commands::{CommandInputs, CommandSink};
+use crate::settings::{Settings, Source};
+use crate::telemetry::{Outputs, TelemetryBridge, TelemetryInput};
+
+pub const NODE_NAME: &str = "gps_denied_bridge";
+/// Relative topics land here unless the launch or `__ns` says otherwise.
+pub const DEFAULT_NAMESPACE: &str = "drone";
+
+/// The bridge's one UDP socket: telemetry in (on the runtime), commands out
+/// (a clone, for the command sender's thread).
+fn udp_socket(
+    bind: SocketAddrV4,
+    rcvbuf: usize,
+    logger: &str,
+) -> Result<(Arc<tokio::net::UdpSocket>, std::net::UdpSocket), String> {
+    let (s, granted) =
+        ros_common::net::udp_receiver(*bind.ip(), bind.port(), rcvbuf, None).map_err(|e| format!("UDP {bind}: {e}"))?;
+    if granted < rcvbuf {
+        r2r::log_info!(
+            logger,
+            "UDP receive buffer: {granted} bytes granted of {rcvbuf} (net.core.rmem_max)"
+        );
+    }
+    let commands = s.try_clone().map_err(|e| format!("UDP {bind}: {e}"))?;
+    Ok((
+        Arc::new(tokio::net::UdpSocket::from_std(s).map_err(|e| e.to_string())?),
+        commands,
+    ))
+}
+
+pub fn main() -> ExitCode {
+    ros_common::lifecycle::exit_code(NODE_NAME, run())
+}
+
+fn run() -> Result<(), String> {
+    let mut bridge = BridgeProcess::start(NODE_NAME, DEFAULT_NAMESPACE)?;
+    let logger = bridge.logger.clone();
+    let settings = Settings::from_node(&bridge.node)?;
+    let handle = bridge.handle();
+    let _in_runtime = handle.enter();
+    let node = &mut bridge.node;
+    let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
+    let outputs = Outputs::new(node, &settings, &qos)?;
+    let (input, sink, described) = match &settings.source {
+        Source::Udp {
+            bind,
+            sim,
+            rcvbuf,
+            senders,
+        } => {
+            let (socket, commands) = udp_socket(*bind, *rcvbuf, &logger)?;
+            (
+                TelemetryInput::Udp(socket),
+                CommandSink::Udp {
+                    socket: commands,
+                    to: (*sim).into(),
+                },
+                format!("telemetry on UDP {bind} from {}, commands to {sim}", senders.describe()),
+            )
+        }
+        Source::Ros {
+            telemetry_topic,
+            command_topic,
+        } => {
+            let stream = node
+                .subscribe::<r2r::std_msgs::msg::String>(
+                    telemetry_topic,
+                    QosProfile::default().keep_last(100).reliable(),
+                )
+                .map_err(|e| format!("{telemetry_topic}: {e}"))?;
+            let publisher = node
+                .create_publisher(command_topic, QosProfile::default().keep_last(10).reliable())
+                .map_err(|e| format!("{command_topic}: {e}"))?;
+            (
+                TelemetryInput::Ros(futures::StreamExt::boxed(stream)),
+                CommandSink::Ros(publisher),
+                format!("telemetry from {telemetry_topic}, commands to {command_topic}"),
+            )
+        }
+    };
+    let clock = if settings.use_sim_time {
+        Some(ClockPublisher::new(node).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let time = Arc::new(TimeBase::with_source(settings.use_sim_time, settings.stamp_source));
+    let command_stats = Arc::new(StreamStats::default());
+    let (inbox, sender) = ros_common::command::command_path(
+        sink,
+        settings.cmd_timeout,
+        vec![DEFAULT_NAMESPACE.into()],
+        vec![command_stats.clone()],
+        &logger,
+    );
+    let commands = CommandInputs::new(node, inbox, settings.gains, time.clone())?;
+    if settings.publish_tf {
+        bridge.static_tf(settings.use_sim_time, |stamp| {
+            convert::static_transforms(&settings.frames, stamp)
+        })?;
+    }
+    let diagnostics_period = settings.diagnostics_period;
+    let use_sim_time = settings.use_sim_time;
+    let telemetry = TelemetryBridge::new(input, outputs, settings, time, clock, logger.clone());
+    for (name, stats) in [
+        ("telemetry", telemetry.stats.telemetry.clone()),
+        ("camera", telemetry.stats.camera.clone()),
+        ("rover", telemetry.stats.rover.clone()),
+        ("commands", command_stats),
+    ] {
+        bridge.watch(format!("{NODE_NAME}: {name}"), "gps_denied_drone".into(), stats);
+    }
+    handle.spawn(telemetry.run(bridge.stop_signal()));
+    handle.spawn(commands.run(bridge.stop_signal()));
+    bridge.command_sender(sender)?;
+    let stamps = if use_sim_time {
+        "sim time (/clock)"
+    } else {
+        "the simulator's time on the wall clock"
+    };
+    r2r::log_info!(&logger, "{described}; stamps: {stamps}");
+    bridge.run(diagnostics_period)
+}

@@ -1,0 +1,5 @@
+//! Process helpers without ROS, shared by the bridges and the emulators.
+
+pub mod seeded_rng;
+pub mod stderr_queue;
+pub mod stop_signal;

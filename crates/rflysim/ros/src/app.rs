@@ -1,0 +1,278 @@
+//! The executables' common body, in named steps: read the parameters and
+//! the config, then start what the role serves (gimbal control, static TF,
+//! one r2r node per sensor and per vehicle, the heartbeat, diagnostics,
+//! sensor requests) on one tokio runtime, spin the nodes, and stop cleanly
+//! on SIGINT / SIGTERM.
+
+use std::sync::Arc;
+
+use rflysim_proto::config::{load_config_report, udp_port_clashes, SensorConfig, SensorDefaults};
+use rflysim_proto::sensor::SensorClass;
+
+use crate::coptersim::{run_heartbeat, CopterBridge};
+use crate::names::diagnostic_name;
+use crate::sensor::SensorPipeline;
+use crate::settings::{ConfigChoice, Settings};
+use ros_common::bridge::BridgeProcess;
+use ros_common::stats::StreamStats;
+use ros_common::time::{ClockPublisher, TimeBase};
+
+/// Which part of RflySim an executable bridges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Every sensor of the config, the IMUs and true state of `copter_ids`.
+    Bridge,
+    /// One LiDAR / depth-cloud sensor (`seq_id`, or the config's first).
+    Lidar,
+    /// One camera (`seq_id`, or the config's first).
+    Camera,
+    /// The IMUs and true state of `copter_ids`.
+    Imu,
+    /// Control and status of the gimbal cameras (TypeID 9) of the config.
+    Gimbal,
+}
+
+impl Role {
+    fn node_name(self) -> &'static str {
+        match self {
+            Role::Bridge => "rflysim_bridge",
+            Role::Lidar => "rflysim_lidar",
+            Role::Camera => "rflysim_camera",
+            Role::Imu => "rflysim_imu",
+            Role::Gimbal => "rflysim_gimbal",
+        }
+    }
+    fn wants(self, cfg: &SensorConfig) -> bool {
+        let class = cfg.kind().map(|k| k.class);
+        match self {
+            Role::Bridge => true,
+            Role::Lidar => matches!(class, Some(SensorClass::Lidar | SensorClass::DepthCloud)),
+            Role::Camera => matches!(class, Some(SensorClass::Camera(_))),
+            Role::Imu => false,
+            Role::Gimbal => cfg.is_gimbal(),
+        }
+    }
+    /// Sensor streams, CopterSim's time base and static TF: every role but the gimbal's.
+    fn streams(self) -> bool {
+        self != Role::Gimbal
+    }
+    fn copters(self) -> bool {
+        matches!(self, Role::Bridge | Role::Imu)
+    }
+}
+
+/// The sensors `role` serves, and the fields the config left out for them.
+pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfig>, Vec<SensorDefaults>), String> {
+    if role == Role::Imu {
+        return Ok(Default::default());
+    }
+    let path = config.path.as_ref().ok_or_else(|| {
+        ros_common::params::invalid(
+            crate::settings::param::RFLYSIM_CONFIG,
+            "the path of a RflySim Config.json is needed",
+        )
+    })?;
+    let report = load_config_report(path, config.angle_unit).map_err(|e| e.to_string())?;
+    let clashes = udp_port_clashes(&report.sensors);
+    if !clashes.is_empty() {
+        return Err(format!("{}: {}", path.display(), clashes.join("; ")));
+    }
+    let mut chosen: Vec<SensorConfig> = report.sensors.into_iter().filter(|c| role.wants(c)).collect();
+    if role != Role::Bridge {
+        chosen = match config.seq_id {
+            Some(id) => chosen.into_iter().filter(|c| c.seq_id == id).collect(),
+            None => chosen.into_iter().take(1).collect(),
+        };
+        if chosen.is_empty() {
+            return Err(format!(
+                "no {role:?} sensor{} in {}",
+                config.seq_id.map(|i| format!(" with SeqID {i}")).unwrap_or_default(),
+                path.display()
+            ));
+        }
+    }
+    let defaulted = report
+        .defaulted
+        .into_iter()
+        .filter(|d| chosen.iter().any(|c| c.seq_id == d.seq_id))
+        .collect();
+    Ok((chosen, defaulted))
+}
+
+/// Builds the nodes of `role` and runs them until SIGINT / SIGTERM.
+pub fn main(role: Role) -> std::process::ExitCode {
+    ros_common::lifecycle::exit_code(role.node_name(), run(role))
+}
+
+fn run(role: Role) -> Result<(), String> {
+    let bridge = BridgeProcess::start(role.node_name(), "")?;
+    let settings = Settings::from_node(&bridge.node)?;
+    let (sensors, defaulted) = sensors_for(&settings.config, role)?;
+    let mut start = Startup::new(bridge, settings)?;
+    for d in &defaulted {
+        r2r::log_warn!(
+            &start.bridge.logger,
+            "{d} (RflySim's Python SDK needs these fields in Config.json)"
+        );
+    }
+    let handle = start.bridge.handle();
+    let guard = handle.enter();
+    if role == Role::Gimbal {
+        start.gimbal(&sensors)?;
+    }
+    if role.streams() {
+        start.static_tf(&sensors)?;
+        start.sensors(&sensors)?;
+    }
+    if role.copters() && start.settings.copters.imu {
+        start.copters()?;
+    }
+    if role.streams() && !start.settings.time.use_sim_time {
+        start.heartbeat();
+    }
+    start.requests();
+    drop(guard);
+    let Startup { bridge, settings, .. } = start;
+    r2r::log_info!(
+        &bridge.logger,
+        "running with {} node(s); time base: {}",
+        bridge.node_count(),
+        if settings.time.use_sim_time {
+            "sim time (/clock)"
+        } else {
+            "wall clock"
+        }
+    );
+    bridge.run(settings.output.diagnostics_period)
+}
+
+/// What start-up has built so far: the process (its nodes, the streams
+/// `/diagnostics` reports on), and the sensors to request.
+struct Startup {
+    bridge: BridgeProcess,
+    settings: Settings,
+    time: Arc<TimeBase>,
+    /// With `use_sim_time`: `/clock`, advanced by every stream's sim time.
+    clock: Option<Arc<ClockPublisher>>,
+    requested: Vec<(SensorConfig, Arc<StreamStats>)>,
+}
+
+impl Startup {
+    fn new(mut bridge: BridgeProcess, settings: Settings) -> Result<Self, String> {
+        let use_sim_time = settings.time.use_sim_time;
+        let time = Arc::new(TimeBase::with_source(use_sim_time, settings.time.stamp_source));
+        let clock = if use_sim_time {
+            Some(Arc::new(
+                ClockPublisher::new(&mut bridge.node).map_err(|e| e.to_string())?,
+            ))
+        } else {
+            None
+        };
+        Ok(Self {
+            bridge,
+            settings,
+            time,
+            clock,
+            requested: Vec::new(),
+        })
+    }
+
+    fn watch(&mut self, what: &str, hardware_id: String, stats: Arc<StreamStats>) {
+        self.bridge.watch(diagnostic_name(what), hardware_id, stats);
+    }
+
+    /// Gimbal control and status, on the main node.
+    fn gimbal(&mut self, sensors: &[SensorConfig]) -> Result<(), String> {
+        let stats = Arc::new(StreamStats::default());
+        self.watch("gimbal status", "rflysim/gimbal".into(), stats.clone());
+        let stop = self.bridge.stop_signal();
+        let n = crate::gimbal_node::start(&mut self.bridge.node, sensors, &self.settings, stats, stop)?;
+        if n == 0 {
+            r2r::log_warn!(
+                &self.bridge.logger,
+                "no gimbal camera (TypeID 9) in the config: nothing to control"
+            );
+        }
+        Ok(())
+    }
+
+    /// Mounts never change: one latched message on `/tf_static`.
+    fn static_tf(&mut self, sensors: &[SensorConfig]) -> Result<(), String> {
+        if !self.settings.output.publish_tf() || sensors.is_empty() {
+            return Ok(());
+        }
+        let use_sim_time = self.settings.time.use_sim_time;
+        self.bridge
+            .static_tf(use_sim_time, |stamp| crate::tf::static_tf(sensors, stamp))
+    }
+
+    /// One node and one task per sensor; a sensor that cannot be bridged is
+    /// logged and left out.
+    fn sensors(&mut self, sensors: &[SensorConfig]) -> Result<(), String> {
+        for cfg in sensors {
+            let mut node = self.bridge.create_node(&format!("rflysim_sensor{}", cfg.seq_id))?;
+            match SensorPipeline::new(&mut node, cfg.clone(), self.time.clone(), &self.settings) {
+                Ok(p) => {
+                    self.watch(
+                        &format!("sensor{} {}", cfg.seq_id, p.topic()),
+                        format!("rflysim/sensor{}", cfg.seq_id),
+                        p.stats.clone(),
+                    );
+                    self.requested.push((cfg.clone(), p.stats.clone()));
+                    self.bridge
+                        .handle()
+                        .spawn(p.with_clock(self.clock.clone()).run(self.bridge.stop_signal()));
+                    self.bridge.add_node(node);
+                }
+                Err(e) => r2r::log_warn!(&self.bridge.logger, "{e}"),
+            }
+        }
+        Ok(())
+    }
+
+    /// One node per vehicle of `copter_ids`: its IMU and true state.
+    fn copters(&mut self) -> Result<(), String> {
+        for id in self.settings.copters.ids.clone() {
+            let mut node = self.bridge.create_node(&format!("rflysim_uav{id}"))?;
+            let copter =
+                CopterBridge::new(&mut node, id, self.time.clone(), &self.settings).map_err(|e| e.to_string())?;
+            let hardware_id = format!("rflysim/uav{id}");
+            self.watch(&format!("uav{id} imu"), hardware_id.clone(), copter.imu_stats.clone());
+            self.watch(&format!("uav{id} true state"), hardware_id, copter.state_stats.clone());
+            self.bridge
+                .handle()
+                .spawn(copter.with_clock(self.clock.clone()).run(self.bridge.stop_signal()));
+            self.bridge.add_node(node);
+        }
+        Ok(())
+    }
+
+    /// CopterSim's heartbeat anchors wall-clock stamps.
+    fn heartbeat(&mut self) {
+        let stats = Arc::new(StreamStats::default());
+        self.watch("CopterSim heartbeat", "rflysim/coptersim".into(), stats.clone());
+        self.bridge.handle().spawn(run_heartbeat(
+            self.settings.time.heartbeat_port,
+            self.settings.time.heartbeat_multicast,
+            self.settings.link.senders.clone(),
+            self.time.clone(),
+            stats,
+            self.bridge.logger.clone(),
+            self.bridge.stop_signal(),
+        ));
+    }
+
+    /// `VisionSensorReq`s for every sensor started, until its data flows.
+    fn requests(&mut self) {
+        if !self.settings.link.send_requests || self.requested.is_empty() {
+            return;
+        }
+        self.bridge.handle().spawn(crate::requests::run_requests(
+            std::mem::take(&mut self.requested),
+            self.settings.link.sim_ip,
+            self.settings.link.window_id,
+            self.bridge.logger.clone(),
+            self.bridge.stop_signal(),
+        ));
+    }
+}

@@ -1,0 +1,407 @@
+//! What the parameters of RflySim's executables say, read once at start and
+//! composed by concern: the config file, the link to the simulator, the time
+//! base, how streams publish, and the settings of each kind of node. Every
+//! parameter is declared once in [`param`] (name, default, range); a value
+//! out of range or of the wrong type stops the executable with an error that
+//! names the parameter (the policy of `ros_common::params`).
+
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use r2r::{Node, QosProfile};
+
+use rflysim_proto::config::AngleUnit;
+use rflysim_proto::gimbal::GimbalBitTable;
+use ros_common::msgs::Covariances;
+use ros_common::net::SenderFilter;
+use ros_common::params::{self, invalid, FloatParam};
+use ros_common::time::StampSource;
+
+/// Every parameter of RflySim's executables, with its default and range.
+pub mod param {
+    use rflysim_proto::config::AngleUnit;
+    use rflysim_proto::gimbal::{GimbalBitTable, FORMER_PROTOCOL_NAME, PROTOCOL_BITS, SDK_BITS};
+    use rflysim_proto::ports;
+    use rflysim_proto::request::REQUEST_CHECKSUM as REQUEST_CHECKSUM_VALUE;
+    use ros_common::params::{BoolParam, ChoiceParam, FloatParam, IntParam};
+
+    use super::TfSource;
+    pub use ros_common::time::STAMP_SOURCE;
+
+    pub const RFLYSIM_CONFIG: &str = "rflysim_config";
+    /// The sensor of `camera_node` / `lidar_node`; −1: the first of its kind.
+    pub const SEQ_ID: IntParam = IntParam::new("seq_id", -1, -1..=65_535);
+    pub const COPTER_IDS: &str = "copter_ids";
+    pub const COPTER_IDS_DEFAULT: &[i64] = &[1];
+    pub const SIM_IP: &str = "sim_ip";
+    pub const SIM_IP_DEFAULT: &str = "127.0.0.1";
+    pub const ALLOWED_SENDERS: &str = "allowed_senders";
+    pub const WINDOW_ID: IntParam = IntParam::new("window_id", 0, 0..=19);
+    pub const SEND_REQUESTS: BoolParam = BoolParam::new("send_requests", true);
+    pub const QOS_DEPTH: IntParam = IntParam::new("qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64, 1..=1000);
+    pub const USE_SIM_TIME: BoolParam = BoolParam::new("use_sim_time", false);
+    pub const IMU: BoolParam = BoolParam::new("imu", true);
+    pub const IMU_RATE_HZ: IntParam = IntParam::new("imu_rate_hz", 200, 1..=1000);
+    pub const HEARTBEAT_PORT: IntParam = IntParam::new("heartbeat_port", ports::HEARTBEAT_PORT as i64, 1..=65_535);
+    pub const HEARTBEAT_MULTICAST: BoolParam = BoolParam::new("heartbeat_multicast", true);
+    pub const ANGLE_UNIT: ChoiceParam<AngleUnit> = ChoiceParam::new(
+        "angle_unit",
+        "auto",
+        &[
+            ("auto", AngleUnit::Auto),
+            ("rad", AngleUnit::Radians),
+            ("radians", AngleUnit::Radians),
+            ("deg", AngleUnit::Degrees),
+            ("degrees", AngleUnit::Degrees),
+        ],
+    );
+    pub const RCVBUF_BYTES: IntParam = IntParam::new("rcvbuf_bytes", 32 << 20, 1 << 16..=1 << 30);
+    pub const MAX_FRAME_BYTES: IntParam = IntParam::new("max_frame_bytes", 64 << 20, 1 << 10..=1 << 30);
+    pub const DECODE_JPEG_ALWAYS: BoolParam = BoolParam::new("decode_jpeg_always", false);
+    pub const PUBLISH_TF: BoolParam = BoolParam::new("publish_tf", true);
+    pub const TF_SOURCE: ChoiceParam<TfSource> = ChoiceParam::new(
+        "tf_source",
+        "lidar",
+        &[("lidar", TfSource::Lidar), ("state", TfSource::State)],
+    );
+    pub const DIAGNOSTICS_PERIOD: FloatParam = FloatParam::new("diagnostics_period", 1.0, 0.05..=60.0);
+    pub const GIMBAL_BITS: ChoiceParam<GimbalBitTable> = ChoiceParam::new(
+        "gimbal_bits",
+        PROTOCOL_BITS.name,
+        &[
+            (PROTOCOL_BITS.name, PROTOCOL_BITS),
+            (FORMER_PROTOCOL_NAME, PROTOCOL_BITS),
+            (SDK_BITS.name, SDK_BITS),
+        ],
+    );
+    pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
+    pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
+    pub const STATUS_MULTICAST: BoolParam = BoolParam::new("status_multicast", true);
+
+    pub const INTS: &[IntParam] = &[
+        SEQ_ID,
+        WINDOW_ID,
+        QOS_DEPTH,
+        IMU_RATE_HZ,
+        HEARTBEAT_PORT,
+        RCVBUF_BYTES,
+        MAX_FRAME_BYTES,
+        REQUEST_CHECKSUM,
+        STATUS_PORT,
+    ];
+    pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD];
+    pub const BOOLS: &[BoolParam] = &[
+        SEND_REQUESTS,
+        USE_SIM_TIME,
+        IMU,
+        HEARTBEAT_MULTICAST,
+        DECODE_JPEG_ALWAYS,
+        PUBLISH_TF,
+        STATUS_MULTICAST,
+    ];
+    /// The string choices and their defaults.
+    pub const CHOICES: &[(&str, &str)] = &[
+        (ANGLE_UNIT.name, ANGLE_UNIT.default),
+        (TF_SOURCE.name, TF_SOURCE.default),
+        (GIMBAL_BITS.name, GIMBAL_BITS.default),
+        (STAMP_SOURCE.name, STAMP_SOURCE.default),
+    ];
+}
+
+/// Where odom → base_link on `/tf` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TfSource {
+    /// The pose that comes with LiDAR frames.
+    Lidar,
+    /// CopterSim's true state.
+    State,
+    /// `publish_tf` is off.
+    None,
+}
+
+/// Which sensors of which file.
+#[derive(Debug, Clone)]
+pub struct ConfigChoice {
+    pub path: Option<PathBuf>,
+    /// The one sensor of `camera_node` / `lidar_node`; `None`: the first of its kind.
+    pub seq_id: Option<u16>,
+    pub angle_unit: AngleUnit,
+}
+
+/// Where the simulator is, and who may send to the bridge.
+#[derive(Debug, Clone)]
+pub struct SimLink {
+    /// RflySim3D / CopterSim host, where requests go.
+    pub sim_ip: Ipv4Addr,
+    /// RflySim3D window: requests go to its port.
+    pub window_id: u16,
+    /// Ask RflySim3D and CopterSim for the data until it flows.
+    pub send_requests: bool,
+    /// Who may send to the bridge's sockets (`sim_ip`, loopback, `allowed_senders`).
+    pub senders: SenderFilter,
+}
+
+/// How stamps are made.
+#[derive(Debug, Clone, Copy)]
+pub struct TimeSettings {
+    pub use_sim_time: bool,
+    pub stamp_source: StampSource,
+    pub heartbeat_port: u16,
+    pub heartbeat_multicast: bool,
+}
+
+/// How every stream publishes.
+#[derive(Debug, Clone)]
+pub struct OutputSettings {
+    pub qos: QosProfile,
+    pub covariances: Covariances,
+    pub tf_source: TfSource,
+    pub diagnostics_period: Duration,
+}
+
+impl OutputSettings {
+    /// Static TF of the mounts on `/tf_static`, and odom → base_link on `/tf`.
+    pub fn publish_tf(&self) -> bool {
+        self.tf_source != TfSource::None
+    }
+}
+
+/// What the sensors of a process share.
+#[derive(Debug, Clone)]
+pub struct SensorSettings {
+    pub rcvbuf: usize,
+    pub max_frame_bytes: usize,
+    /// Always decode JPEG, even while nobody subscribes to the raw topic.
+    pub always_decode: bool,
+    /// Shared-memory poll period.
+    pub shm_poll: Duration,
+}
+
+impl Default for SensorSettings {
+    fn default() -> Self {
+        Self {
+            rcvbuf: param::RCVBUF_BYTES.default_as(),
+            max_frame_bytes: param::MAX_FRAME_BYTES.default_as(),
+            always_decode: param::DECODE_JPEG_ALWAYS.default,
+            shm_poll: Duration::from_millis(1),
+        }
+    }
+}
+
+/// The vehicles whose IMU and true state are bridged.
+#[derive(Debug, Clone)]
+pub struct CopterSettings {
+    pub ids: Vec<u16>,
+    /// Bridge the IMU (and true state) at all.
+    pub imu: bool,
+    /// IMU rate asked of CopterSim.
+    pub rate_hz: u16,
+}
+
+impl CopterSettings {
+    /// Several vehicles: IMU topics under `/uav<id>/`.
+    pub fn several(&self) -> bool {
+        self.ids.len() > 1
+    }
+}
+
+/// Gimbal control and status.
+#[derive(Debug, Clone, Copy)]
+pub struct GimbalSettings {
+    pub bits: GimbalBitTable,
+    pub checksum: u16,
+    pub status_port: u16,
+    pub status_multicast: bool,
+}
+
+/// Everything the parameters say.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub config: ConfigChoice,
+    pub link: SimLink,
+    pub time: TimeSettings,
+    pub output: OutputSettings,
+    pub sensor: SensorSettings,
+    pub copters: CopterSettings,
+    pub gimbal: GimbalSettings,
+}
+
+/// `copter_ids`: a non-empty list of vehicle ids, 1..=65535. Read here for
+/// every executable that takes it (the bridges and the MAVROS launcher).
+pub fn copter_ids(node: &Node) -> Result<Vec<u16>, String> {
+    let ids = params::int_array(node, param::COPTER_IDS, param::COPTER_IDS_DEFAULT)
+        .map_err(|e| invalid(param::COPTER_IDS, e))?;
+    check_copter_ids(&ids)
+}
+
+fn check_copter_ids(ids: &[i64]) -> Result<Vec<u16>, String> {
+    if ids.is_empty() {
+        return Err(invalid(param::COPTER_IDS, "no vehicle id"));
+    }
+    ids.iter()
+        .map(|&i| {
+            u16::try_from(i)
+                .ok()
+                .filter(|&i| i > 0)
+                .ok_or_else(|| invalid(param::COPTER_IDS, format!("{i} is not a vehicle id (1..=65535)")))
+        })
+        .collect()
+}
+
+/// `sim_ip`: the simulator's IPv4 address.
+pub fn sim_ip(node: &Node) -> Result<Ipv4Addr, String> {
+    let ip = params::string(node, param::SIM_IP, param::SIM_IP_DEFAULT).map_err(|e| invalid(param::SIM_IP, e))?;
+    ip.parse()
+        .map_err(|_| invalid(param::SIM_IP, format!("{ip:?} is not an IPv4 address")))
+}
+
+impl ConfigChoice {
+    fn from_node(node: &Node) -> Result<Self, String> {
+        let path = params::string(node, param::RFLYSIM_CONFIG, "").map_err(|e| invalid(param::RFLYSIM_CONFIG, e))?;
+        let seq_id: i64 = param::SEQ_ID.read(node)?;
+        Ok(Self {
+            path: (!path.is_empty()).then(|| PathBuf::from(path)),
+            seq_id: u16::try_from(seq_id).ok(),
+            angle_unit: param::ANGLE_UNIT.read(node)?,
+        })
+    }
+}
+
+impl SimLink {
+    fn from_node(node: &Node) -> Result<Self, String> {
+        let sim_ip = sim_ip(node)?;
+        let extra =
+            params::string_array(node, param::ALLOWED_SENDERS, &[]).map_err(|e| invalid(param::ALLOWED_SENDERS, e))?;
+        Ok(Self {
+            sim_ip,
+            window_id: param::WINDOW_ID.read(node)?,
+            send_requests: param::SEND_REQUESTS.read(node)?,
+            senders: SenderFilter::new(sim_ip, &extra).map_err(|m| invalid(param::ALLOWED_SENDERS, m))?,
+        })
+    }
+}
+
+impl OutputSettings {
+    fn from_node(node: &Node) -> Result<Self, String> {
+        let depth: usize = param::QOS_DEPTH.read(node)?;
+        // The defaults are REP-145's, kept in `Covariances::default`; a variance is finite and ≥ 0.
+        let d = Covariances::default();
+        let variance = |name: &'static str, default: f64| FloatParam::new(name, default, 0.0..=f64::MAX).read(node);
+        let covariances = Covariances {
+            imu_gyro: variance("imu_gyro_variance", d.imu_gyro)?,
+            imu_accel: variance("imu_accel_variance", d.imu_accel)?,
+            imu_orientation: variance("imu_orientation_variance", d.imu_orientation)?,
+            pose_position: variance("pose_position_variance", d.pose_position)?,
+            pose_orientation: variance("pose_orientation_variance", d.pose_orientation)?,
+            ..d
+        };
+        let publish_tf = param::PUBLISH_TF.read(node)?;
+        let tf_source = param::TF_SOURCE.read(node)?;
+        Ok(Self {
+            qos: ros_common::qos::sensor_publisher(depth),
+            covariances,
+            tf_source: if publish_tf { tf_source } else { TfSource::None },
+            diagnostics_period: Duration::from_secs_f64(param::DIAGNOSTICS_PERIOD.read(node)?),
+        })
+    }
+}
+
+impl Settings {
+    pub fn from_node(node: &Node) -> Result<Settings, String> {
+        Ok(Settings {
+            config: ConfigChoice::from_node(node)?,
+            link: SimLink::from_node(node)?,
+            time: TimeSettings {
+                use_sim_time: param::USE_SIM_TIME.read(node)?,
+                stamp_source: param::STAMP_SOURCE.read(node)?,
+                heartbeat_port: param::HEARTBEAT_PORT.read(node)?,
+                heartbeat_multicast: param::HEARTBEAT_MULTICAST.read(node)?,
+            },
+            output: OutputSettings::from_node(node)?,
+            sensor: SensorSettings {
+                rcvbuf: param::RCVBUF_BYTES.read(node)?,
+                max_frame_bytes: param::MAX_FRAME_BYTES.read(node)?,
+                always_decode: param::DECODE_JPEG_ALWAYS.read(node)?,
+                ..SensorSettings::default()
+            },
+            copters: CopterSettings {
+                ids: copter_ids(node)?,
+                imu: param::IMU.read(node)?,
+                rate_hz: param::IMU_RATE_HZ.read(node)?,
+            },
+            gimbal: GimbalSettings {
+                bits: param::GIMBAL_BITS.read(node)?,
+                checksum: param::REQUEST_CHECKSUM.read(node)?,
+                status_port: param::STATUS_PORT.read(node)?,
+                status_multicast: param::STATUS_MULTICAST.read(node)?,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copter_ids_are_vehicle_ids() {
+        assert_eq!(check_copter_ids(&[1, 2, 65_535]), Ok(vec![1, 2, 65_535]));
+        for bad in [&[0][..], &[1, -1], &[65_536], &[]] {
+            let e = check_copter_ids(bad).unwrap_err();
+            assert!(e.starts_with("parameter copter_ids: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_default_is_in_its_range() {
+        for p in param::INTS {
+            p.check::<i64>(p.default).unwrap();
+        }
+        for p in param::FLOATS {
+            p.check(p.default).unwrap();
+        }
+        param::ANGLE_UNIT.check(param::ANGLE_UNIT.default).unwrap();
+        param::TF_SOURCE.check(param::TF_SOURCE.default).unwrap();
+        param::GIMBAL_BITS.check(param::GIMBAL_BITS.default).unwrap();
+    }
+
+    /// The example parameters file holds the defaults: it must say what the code does.
+    #[test]
+    fn the_example_parameters_file_says_the_defaults() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../config/rflysim_bridge.yaml");
+        let yaml: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let values = &yaml["/**"]["ros__parameters"];
+        let mapping = values.as_mapping().expect("ros__parameters");
+        let mut checked = 0;
+        for p in param::INTS {
+            if let Some(v) = values.get(p.name) {
+                assert_eq!(v.as_i64(), Some(p.default), "{}", p.name);
+                checked += 1;
+            }
+        }
+        for p in param::FLOATS {
+            if let Some(v) = values.get(p.name) {
+                assert_eq!(v.as_f64(), Some(p.default), "{}", p.name);
+                checked += 1;
+            }
+        }
+        for p in param::BOOLS {
+            if let Some(v) = values.get(p.name) {
+                assert_eq!(v.as_bool(), Some(p.default), "{}", p.name);
+                checked += 1;
+            }
+        }
+        for (name, default) in param::CHOICES {
+            if let Some(v) = values.get(*name) {
+                assert_eq!(v.as_str(), Some(*default), "{name}");
+                checked += 1;
+            }
+        }
+        assert_eq!(
+            checked,
+            mapping.len(),
+            "a parameter in the file that the code does not declare"
+        );
+    }
+}
