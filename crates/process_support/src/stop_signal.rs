@@ -19,6 +19,40 @@ extern "C" fn note(signal: libc::c_int) {
     RECEIVED.store(signal, Ordering::SeqCst);
 }
 
+/// Installs `handler` for each of `signals` (sigaction, system calls
+/// restarted): the one way the executables without a tokio runtime catch
+/// signals. `handler` must only store to atomics.
+pub fn install_handler(signals: &[libc::c_int], handler: extern "C" fn(libc::c_int)) -> std::io::Result<()> {
+    for &signal in signals {
+        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
+        let failed = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut()) != 0
+        };
+        if failed {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Makes SIGINT and SIGTERM request a stop ([`stop_requested`]) instead of
+/// ending the process.
+pub fn catch_stop_signals() -> std::io::Result<()> {
+    install_handler(&[libc::SIGINT, libc::SIGTERM], note)
+}
+
+/// The name of the stop signal received since [`catch_stop_signals`], if any.
+pub fn stop_requested() -> Option<&'static str> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        signal => Some(name(signal)),
+    }
+}
+
 /// SIGINT or SIGTERM by name, for the log line.
 fn name(signal: libc::c_int) -> &'static str {
     match signal {
@@ -47,20 +81,14 @@ where
     J: FnOnce() -> T + Send + 'static,
     S: FnOnce(&'static str),
 {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic, which is
-        // async-signal-safe.
-        unsafe {
-            libc::signal(signal, note as extern "C" fn(libc::c_int) as libc::sighandler_t);
-        }
-    }
+    // Without handlers a signal ends the process, which is still correct.
+    let _ = catch_stop_signals();
     let handle = thread::spawn(job);
     while !handle.is_finished() {
-        let signal = RECEIVED.load(Ordering::SeqCst);
-        if signal != 0 {
+        if let Some(signal) = stop_requested() {
             // A second signal is the user insisting: it ends the process at once.
             restore_default_handlers();
-            on_signal(name(signal));
+            on_signal(signal);
             break;
         }
         thread::sleep(POLL);

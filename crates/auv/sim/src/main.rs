@@ -3,20 +3,16 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use auv_sim::options::{help, parse_args};
+use auv_sim::faults::AuvFault;
+use auv_sim::options::parse_args;
 use auv_sim::sim::{say, Report, Simulator};
+use process_support::faults::FaultKind;
 
 fn main() -> ExitCode {
-    let options = match parse_args(std::env::args().skip(1)) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), help().as_bytes());
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            say(&e);
-            return ExitCode::from(2);
-        }
+    let options = match parse_args(std::env::args_os()) {
+        Ok(o) => o,
+        // --help, or why the command line is refused (exit status 2).
+        Err(e) => e.exit(),
     };
     let sim = match Simulator::start(options) {
         Ok(s) => Arc::new(s),
@@ -55,10 +51,11 @@ fn summary(r: &Report) -> String {
         .map(|(k, n)| format!("{k}={n}"))
         .collect();
     let f = |c: &auv_sim::faults::FaultCounts| {
-        format!(
-            "junk={} wrong_parts={} wrong_length={} corrupt_jpeg={}",
-            c.junk, c.wrong_parts, c.wrong_length, c.corrupt_jpeg
-        )
+        AuvFault::ALL
+            .iter()
+            .map(|k| format!("{}={}", k.name(), c.get(*k)))
+            .collect::<Vec<_>>()
+            .join(" ")
     };
     format!(
         "sent {} image and {} telemetry messages; thruster commands: {} good, bad [{}]; \

@@ -138,8 +138,8 @@ impl Simulator {
     pub fn report(&self) -> Report {
         let mut r = lock(&self.shared.report).clone();
         r.restarts = self.shared.restarts.load(Ordering::SeqCst);
-        r.image_faults = lock(&self.shared.image_faults).counts;
-        r.telemetry_faults = lock(&self.shared.telemetry_faults).counts;
+        r.image_faults = lock(&self.shared.image_faults).counts();
+        r.telemetry_faults = lock(&self.shared.telemetry_faults).counts();
         r
     }
 
@@ -451,8 +451,8 @@ impl StatsPrinter {
             return;
         }
         let mut r = lock(&shared.report).clone();
-        r.image_faults = lock(&shared.image_faults).counts;
-        r.telemetry_faults = lock(&shared.telemetry_faults).counts;
+        r.image_faults = lock(&shared.image_faults).counts();
+        r.telemetry_faults = lock(&shared.telemetry_faults).counts();
         let per_s = |now: u64, before: u64| (now - before) as f64 / elapsed.as_secs_f64();
         say_stdout(&format!(
             "t={:.1}s images {:.1} msg/s, telemetry {:.1} msg/s ({} AUVs), thruster commands {} good {} bad, faults sent {}",

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use auv_proto::image::{jpeg_comment, ImageLimits, ImageMessage};
 use auv_proto::telemetry::Telemetry;
 use auv_proto::thruster::ThrusterCommand;
+use auv_sim::faults::AuvFault;
 use auv_sim::options::Options;
 use auv_sim::sim::Simulator;
 
@@ -180,10 +181,14 @@ fn bad_thruster_messages_are_counted_and_the_next_good_one_applies() {
 #[test]
 fn every_fault_reaches_the_client_as_its_kind_and_good_messages_keep_coming() {
     let mut o = options(&[4]);
-    o.faults.junk = 0.2;
-    o.faults.wrong_parts = 0.2;
-    o.faults.wrong_length = 0.2;
-    o.faults.corrupt_jpeg = 0.2;
+    for kind in [
+        AuvFault::Junk,
+        AuvFault::WrongParts,
+        AuvFault::WrongLength,
+        AuvFault::CorruptJpeg,
+    ] {
+        o.faults.set(kind, 0.2);
+    }
     o.faults.seed = 11;
     o.image_rate = 50.0;
     o.telemetry_rate = 200.0;

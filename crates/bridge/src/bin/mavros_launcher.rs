@@ -2,12 +2,12 @@
 //! vehicle of `copter_ids`, towards CopterSim at `sim_ip` (RflySim wire protocol: MAVROS).
 //! Parameters: `copter_ids` (default [1]), `sim_ip` (default 127.0.0.1).
 //! Started with `--mavros-keeper …` it is instead one vehicle's keeper
-//! (`rflysim_ros::mavros::keeper`).
+//! (`rflysim_mavros::keeper`).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rflysim_ros::mavros::{self, keeper, process};
+use rflysim_mavros::{self as mavros, keeper, process};
 use rflysim_ros::settings;
 
 fn log(message: &str) {

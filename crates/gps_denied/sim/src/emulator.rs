@@ -246,7 +246,7 @@ impl Emulator<'_> {
             self.send(&rover);
             self.counts.rover_frames += 1;
         }
-        self.counts.faults = self.injector.counts;
+        self.counts.faults = self.injector.counts();
     }
 }
 

@@ -3,53 +3,51 @@
 //! datagrams, truncated JSON, parts of the wrong type, missing parts, bad
 //! base64 and corrupt JPEGs (the last two only in frames with an image).
 
-use process_support::seeded_rng::Rng;
-
 use gps_denied_proto::image::{decode_base64_jpeg, encode_base64};
+use process_support::faults::{FaultKind, Faults};
 use serde_json::{json, Value};
 
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct FaultRates {
+/// The faults of the GPS-denied drone simulator's telemetry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DroneFault {
     /// A datagram of random bytes sent before the frame.
-    pub junk: f64,
+    Junk,
     /// The frame's JSON cut short.
-    pub truncate: f64,
+    Truncate,
     /// One part replaced by a value of the wrong type.
-    pub wrong_types: f64,
+    WrongTypes,
     /// One part removed.
-    pub missing_fields: f64,
+    MissingFields,
     /// The image's base64 broken.
-    pub bad_base64: f64,
+    BadBase64,
     /// The image's bytes broken: not a JPEG at all, or cut in half.
-    pub corrupt_jpeg: f64,
-    pub seed: u64,
+    CorruptJpeg,
 }
 
-impl FaultRates {
-    pub fn any(&self) -> bool {
-        self.junk + self.truncate + self.wrong_types + self.missing_fields + self.bad_base64 + self.corrupt_jpeg > 0.0
+impl FaultKind for DroneFault {
+    const ALL: &'static [Self] = &[
+        DroneFault::Junk,
+        DroneFault::Truncate,
+        DroneFault::WrongTypes,
+        DroneFault::MissingFields,
+        DroneFault::BadBase64,
+        DroneFault::CorruptJpeg,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            DroneFault::Junk => "junk",
+            DroneFault::Truncate => "truncated",
+            DroneFault::WrongTypes => "wrong_types",
+            DroneFault::MissingFields => "missing_fields",
+            DroneFault::BadBase64 => "bad_base64",
+            DroneFault::CorruptJpeg => "corrupt_jpeg",
+        }
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FaultCounts {
-    pub junk: u64,
-    pub truncated: u64,
-    pub wrong_types: u64,
-    pub missing_fields: u64,
-    pub bad_base64: u64,
-    pub corrupt_jpeg: u64,
-}
-
-impl std::fmt::Display for FaultCounts {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "junk {} truncated {} wrong_types {} missing_fields {} bad_base64 {} corrupt_jpeg {}",
-            self.junk, self.truncated, self.wrong_types, self.missing_fields, self.bad_base64, self.corrupt_jpeg
-        )
-    }
-}
+/// Probabilities per telemetry frame, 0..=1.
+pub type FaultRates = process_support::faults::FaultRates<DroneFault>;
+pub type FaultCounts = process_support::faults::FaultCounts<DroneFault>;
 
 /// JSON pointers of the parts faults pick from.
 const PARTS: [&str; 11] = [
@@ -68,9 +66,7 @@ const PARTS: [&str; 11] = [
 
 #[derive(Debug)]
 pub struct FaultInjector {
-    rates: FaultRates,
-    rng: Rng,
-    pub counts: FaultCounts,
+    faults: Faults<DroneFault>,
 }
 
 fn remove_pointer(v: &mut Value, pointer: &str) -> bool {
@@ -84,22 +80,21 @@ fn remove_pointer(v: &mut Value, pointer: &str) -> bool {
 impl FaultInjector {
     pub fn new(rates: FaultRates) -> Self {
         Self {
-            rates,
-            rng: Rng::new(rates.seed),
-            counts: FaultCounts::default(),
+            faults: Faults::new(rates, 0),
         }
     }
 
-    fn roll(&mut self, p: f64) -> bool {
-        p > 0.0 && self.rng.unit() < p
+    pub fn counts(&self) -> FaultCounts {
+        self.faults.counts
     }
 
     /// Faults inside the JSON object of one drone frame.
     pub fn corrupt_value(&mut self, v: &mut Value) {
-        if self.roll(self.rates.wrong_types) {
-            let part = PARTS[self.rng.below(PARTS.len())];
+        let f = &mut self.faults;
+        if f.strikes(DroneFault::WrongTypes) {
+            let part = PARTS[f.rng.below(PARTS.len())];
             // A value of some other type than the part's.
-            let wrong = match self.rng.below(4) {
+            let wrong = match f.rng.below(4) {
                 0 => json!("not a number"),
                 1 => json!([1, 2, 3]),
                 2 if part != "/landed" => json!(true),
@@ -107,52 +102,50 @@ impl FaultInjector {
             };
             if let Some(slot) = v.pointer_mut(part) {
                 *slot = wrong;
-                self.counts.wrong_types += 1;
+                f.counts.note(DroneFault::WrongTypes);
             }
         }
-        if self.roll(self.rates.missing_fields) && remove_pointer(v, PARTS[self.rng.below(PARTS.len())]) {
-            self.counts.missing_fields += 1;
+        if f.strikes(DroneFault::MissingFields) && remove_pointer(v, PARTS[f.rng.below(PARTS.len())]) {
+            f.counts.note(DroneFault::MissingFields);
         }
         let Some(Value::String(image)) = v.pointer_mut("/camera/image") else {
             return;
         };
-        if self.roll(self.rates.bad_base64) && !image.is_empty() {
+        if f.roll_if(DroneFault::BadBase64, !image.is_empty()) {
             // Characters outside the alphabet, or a length no base64 has.
-            if self.rng.below(2) == 0 {
-                let at = self.rng.below(image.len());
+            if f.rng.below(2) == 0 {
+                let at = f.rng.below(image.len());
                 image.replace_range(at..at + 1, "*");
             } else {
                 // 4k + 1 characters: no padding rule allows that.
                 let keep = (image.len() / 4 * 4).saturating_sub(3).max(1);
                 image.truncate(keep);
             }
-            self.counts.bad_base64 += 1;
         }
-        if self.roll(self.rates.corrupt_jpeg) {
+        if f.strikes(DroneFault::CorruptJpeg) {
             if let Ok(mut jpeg) = decode_base64_jpeg(image, usize::MAX) {
-                if self.rng.below(2) == 0 {
+                if f.rng.below(2) == 0 {
                     jpeg[..2].copy_from_slice(b"GI");
                 } else {
                     jpeg.truncate(jpeg.len() / 2);
                 }
                 *image = encode_base64(&jpeg);
-                self.counts.corrupt_jpeg += 1;
+                f.counts.note(DroneFault::CorruptJpeg);
             }
         }
     }
 
     /// Faults on the encoded frame: what to send, in order.
     pub fn datagrams(&mut self, mut frame: Vec<u8>) -> Vec<Vec<u8>> {
+        let f = &mut self.faults;
         let mut out = Vec::with_capacity(2);
-        if self.roll(self.rates.junk) {
-            let n = 1 + self.rng.below(512);
-            out.push(self.rng.bytes(n));
-            self.counts.junk += 1;
+        if f.roll(DroneFault::Junk) {
+            let n = 1 + f.rng.below(512);
+            out.push(f.rng.bytes(n));
         }
-        if self.roll(self.rates.truncate) && frame.len() > 1 {
+        if f.roll_if(DroneFault::Truncate, frame.len() > 1) {
             // Any proper prefix of an object's text is not JSON.
-            frame.truncate(1 + self.rng.below(frame.len() - 1));
-            self.counts.truncated += 1;
+            frame.truncate(1 + f.rng.below(frame.len() - 1));
         }
         out.push(frame);
         out
@@ -180,23 +173,19 @@ mod tests {
     }
 
     fn injector(rates: FaultRates) -> FaultInjector {
-        FaultInjector::new(FaultRates { seed: 7, ..rates })
+        FaultInjector::new(rates.seeded(7))
     }
 
     #[test]
     fn every_fault_is_one_the_parser_reports() {
         let l = Limits::default();
         type Count = fn(&FaultCounts) -> u64;
-        let only = |set: fn(&mut FaultRates)| {
-            let mut r = FaultRates::default();
-            set(&mut r);
-            r
-        };
+        let only = |kind| FaultRates::default().with(kind, 1.0);
         let cases: [(FaultRates, Count); 4] = [
-            (only(|r| r.wrong_types = 1.0), |c| c.wrong_types),
-            (only(|r| r.missing_fields = 1.0), |c| c.missing_fields),
-            (only(|r| r.bad_base64 = 1.0), |c| c.bad_base64),
-            (only(|r| r.corrupt_jpeg = 1.0), |c| c.corrupt_jpeg),
+            (only(DroneFault::WrongTypes), |c| c.get(DroneFault::WrongTypes)),
+            (only(DroneFault::MissingFields), |c| c.get(DroneFault::MissingFields)),
+            (only(DroneFault::BadBase64), |c| c.get(DroneFault::BadBase64)),
+            (only(DroneFault::CorruptJpeg), |c| c.get(DroneFault::CorruptJpeg)),
         ];
         for (rates, count) in cases {
             let mut f = injector(rates);
@@ -206,24 +195,24 @@ mod tests {
                 let p = parse_telemetry(v.to_string().as_bytes(), &l).unwrap();
                 let faults: Vec<(Part, Fault)> = p.faults.iter().collect();
                 let image_fault = p.faults.get(Part::Image);
-                if rates.corrupt_jpeg > 0.0 && image_fault.is_none() {
+                if rates.rate(DroneFault::CorruptJpeg) > 0.0 && image_fault.is_none() {
                     // Cut in half, it still starts like a JPEG: only a decoder sees it.
                     assert!(faults.is_empty());
                 } else {
                     assert!(!faults.is_empty(), "{rates:?}: {v}");
                 }
             }
-            assert_eq!(count(&f.counts), 50, "{rates:?}");
+            assert_eq!(count(&f.counts()), 50, "{rates:?}");
         }
     }
 
     #[test]
     fn truncation_and_junk_make_datagrams_the_parser_refuses() {
-        let mut f = injector(FaultRates {
-            truncate: 1.0,
-            junk: 1.0,
-            ..Default::default()
-        });
+        let mut f = injector(
+            FaultRates::default()
+                .with(DroneFault::Truncate, 1.0)
+                .with(DroneFault::Junk, 1.0),
+        );
         for _ in 0..50 {
             let sent = f.datagrams(frame().to_string().into_bytes());
             assert_eq!(sent.len(), 2);
@@ -235,7 +224,10 @@ mod tests {
                 );
             }
         }
-        assert_eq!((f.counts.truncated, f.counts.junk), (50, 50));
+        assert_eq!(
+            (f.counts().get(DroneFault::Truncate), f.counts().get(DroneFault::Junk)),
+            (50, 50)
+        );
     }
 
     #[test]

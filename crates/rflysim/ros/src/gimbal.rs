@@ -91,73 +91,148 @@ pub fn ctrl_request(
         return Err(format!("others: {} values, at most 8", c.others.len()));
     }
     let other = |i: usize| c.others.get(i).copied().unwrap_or(0);
+    let wants = |control: u8| c.ctrl_type & control != 0;
     let mut next = state.clone();
     let mut req = state.base;
     req.bitmask = 0;
     req.other_params = [0.0; 16];
-    if c.ctrl_type & ctrl_type::RESOLUTION != 0 {
-        if !(1..=u32::from(u16::MAX)).contains(&c.width) || !(1..=u32::from(u16::MAX)).contains(&c.height) {
-            return Err(format!("resolution {}×{} outside 1..=65535", c.width, c.height));
-        }
-        req.data_width = c.width as u16;
-        req.data_height = c.height as u16;
+    if wants(ctrl_type::RESOLUTION) {
+        resolution(c, &mut req)?;
     }
-    if c.ctrl_type & ctrl_type::FOV != 0 {
-        if !(1..18_000).contains(&c.fov) {
-            return Err(format!("fov {} (deg × 100) outside 0.01..180°", c.fov));
-        }
-        req.camera_fov = c.fov as f32 / 100.0;
-        set(&mut req, bits, GimbalControl::Fov);
+    if wants(ctrl_type::FOV) {
+        fov(c, &mut req, bits)?;
     }
-    if c.ctrl_type & ctrl_type::ATTITUDE != 0 {
-        for (name, v, limit) in [
-            ("roll", c.roll, 18_000),
-            ("pitch", c.pitch, 9_000),
-            ("yaw", c.yaw, 18_000),
-        ] {
-            // Not `v.abs()`: |i32::MIN| does not fit an i32.
-            if !(-limit..=limit).contains(&v) {
-                return Err(format!("{name} {v} (deg × 100) outside ±{}°", limit / 100));
-            }
-        }
-        req.eular_or_quat = 0.0;
-        req.sensor_ang_eular = [
-            centi_deg_to_rad(c.roll),
-            centi_deg_to_rad(c.pitch),
-            centi_deg_to_rad(c.yaw),
-        ];
-        set(&mut req, bits, GimbalControl::Angle);
+    if wants(ctrl_type::ATTITUDE) {
+        attitude(c, &mut req, bits)?;
     }
-    if c.ctrl_type & ctrl_type::OPTICAL_ZOOM != 0 {
-        next.zoom = match c.optics_multiply {
-            i32::MAX => (state.zoom * 2.0).min(1000.0),
-            i32::MIN => (state.zoom / 2.0).max(1.0),
-            v if (0..1000).contains(&v) => f64::from(v) + 1.0,
-            v => {
-                return Err(format!(
-                    "optics_multiply {v}: a zoom step 0..999, or INT32_MAX / INT32_MIN"
-                ))
-            }
-        };
-        set(&mut req, bits, GimbalControl::OpticalZoom);
-        req.other_params[slot::OPTICAL_ZOOM] = (next.zoom - 1.0) as f32;
-        if c.base_optics != 0 {
-            if !(4..=1000).contains(&c.base_optics) {
-                return Err(format!("base_optics {} outside 4..=1000", c.base_optics));
-            }
-            set(&mut req, bits, GimbalControl::ZoomBase);
-            req.other_params[slot::ZOOM_BASE] = c.base_optics as f32;
+    if wants(ctrl_type::OPTICAL_ZOOM) {
+        next.zoom = optical_zoom(c, state.zoom, &mut req, bits)?;
+    }
+    centring(other(0), &mut req, bits)?;
+    let rates_given = rates([other(1), other(2), other(3), other(4)], &mut req, bits)?;
+    if wants(ctrl_type::TRACK_TARGET) {
+        track_target(other(5), &mut req, bits)?;
+    }
+    if wants(ctrl_type::RANGING) {
+        special(
+            ("others[6] (ranging)", other(6), 1),
+            GimbalControl::Ranging,
+            slot::RANGING,
+            &mut req,
+            bits,
+        )?;
+    }
+    if wants(ctrl_type::LIGHT_SOURCE) {
+        let light = ("others[7] (light source)", other(7), 2);
+        special(light, GimbalControl::LightSource, slot::LIGHT_SOURCE, &mut req, bits)?;
+    }
+    // Centring and the special controls need a bit: a numbering without one
+    // for a requested control cannot express the command.
+    let needs_bit = [
+        (other(0) == 1, GimbalControl::Centre),
+        (rates_given, GimbalControl::Rates),
+        (wants(ctrl_type::OPTICAL_ZOOM), GimbalControl::OpticalZoom),
+        (wants(ctrl_type::TRACK_TARGET), GimbalControl::TrackTarget),
+        (wants(ctrl_type::RANGING), GimbalControl::Ranging),
+        (wants(ctrl_type::LIGHT_SOURCE), GimbalControl::LightSource),
+    ];
+    if let Some((_, control)) = needs_bit
+        .iter()
+        .find(|(wanted, control)| *wanted && bits.bit(*control).is_none())
+    {
+        return Err(format!("{control:?} has no bit in the {} numbering", bits.name));
+    }
+    // The new state: angles, FOV and size as now commanded.
+    next.base.data_width = req.data_width;
+    next.base.data_height = req.data_height;
+    next.base.camera_fov = req.camera_fov;
+    next.base.sensor_ang_eular = req.sensor_ang_eular;
+    next.base.eular_or_quat = req.eular_or_quat;
+    Ok((req, next))
+}
+
+fn resolution(c: &Ctrl, req: &mut VisionSensorReq) -> Result<(), String> {
+    if !(1..=u32::from(u16::MAX)).contains(&c.width) || !(1..=u32::from(u16::MAX)).contains(&c.height) {
+        return Err(format!("resolution {}×{} outside 1..=65535", c.width, c.height));
+    }
+    req.data_width = c.width as u16;
+    req.data_height = c.height as u16;
+    Ok(())
+}
+
+fn fov(c: &Ctrl, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+    if !(1..18_000).contains(&c.fov) {
+        return Err(format!("fov {} (deg × 100) outside 0.01..180°", c.fov));
+    }
+    req.camera_fov = c.fov as f32 / 100.0;
+    set(req, bits, GimbalControl::Fov);
+    Ok(())
+}
+
+fn attitude(c: &Ctrl, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+    for (name, v, limit) in [
+        ("roll", c.roll, 18_000),
+        ("pitch", c.pitch, 9_000),
+        ("yaw", c.yaw, 18_000),
+    ] {
+        // Not `v.abs()`: |i32::MIN| does not fit an i32.
+        if !(-limit..=limit).contains(&v) {
+            return Err(format!("{name} {v} (deg × 100) outside ±{}°", limit / 100));
         }
     }
-    match other(0) {
-        0 => {}
+    req.eular_or_quat = 0.0;
+    req.sensor_ang_eular = [
+        centi_deg_to_rad(c.roll),
+        centi_deg_to_rad(c.pitch),
+        centi_deg_to_rad(c.yaw),
+    ];
+    set(req, bits, GimbalControl::Angle);
+    Ok(())
+}
+
+/// The zoom now commanded, from the zoom in force.
+fn optical_zoom(c: &Ctrl, zoom: f64, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<f64, String> {
+    let next = match c.optics_multiply {
+        i32::MAX => (zoom * 2.0).min(1000.0),
+        i32::MIN => (zoom / 2.0).max(1.0),
+        v if (0..1000).contains(&v) => f64::from(v) + 1.0,
+        v => {
+            return Err(format!(
+                "optics_multiply {v}: a zoom step 0..999, or INT32_MAX / INT32_MIN"
+            ))
+        }
+    };
+    set(req, bits, GimbalControl::OpticalZoom);
+    req.other_params[slot::OPTICAL_ZOOM] = (next - 1.0) as f32;
+    if c.base_optics != 0 {
+        if !(4..=1000).contains(&c.base_optics) {
+            return Err(format!("base_optics {} outside 4..=1000", c.base_optics));
+        }
+        set(req, bits, GimbalControl::ZoomBase);
+        req.other_params[slot::ZOOM_BASE] = c.base_optics as f32;
+    }
+    Ok(next)
+}
+
+fn centring(centre: i32, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+    match centre {
+        0 => Ok(()),
         1 => {
-            set(&mut req, bits, GimbalControl::Centre);
+            set(req, bits, GimbalControl::Centre);
             req.other_params[slot::CENTRE] = 1.0;
+            Ok(())
         }
-        v => return Err(format!("others[0] (centring) {v}: 0 or 1")),
+        v => Err(format!("others[0] (centring) {v}: 0 or 1")),
     }
-    let (yaw_dir, yaw_rate, pitch_dir, pitch_rate) = (other(1), other(2), other(3), other(4));
+}
+
+/// `others[1..=4]`: yaw direction and rate, pitch direction and rate;
+/// whether a motion was commanded.
+fn rates(
+    [yaw_dir, yaw_rate, pitch_dir, pitch_rate]: [i32; 4],
+    req: &mut VisionSensorReq,
+    bits: &GimbalBitTable,
+) -> Result<bool, String> {
     for (name, d) in [
         ("others[1] (yaw direction)", yaw_dir),
         ("others[3] (pitch direction)", pitch_dir),
@@ -175,56 +250,39 @@ pub fn ctrl_request(
         }
     }
     // Direction 0 is "no action" (RflySim vision protocol); a direction with rate 0 stops the motion.
-    let rates_given = yaw_dir != 0 || pitch_dir != 0;
-    if rates_given {
-        set(&mut req, bits, GimbalControl::Rates);
+    let given = yaw_dir != 0 || pitch_dir != 0;
+    if given {
+        set(req, bits, GimbalControl::Rates);
         req.other_params[slot::PITCH_RATE] = pitch_dir as f32 * centi_deg_to_rad(pitch_rate);
         req.other_params[slot::YAW_RATE] = yaw_dir as f32 * centi_deg_to_rad(yaw_rate);
     }
-    if c.ctrl_type & ctrl_type::TRACK_TARGET != 0 {
-        if other(5) < 0 {
-            return Err(format!("others[5] (target vehicle) {}", other(5)));
-        }
-        set(&mut req, bits, GimbalControl::TrackTarget);
-        req.other_params[slot::TRACK_TARGET] = other(5) as f32;
+    Ok(given)
+}
+
+fn track_target(vehicle: i32, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+    if vehicle < 0 {
+        return Err(format!("others[5] (target vehicle) {vehicle}"));
     }
-    if c.ctrl_type & ctrl_type::RANGING != 0 {
-        if !(0..=1).contains(&other(6)) {
-            return Err(format!("others[6] (ranging) {}: 0 or 1", other(6)));
-        }
-        set(&mut req, bits, GimbalControl::Ranging);
-        req.other_params[slot::RANGING] = other(6) as f32;
+    set(req, bits, GimbalControl::TrackTarget);
+    req.other_params[slot::TRACK_TARGET] = vehicle as f32;
+    Ok(())
+}
+
+/// A control whose value (`name`, `value`) is one of 0..=`max`, in `slot`.
+fn special(
+    (name, value, max): (&str, i32, i32),
+    control: GimbalControl,
+    slot: usize,
+    req: &mut VisionSensorReq,
+    bits: &GimbalBitTable,
+) -> Result<(), String> {
+    if !(0..=max).contains(&value) {
+        let below: Vec<String> = (0..max).map(|v| v.to_string()).collect();
+        return Err(format!("{name} {value}: {} or {max}", below.join(", ")));
     }
-    if c.ctrl_type & ctrl_type::LIGHT_SOURCE != 0 {
-        if !(0..=2).contains(&other(7)) {
-            return Err(format!("others[7] (light source) {}: 0, 1 or 2", other(7)));
-        }
-        set(&mut req, bits, GimbalControl::LightSource);
-        req.other_params[slot::LIGHT_SOURCE] = other(7) as f32;
-    }
-    // Centring and the special controls need a bit: a numbering without one
-    // for a requested control cannot express the command.
-    let needs_bit = [
-        (other(0) == 1, GimbalControl::Centre),
-        (rates_given, GimbalControl::Rates),
-        (c.ctrl_type & ctrl_type::OPTICAL_ZOOM != 0, GimbalControl::OpticalZoom),
-        (c.ctrl_type & ctrl_type::TRACK_TARGET != 0, GimbalControl::TrackTarget),
-        (c.ctrl_type & ctrl_type::RANGING != 0, GimbalControl::Ranging),
-        (c.ctrl_type & ctrl_type::LIGHT_SOURCE != 0, GimbalControl::LightSource),
-    ];
-    if let Some((_, control)) = needs_bit
-        .iter()
-        .find(|(wanted, control)| *wanted && bits.bit(*control).is_none())
-    {
-        return Err(format!("{control:?} has no bit in the {} numbering", bits.name));
-    }
-    // The new state: angles, FOV and size as now commanded.
-    next.base.data_width = req.data_width;
-    next.base.data_height = req.data_height;
-    next.base.camera_fov = req.camera_fov;
-    next.base.sensor_ang_eular = req.sensor_ang_eular;
-    next.base.eular_or_quat = req.eular_or_quat;
-    Ok((req, next))
+    set(req, bits, control);
+    req.other_params[slot] = value as f32;
+    Ok(())
 }
 
 /// `CameraAICtrl`: 0 box-selects every target, 1 the target at `pixel_pos` (x, y).

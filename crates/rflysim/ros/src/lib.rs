@@ -8,7 +8,6 @@ pub mod app;
 pub mod coptersim;
 pub mod gimbal;
 pub mod gimbal_node;
-pub mod mavros;
 pub mod msgs;
 pub mod names;
 pub mod requests;

@@ -2,115 +2,104 @@
 //! truncation and garbage, each with a rate, all from one seeded generator so
 //! that a run can be reproduced.
 
-use process_support::seeded_rng::Rng;
+use process_support::faults::{FaultKind, Faults};
 
-/// Rates are probabilities per datagram, 0..=1.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct FaultConfig {
-    pub loss: f64,
-    pub reorder: f64,
-    pub duplicate: f64,
+/// The faults of RflySim's UDP datagrams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DatagramFault {
+    Loss,
+    Reorder,
+    Duplicate,
     /// A bit flipped in the datagram's header (what a receiver can notice).
-    pub corrupt: f64,
+    Corrupt,
     /// A bit flipped in the payload (RflySim has no payload checksum: no
     /// receiver can notice; for testing what reaches the user).
-    pub corrupt_payload: f64,
-    pub truncate: f64,
+    CorruptPayload,
+    Truncate,
     /// A random datagram sent before this one.
-    pub garbage: f64,
-    pub seed: u64,
+    Garbage,
 }
 
-impl FaultConfig {
-    pub fn any(&self) -> bool {
-        self.loss + self.reorder + self.duplicate + self.corrupt + self.corrupt_payload + self.truncate + self.garbage
-            > 0.0
+impl FaultKind for DatagramFault {
+    const ALL: &'static [Self] = &[
+        DatagramFault::Loss,
+        DatagramFault::Reorder,
+        DatagramFault::Duplicate,
+        DatagramFault::Corrupt,
+        DatagramFault::CorruptPayload,
+        DatagramFault::Truncate,
+        DatagramFault::Garbage,
+    ];
+    fn name(self) -> &'static str {
+        match self {
+            DatagramFault::Loss => "lost",
+            DatagramFault::Reorder => "reordered",
+            DatagramFault::Duplicate => "duplicated",
+            DatagramFault::Corrupt => "corrupted",
+            DatagramFault::CorruptPayload => "corrupted_payload",
+            DatagramFault::Truncate => "truncated",
+            DatagramFault::Garbage => "garbage",
+        }
     }
 }
 
+/// Rates are probabilities per datagram, 0..=1.
+pub type FaultConfig = process_support::faults::FaultRates<DatagramFault>;
 /// What the injector did, to check against the receiver's counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FaultCounts {
-    pub lost: u64,
-    pub reordered: u64,
-    pub duplicated: u64,
-    pub corrupted: u64,
-    pub truncated: u64,
-    pub garbage: u64,
-}
-
-impl std::ops::AddAssign for FaultCounts {
-    /// Adds another injector's counts (every stream has its own injector).
-    fn add_assign(&mut self, o: FaultCounts) {
-        self.lost += o.lost;
-        self.reordered += o.reordered;
-        self.duplicated += o.duplicated;
-        self.corrupted += o.corrupted;
-        self.truncated += o.truncated;
-        self.garbage += o.garbage;
-    }
-}
+pub type FaultCounts = process_support::faults::FaultCounts<DatagramFault>;
 
 #[derive(Debug)]
 pub struct FaultInjector {
-    config: FaultConfig,
-    rng: Rng,
+    faults: Faults<DatagramFault>,
     held: Option<Vec<u8>>,
-    pub counts: FaultCounts,
 }
 
 impl FaultInjector {
     pub fn new(config: FaultConfig, stream: u64) -> Self {
         Self {
-            config,
-            rng: Rng::new(config.seed ^ stream.wrapping_mul(0xA24B_AED4_963E_E407)),
+            faults: Faults::new(config, stream.wrapping_mul(0xA24B_AED4_963E_E407)),
             held: None,
-            counts: Default::default(),
         }
+    }
+
+    /// What was injected since the last [`Self::take_counts`].
+    pub fn take_counts(&mut self) -> FaultCounts {
+        std::mem::take(&mut self.faults.counts)
     }
 
     /// Applies the faults to one datagram; returns what to send, in order.
     pub fn apply(&mut self, datagram: Vec<u8>) -> Vec<Vec<u8>> {
-        let c = self.config;
+        let f = &mut self.faults;
         let mut out = Vec::with_capacity(2);
-        if !c.any() {
+        if !f.any() {
             out.push(datagram);
             return out;
         }
-        if self.rng.unit() < c.garbage {
-            self.counts.garbage += 1;
-            let n = 1 + self.rng.below(256);
-            out.push(self.rng.bytes(n));
+        if f.roll(DatagramFault::Garbage) {
+            let n = 1 + f.rng.below(256);
+            out.push(f.rng.bytes(n));
         }
-        if self.rng.unit() < c.loss {
-            self.counts.lost += 1;
+        if f.roll(DatagramFault::Loss) {
             out.extend(self.held.take());
             return out;
         }
         let mut d = datagram;
         const HEADER: usize = 32;
-        if self.rng.unit() < c.corrupt && !d.is_empty() {
-            self.counts.corrupted += 1;
-            let i = self.rng.below(d.len().min(HEADER));
-            d[i] ^= 1 << self.rng.below(8);
+        if f.roll_if(DatagramFault::Corrupt, !d.is_empty()) {
+            let i = f.rng.below(d.len().min(HEADER));
+            d[i] ^= 1 << f.rng.below(8);
         }
-        if self.rng.unit() < c.corrupt_payload && d.len() > HEADER {
-            self.counts.corrupted += 1;
-            let i = HEADER + self.rng.below(d.len() - HEADER);
-            d[i] ^= 1 << self.rng.below(8);
+        if f.roll_if(DatagramFault::CorruptPayload, d.len() > HEADER) {
+            let i = HEADER + f.rng.below(d.len() - HEADER);
+            d[i] ^= 1 << f.rng.below(8);
         }
-        if self.rng.unit() < c.truncate && d.len() > 1 {
-            self.counts.truncated += 1;
-            let n = 1 + self.rng.below(d.len() - 1);
+        if f.roll_if(DatagramFault::Truncate, d.len() > 1) {
+            let n = 1 + f.rng.below(d.len() - 1);
             d.truncate(n);
         }
-        let dup = self.rng.unit() < c.duplicate;
-        if dup {
-            self.counts.duplicated += 1;
-        }
-        if self.held.is_none() && self.rng.unit() < c.reorder {
+        let dup = f.roll(DatagramFault::Duplicate);
+        if self.held.is_none() && f.roll(DatagramFault::Reorder) {
             // Hold this one back; it goes out after the next datagram.
-            self.counts.reordered += 1;
             self.held = Some(d);
             return out;
         }
@@ -136,64 +125,33 @@ mod tests {
     fn no_faults_is_the_identity() {
         let mut f = FaultInjector::new(FaultConfig::default(), 0);
         assert_eq!(f.apply(vec![1, 2, 3]), vec![vec![1, 2, 3]]);
-        assert_eq!(f.counts, FaultCounts::default());
-    }
-
-    #[test]
-    fn counts_of_several_streams_add_field_by_field() {
-        let one = FaultCounts {
-            lost: 1,
-            reordered: 2,
-            duplicated: 3,
-            corrupted: 4,
-            truncated: 5,
-            garbage: 6,
-        };
-        let mut total = one;
-        total += one;
-        assert_eq!(
-            total,
-            FaultCounts {
-                lost: 2,
-                reordered: 4,
-                duplicated: 6,
-                corrupted: 8,
-                truncated: 10,
-                garbage: 12,
-            }
-        );
+        assert_eq!(f.take_counts(), FaultCounts::default());
     }
 
     #[test]
     fn rates_are_honoured_and_reproducible() {
-        let cfg = FaultConfig {
-            loss: 0.1,
-            duplicate: 0.05,
-            reorder: 0.05,
-            seed: 42,
-            ..Default::default()
-        };
+        let cfg = FaultConfig::default()
+            .with(DatagramFault::Loss, 0.1)
+            .with(DatagramFault::Duplicate, 0.05)
+            .with(DatagramFault::Reorder, 0.05)
+            .seeded(42);
         let run = || {
             let mut f = FaultInjector::new(cfg, 1);
             let sent: Vec<Vec<u8>> = (0..10_000u32).flat_map(|i| f.apply(i.to_le_bytes().to_vec())).collect();
-            (sent, f.counts)
+            (sent, f.take_counts())
         };
         let (a, ca) = run();
         let (b, cb) = run();
         assert_eq!(a, b);
         assert_eq!(ca, cb);
-        assert!((800..1200).contains(&ca.lost), "{ca:?}");
-        assert!((300..700).contains(&ca.duplicated), "{ca:?}");
-        assert!(ca.reordered > 300);
+        assert!((800..1200).contains(&ca.get(DatagramFault::Loss)), "{ca:?}");
+        assert!((300..700).contains(&ca.get(DatagramFault::Duplicate)), "{ca:?}");
+        assert!(ca.get(DatagramFault::Reorder) > 300);
     }
 
     #[test]
     fn reordering_swaps_neighbours() {
-        let cfg = FaultConfig {
-            reorder: 1.0,
-            seed: 1,
-            ..Default::default()
-        };
+        let cfg = FaultConfig::default().with(DatagramFault::Reorder, 1.0).seeded(1);
         let mut f = FaultInjector::new(cfg, 0);
         assert!(f.apply(vec![1]).is_empty());
         assert_eq!(f.apply(vec![2]), vec![vec![2], vec![1]]);

@@ -1,198 +1,257 @@
 //! `rflysim_sim`: the built-in RflySim emulator. See `--help`.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use clap::Parser;
+use process_support::cli::{args_before_ros_args, probability, rate_hz, seconds};
 use rflysim_proto::config::{load_config, parse_config, AngleUnit};
-use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
-use rflysim_proto::ports::{true_state_port, CAMERA_STATUS_PORT, HEARTBEAT_PORT, MULTICAST_GROUP, REQUEST_BASE_PORT};
-use rflysim_proto::request::GIMBAL_ECHO_CHECKSUM;
+use rflysim_proto::gimbal::GimbalBitTable;
 use rflysim_sim::emulator::Emulator;
+use rflysim_sim::faults::{DatagramFault, FaultConfig};
 use rflysim_sim::options::{HeaderChoice, LidarLayout, Options, RateMode};
 
-/// `--help`, with the protocol's ports and numbers from `rflysim_proto`.
-fn help() -> String {
-    format!(
-        "\
-rflysim_sim: a built-in RflySim emulator (RflySim3D + CopterSim) speaking the
-RflySim wire protocol over real UDP sockets and shared memory.
+const SENSORS: &str = "Sensors and destinations";
+const FORMATS: &str = "Formats";
+const RATES: &str = "Rates";
+const FAULTS: &str = "Faults (rates per datagram, 0..1)";
+const TESTS: &str = "Tests";
+const GIMBAL: &str = "Gimbal";
 
-Usage: rflysim_sim [options]
+/// The command line (`--help` renders it).
+#[derive(Debug, Parser)]
+#[command(
+    name = "rflysim_sim",
+    about = "A built-in RflySim emulator (RflySim3D + CopterSim) speaking the RflySim wire protocol over real \
+             UDP sockets and shared memory.",
+    after_help = "Anything after --ros-args is ignored, so that ROS launch files can start it."
+)]
+struct Cli {
+    /// RflySim Config.json to stream (default: the example config)
+    #[arg(long, value_name = "PATH", help_heading = SENSORS)]
+    config: Option<PathBuf>,
+    /// Send sensor data here instead of each sensor's SendProtocol address
+    #[arg(long, value_name = "IP", help_heading = SENSORS)]
+    target_ip: Option<Ipv4Addr>,
+    /// Listen for VisionSensorReq on the first window's request port + N
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = SENSORS)]
+    window_id: u16,
+    /// Don't listen for requests
+    #[arg(long, help_heading = SENSORS)]
+    no_requests: bool,
+    /// Stream only sensors requested over UDP, not the config's
+    #[arg(long, help_heading = SENSORS)]
+    requested_only: bool,
+    /// CopterSim instances, e.g. 1,2 (IMU on request, true state, heartbeat)
+    #[arg(long, value_name = "IDS", value_parser = copter_ids, help_heading = SENSORS)]
+    copters: Option<CopterIds>,
+    /// Where true state (port 30101 + 2(id-1)) and heartbeats (port 20005) go
+    #[arg(long, value_name = "IP", help_heading = SENSORS)]
+    coptersim_target: Option<Ipv4Addr>,
+    /// Don't send the CopterSim heartbeat
+    #[arg(long, help_heading = SENSORS)]
+    no_heartbeat: bool,
+    /// Datagram header kind: 24, 32 or alternate
+    #[arg(long, value_name = "KIND", default_value = "32", value_parser = header, help_heading = FORMATS)]
+    header: HeaderChoice,
+    /// LiDAR / depth-cloud payload layout over UDP: protocol or sdk
+    #[arg(long, value_name = "LAYOUT", default_value = "protocol", value_parser = lidar_layout, help_heading = FORMATS)]
+    lidar_layout: LidarLayout,
+    #[arg(long, value_name = "Q", value_parser = clap::value_parser!(i32).range(1..=100), help_heading = FORMATS)]
+    jpeg_quality: Option<i32>,
+    /// Every sensor at HZ instead of its DataCheckFreq
+    #[arg(long, value_name = "HZ", value_parser = rate_hz, conflicts_with = "flat_out", help_heading = RATES)]
+    rate: Option<f64>,
+    /// Every sensor as fast as possible
+    #[arg(long, help_heading = RATES)]
+    flat_out: bool,
+    /// Render once per sensor, resend with new stamps (benchmarks)
+    #[arg(long, help_heading = RATES)]
+    reuse_frames: bool,
+    /// Stop after S seconds
+    #[arg(long, value_name = "S", value_parser = seconds, help_heading = RATES)]
+    duration: Option<Duration>,
+    /// Stop each sensor after N frames
+    #[arg(long = "frames", value_name = "N", help_heading = RATES)]
+    max_frames: Option<u64>,
+    /// Simulation time at start, seconds
+    #[arg(long, value_name = "S", help_heading = RATES)]
+    start_time: Option<f64>,
+    /// Print per-sensor frames/s and bytes/s every S seconds (0: never)
+    #[arg(long, value_name = "S", default_value = "1", value_parser = seconds, help_heading = RATES)]
+    stats: Duration,
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    loss: f64,
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    reorder: f64,
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    duplicate: f64,
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    truncate: f64,
+    /// A random datagram before this one
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    garbage: f64,
+    /// Flip a bit in a datagram's header (receivers can notice)
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    corrupt: f64,
+    /// Flip a bit in a datagram's payload (no RflySim receiver can notice)
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    corrupt_payload: f64,
+    /// Simulator restart every S seconds: frame ids and sim time back to zero
+    #[arg(long, value_name = "S", help_heading = FAULTS)]
+    restart_every: Option<f64>,
+    /// Seed for reproducible faults
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS)]
+    seed: u64,
+    /// Drop exactly packet P of frame F (every sensor; repeatable)
+    #[arg(long, value_name = "F:P", value_parser = frame_packet, help_heading = FAULTS)]
+    drop_packet: Vec<(u64, u32)>,
+    /// Write each rendered frame, IMU sample and heartbeat to DIR
+    /// (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt)
+    #[arg(long, value_name = "DIR", help_heading = TESTS)]
+    dump: Option<PathBuf>,
+    /// Append "SeqID time_stamp wall_time" when each frame has been sent,
+    /// "imu<copter id> time_stamp wall_time" per IMU sample (benchmarks)
+    #[arg(long, value_name = "FILE", help_heading = TESTS)]
+    send_log: Option<PathBuf>,
+    /// Unicast destination of gimbal echo / CameraData, or none (default 127.0.0.1 and the camera status port)
+    #[arg(long, value_name = "IP:PORT|none", value_parser = gimbal_target, help_heading = GIMBAL)]
+    gimbal_target: Option<GimbalTarget>,
+    /// Also send them to the camera status multicast group
+    #[arg(long, help_heading = GIMBAL)]
+    gimbal_multicast: bool,
+    /// Send CameraData for every camera without RflyReqObjData
+    #[arg(long, help_heading = GIMBAL)]
+    camera_data: bool,
+    /// Control bit numbering: protocol or sdk
+    #[arg(long, value_name = "TABLE", default_value = "protocol", value_parser = gimbal_bits, help_heading = GIMBAL)]
+    gimbal_bits: GimbalBitTable,
+    /// Checksum of the gimbal echo (default: the protocol's)
+    #[arg(long, value_name = "N", help_heading = GIMBAL)]
+    echo_checksum: Option<u16>,
+}
 
-Sensors and destinations
-  --config PATH         RflySim Config.json to stream (default: the example config)
-  --target-ip IP        send sensor data here instead of each sensor's SendProtocol address
-  --window-id N         listen for VisionSensorReq on {REQUEST_BASE_PORT} + N (default 0)
-  --no-requests         don't listen for requests
-  --requested-only      stream only sensors requested over UDP, not the config's
-  --copters 1,2         CopterSim instances (IMU on request, true state, heartbeat)
-  --coptersim-target IP where true state ({true_state} + 2(id-1)) and heartbeats ({HEARTBEAT_PORT}) go
-  --no-heartbeat        don't send the CopterSim heartbeat
-Formats
-  --header 24|32|alternate   datagram header kind (default 32)
-  --lidar-layout protocol|sdk  LiDAR / depth-cloud payload layout over UDP (default protocol)
-  --jpeg-quality Q           (default 90)
-Rates
-  --rate HZ             every sensor at HZ instead of its DataCheckFreq
-  --flat-out            every sensor as fast as possible
-  --reuse-frames        render once per sensor, resend with new stamps (benchmarks)
-  --duration S          stop after S seconds
-  --frames N            stop each sensor after N frames
-  --start-time S        simulation time at start
-  --stats S             print per-sensor frames/s and bytes/s every S seconds (0: never; default 1)
-Faults (rates per datagram, 0..1)
-  --loss P --reorder P --duplicate P --truncate P --garbage P
-  --corrupt P           flip a bit in a datagram's header (receivers can notice)
-  --corrupt-payload P   flip a bit in a datagram's payload (no RflySim receiver can notice)
-  --restart-every S     simulator restart: frame ids and sim time back to zero
-  --seed N              seed for reproducible faults
-  --drop-packet F:P     drop exactly packet P of frame F (every sensor; repeatable)
-Tests
-  --dump DIR            write each rendered frame, IMU sample and heartbeat to DIR
-                        (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt)
-  --send-log FILE       append \"SeqID time_stamp wall_time\" when each frame has been sent,
-                        \"imu<copter id> time_stamp wall_time\" per IMU sample (benchmarks)
-Gimbal
-  --gimbal-target IP:PORT|none  unicast destination of gimbal echo / CameraData (default 127.0.0.1:{CAMERA_STATUS_PORT})
-  --gimbal-multicast    also send them to {MULTICAST_GROUP}:{CAMERA_STATUS_PORT}
-  --camera-data         send CameraData for every camera without RflyReqObjData
-  --gimbal-bits protocol|sdk    control bit numbering (default protocol)
-  --echo-checksum N     checksum of the {echo_len}-byte echo (default {GIMBAL_ECHO_CHECKSUM})
+/// `--copters 1,2` (one argument; empty: none).
+#[derive(Debug, Clone)]
+struct CopterIds(Vec<u16>);
 
-Anything after --ros-args is ignored, so that ROS launch files can start it.
-",
-        true_state = true_state_port(1),
-        echo_len = GimbalEcho::LEN,
-    )
+fn copter_ids(v: &str) -> Result<CopterIds, String> {
+    v.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().map_err(|_| format!("{s:?} is not a vehicle id")))
+        .collect::<Result<_, _>>()
+        .map(CopterIds)
+}
+
+/// `--gimbal-target`: an address, or none.
+#[derive(Debug, Clone, Copy)]
+struct GimbalTarget(Option<SocketAddrV4>);
+
+fn gimbal_target(v: &str) -> Result<GimbalTarget, String> {
+    if v == "none" {
+        return Ok(GimbalTarget(None));
+    }
+    v.parse()
+        .map(|a| GimbalTarget(Some(a)))
+        .map_err(|_| format!("{v:?} is not IP:PORT or none"))
+}
+
+fn header(v: &str) -> Result<HeaderChoice, String> {
+    match v {
+        "24" => Ok(HeaderChoice::Image24),
+        "32" => Ok(HeaderChoice::Frame32),
+        "alternate" => Ok(HeaderChoice::Alternate),
+        _ => Err(format!("{v:?} is not 24, 32 or alternate")),
+    }
+}
+
+fn lidar_layout(v: &str) -> Result<LidarLayout, String> {
+    match v {
+        // `seed`: the former name of `protocol`.
+        "protocol" | "seed" => Ok(LidarLayout::Protocol),
+        "sdk" => Ok(LidarLayout::SdkInt16),
+        _ => Err(format!("{v:?} is not protocol or sdk")),
+    }
+}
+
+fn gimbal_bits(v: &str) -> Result<GimbalBitTable, String> {
+    GimbalBitTable::by_name(v).ok_or_else(|| format!("{v:?} is not protocol or sdk"))
+}
+
+fn frame_packet(v: &str) -> Result<(u64, u32), String> {
+    let bad = || format!("{v:?} is not FRAME:PACKET");
+    let (f, p) = v.split_once(':').ok_or_else(bad)?;
+    Ok((f.parse().map_err(|_| bad())?, p.parse().map_err(|_| bad())?))
 }
 
 const EXAMPLE_CONFIG: &str = include_str!("../../../../config/Config.json");
 
-fn parse_args(args: Vec<String>) -> Result<Option<Options>, String> {
-    let mut o = Options::default();
-    let mut config: Option<PathBuf> = None;
-    let mut it = args.into_iter();
-    let value =
-        |it: &mut dyn Iterator<Item = String>, flag: &str| it.next().ok_or_else(|| format!("{flag} needs a value"));
-    fn num<T: std::str::FromStr>(v: &str, flag: &str) -> Result<T, String> {
-        v.parse().map_err(|_| format!("{flag}: cannot read {v:?}"))
-    }
-    fn rate(v: &str, flag: &str) -> Result<f64, String> {
-        let p: f64 = num(v, flag)?;
-        if (0.0..=1.0).contains(&p) {
-            Ok(p)
-        } else {
-            Err(format!("{flag}: {p} is not a probability"))
-        }
-    }
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "--ros-args" => break,
-            "--config" => config = Some(value(&mut it, &a)?.into()),
-            "--target-ip" => o.target_ip = Some(num::<Ipv4Addr>(&value(&mut it, &a)?, &a)?),
-            "--window-id" => o.window_id = num(&value(&mut it, &a)?, &a)?,
-            "--no-requests" => o.listen_requests = false,
-            "--requested-only" => o.stream_config = false,
-            "--copters" => {
-                o.copters = value(&mut it, &a)?
-                    .split(',')
-                    .filter(|s| !s.is_empty())
-                    .map(|s| num(s, "--copters"))
-                    .collect::<Result<_, _>>()?
-            }
-            "--coptersim-target" => o.coptersim_target = num(&value(&mut it, &a)?, &a)?,
-            "--no-heartbeat" => o.heartbeat = false,
-            "--header" => {
-                o.header = match value(&mut it, &a)?.as_str() {
-                    "24" => HeaderChoice::Image24,
-                    "32" => HeaderChoice::Frame32,
-                    "alternate" => HeaderChoice::Alternate,
-                    v => return Err(format!("--header: {v:?} is not 24, 32 or alternate")),
-                }
-            }
-            "--lidar-layout" => {
-                o.lidar_layout = match value(&mut it, &a)?.as_str() {
-                    // `seed`: the former name of `protocol`.
-                    "protocol" | "seed" => LidarLayout::Protocol,
-                    "sdk" => LidarLayout::SdkInt16,
-                    v => return Err(format!("--lidar-layout: {v:?} is not protocol or sdk")),
-                }
-            }
-            "--jpeg-quality" => o.jpeg_quality = num(&value(&mut it, &a)?, &a)?,
-            "--rate" => o.rate = RateMode::Forced(num(&value(&mut it, &a)?, &a)?),
-            "--flat-out" => o.rate = RateMode::FlatOut,
-            "--reuse-frames" => o.reuse_frames = true,
-            "--duration" => o.duration = Some(num(&value(&mut it, &a)?, &a)?),
-            "--frames" => o.max_frames = Some(num(&value(&mut it, &a)?, &a)?),
-            "--start-time" => o.start_time = num(&value(&mut it, &a)?, &a)?,
-            "--stats" => {
-                let s: f64 = num(&value(&mut it, &a)?, &a)?;
-                o.stats_interval = (s > 0.0).then(|| Duration::from_secs_f64(s));
-            }
-            "--loss" => o.faults.loss = rate(&value(&mut it, &a)?, &a)?,
-            "--reorder" => o.faults.reorder = rate(&value(&mut it, &a)?, &a)?,
-            "--duplicate" => o.faults.duplicate = rate(&value(&mut it, &a)?, &a)?,
-            "--corrupt" => o.faults.corrupt = rate(&value(&mut it, &a)?, &a)?,
-            "--corrupt-payload" => o.faults.corrupt_payload = rate(&value(&mut it, &a)?, &a)?,
-            "--truncate" => o.faults.truncate = rate(&value(&mut it, &a)?, &a)?,
-            "--garbage" => o.faults.garbage = rate(&value(&mut it, &a)?, &a)?,
-            "--seed" => o.faults.seed = num(&value(&mut it, &a)?, &a)?,
-            "--restart-every" => o.restart_every = Some(num(&value(&mut it, &a)?, &a)?),
-            "--gimbal-target" => {
-                let v = value(&mut it, &a)?;
-                o.gimbal_unicast = if v == "none" {
-                    None
-                } else {
-                    Some(num::<SocketAddrV4>(&v, &a)?)
-                };
-            }
-            "--gimbal-multicast" => o.gimbal_multicast = true,
-            "--camera-data" => o.camera_data_always = true,
-            "--gimbal-bits" => {
-                let v = value(&mut it, &a)?;
-                o.gimbal_bits = GimbalBitTable::by_name(&v)
-                    .ok_or_else(|| format!("--gimbal-bits: {v:?} is not protocol or sdk"))?;
-            }
-            "--echo-checksum" => o.echo_checksum = num(&value(&mut it, &a)?, &a)?,
-            "--dump" => {
-                let dir = PathBuf::from(value(&mut it, &a)?);
-                std::fs::create_dir_all(&dir).map_err(|e| format!("--dump {}: {e}", dir.display()))?;
-                o.dump_dir = Some(dir);
-            }
-            "--send-log" => o.send_log = Some(PathBuf::from(value(&mut it, &a)?)),
-            "--drop-packet" => {
-                let v = value(&mut it, &a)?;
-                let (f, p) = v
-                    .split_once(':')
-                    .ok_or_else(|| format!("--drop-packet: {v:?} is not FRAME:PACKET"))?;
-                o.drop_packets.push((num(f, &a)?, num(p, &a)?));
-            }
-            other => return Err(format!("unknown option {other:?} (see --help)")),
-        }
-    }
-    o.sensors = match config {
-        Some(path) => load_config(&path, AngleUnit::Auto).map_err(|e| e.to_string())?,
-        None => parse_config(EXAMPLE_CONFIG, AngleUnit::Auto).map_err(|e| format!("example config: {e}"))?,
+/// The options of a command line; `Err` also for `--help` (`exit` prints it).
+fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap::Error> {
+    let c = Cli::try_parse_from(args_before_ros_args(args))?;
+    let invalid = |e: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n"));
+    let d = Options::default();
+    let mut o = Options {
+        target_ip: c.target_ip,
+        window_id: c.window_id,
+        listen_requests: !c.no_requests,
+        stream_config: !c.requested_only,
+        copters: c.copters.map_or(d.copters.clone(), |CopterIds(ids)| ids),
+        coptersim_target: c.coptersim_target.unwrap_or(d.coptersim_target),
+        heartbeat: !c.no_heartbeat,
+        header: c.header,
+        lidar_layout: c.lidar_layout,
+        jpeg_quality: c.jpeg_quality.unwrap_or(d.jpeg_quality),
+        rate: match (c.flat_out, c.rate) {
+            (true, _) => RateMode::FlatOut,
+            (false, Some(hz)) => RateMode::Forced(hz),
+            (false, None) => d.rate,
+        },
+        reuse_frames: c.reuse_frames,
+        duration: c.duration.map(|t| t.as_secs_f64()),
+        max_frames: c.max_frames,
+        start_time: c.start_time.unwrap_or(d.start_time),
+        stats_interval: (!c.stats.is_zero()).then_some(c.stats),
+        faults: FaultConfig::default()
+            .with(DatagramFault::Loss, c.loss)
+            .with(DatagramFault::Reorder, c.reorder)
+            .with(DatagramFault::Duplicate, c.duplicate)
+            .with(DatagramFault::Corrupt, c.corrupt)
+            .with(DatagramFault::CorruptPayload, c.corrupt_payload)
+            .with(DatagramFault::Truncate, c.truncate)
+            .with(DatagramFault::Garbage, c.garbage)
+            .seeded(c.seed),
+        restart_every: c.restart_every,
+        drop_packets: c.drop_packet,
+        gimbal_unicast: c.gimbal_target.map_or(d.gimbal_unicast, |GimbalTarget(t)| t),
+        gimbal_multicast: c.gimbal_multicast,
+        camera_data_always: c.camera_data,
+        gimbal_bits: c.gimbal_bits,
+        echo_checksum: c.echo_checksum.unwrap_or(d.echo_checksum),
+        send_log: c.send_log,
+        ..d
     };
-    Ok(Some(o))
+    if let Some(dir) = c.dump {
+        std::fs::create_dir_all(&dir).map_err(|e| invalid(format!("--dump {}: {e}", dir.display())))?;
+        o.dump_dir = Some(dir);
+    }
+    o.sensors = match c.config {
+        Some(path) => load_config(&path, AngleUnit::Auto).map_err(|e| invalid(e.to_string()))?,
+        None => parse_config(EXAMPLE_CONFIG, AngleUnit::Auto).map_err(|e| invalid(format!("example config: {e}")))?,
+    };
+    Ok(o)
 }
 
 fn main() -> ExitCode {
-    let options = match parse_args(std::env::args().skip(1).collect()) {
-        Ok(Some(o)) => o,
-        Ok(None) => {
-            // `rflysim_sim --help | head -1` closes the pipe early: no panic.
-            let _ = std::io::stdout().write_all(help().as_bytes());
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "rflysim_sim: {e}");
-            return ExitCode::from(2);
-        }
+    let options = match parse_args(std::env::args_os()) {
+        Ok(o) => o,
+        // --help (a reader that closes the pipe early is no panic), or why
+        // the command line is refused (exit status 2).
+        Err(e) => e.exit(),
     };
     let emulator = match Emulator::start(options) {
         Ok(e) => e,

@@ -18,7 +18,7 @@ use rflysim_proto::sensor::{ImageFormat, SensorClass, Transport};
 use rflysim_proto::shm::region_len;
 
 use crate::dump::append_line;
-use crate::faults::{FaultCounts, FaultInjector};
+use crate::faults::FaultInjector;
 use crate::gimbal::GimbalState;
 use crate::log::line as log;
 use crate::options::{LidarLayout, Options};
@@ -366,8 +366,7 @@ impl StreamWorker {
             n += 1;
         }
         self.log_sent(t);
-        *self.run.shared.faults.lock().unwrap() += self.faults.counts;
-        self.faults.counts = FaultCounts::default();
+        *self.run.shared.faults.lock().unwrap() += self.faults.take_counts();
         self.stats.frames.fetch_add(1, Ordering::Relaxed);
         self.stats.datagrams.fetch_add(n, Ordering::Relaxed);
         self.stats.bytes.fetch_add(payload.len() as u64, Ordering::Relaxed);

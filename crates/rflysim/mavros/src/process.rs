@@ -5,43 +5,15 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-use std::sync::atomic::{AtomicI32, Ordering};
 
-/// The signal (SIGINT or SIGTERM) that asked the launcher to stop; 0 while none has.
-static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_stop_signal(signal: libc::c_int) {
-    STOP_SIGNAL.store(signal, Ordering::SeqCst);
-}
-
-/// Installs `handler` for each of `signals`.
-pub fn install_handler(signals: &[libc::c_int], handler: extern "C" fn(libc::c_int)) -> std::io::Result<()> {
-    for &signal in signals {
-        // SAFETY: a zeroed sigaction is valid; the handler only stores to an atomic.
-        let failed = unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = handler as libc::sighandler_t;
-            action.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut()) != 0
-        };
-        if failed {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-/// Makes SIGINT and SIGTERM request a stop instead of ending the process:
-/// the first thing the launcher does, so that no signal can cut it short
-/// while it has children.
-pub fn catch_stop_signals() -> std::io::Result<()> {
-    install_handler(&[libc::SIGINT, libc::SIGTERM], on_stop_signal)
-}
+/// Stop signals are caught the way every executable without a runtime
+/// catches them: the first thing the launcher does, so that no signal can
+/// cut it short while it has children.
+pub use process_support::stop_signal::{catch_stop_signals, install_handler};
 
 /// Whether SIGINT or SIGTERM has arrived since [`catch_stop_signals`].
 pub fn stop_requested() -> bool {
-    STOP_SIGNAL.load(Ordering::SeqCst) != 0
+    process_support::stop_signal::stop_requested().is_some()
 }
 
 /// Queues one line for stderr (never panics, never blocks; see `stderr_queue`).

@@ -1,0 +1,357 @@
+//! End-to-end benchmark: the built-in RflySim emulator → the bridge → a
+//! native r2r subscriber (this process), next to a reference measured in the
+//! same run: an r2r program publishing pre-built messages of the same size to
+//! the same subscriber (what DDS alone allows here). For the UDP streams at
+//! rate a second reference, "receiving reference", takes each frame's
+//! datagrams from the same emulator into one buffer before it publishes its
+//! pre-built message: DDS alone plus the receive any bridge must make, on the
+//! same three-process topology as the bridge.
+//!
+//! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
+//! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
+//! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6),
+//! `RFLYSIM_BENCH_CASES` picks cases by name, `RFLYSIM_BENCH_ROUNDS` runs
+//! them that many times in turn and prints each ratio's median.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bench_support::{cpu_seconds, percentile, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
+use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
+use rflysim_proto::header::{DatagramHeader, HeaderKind};
+
+mod reference;
+mod report;
+#[allow(dead_code)] // each benchmark uses its part
+#[path = "../shared/mod.rs"]
+mod shared;
+
+use reference::*;
+use report::*;
+
+use shared::{publisher_env, receive, start_bridge, start_emulator, window, Kind, WARMUP};
+
+#[derive(Debug)]
+struct Result {
+    name: String,
+    kind: Kind,
+    /// The rate asked of the emulator or the reference publisher (NaN: flat out).
+    nominal_hz: f64,
+    offered: f64,
+    delivered: f64,
+    kernel_drops: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+    cpu_percent: Option<f64>,
+}
+
+/// The Config.json of a case (written for it) and its emulator's send log.
+fn case_files(name: &str, config: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = shared::run_dir();
+    let cfg = dir.join("Config.json");
+    std::fs::write(&cfg, config).unwrap();
+    let log = dir.join(format!("send_{}.log", name.replace([' ', ':'], "_")));
+    (cfg, log)
+}
+
+/// What one publishing process (`pid`) delivered on a topic in the window.
+struct Window {
+    /// (stamp, receipt) of the messages received in the window.
+    receipts: Vec<(f64, f64)>,
+    start: f64,
+    end: f64,
+    cpu_percent: f64,
+    kernel_drops: u64,
+}
+
+impl Window {
+    /// Subscribes to `topic` and measures over the window after the warm-up.
+    fn measure(node: &mut r2r::Node, topic: &str, kind: Kind, pid: u32) -> Window {
+        let t0 = Instant::now();
+        let (mut cpu0, mut drops0, mut start) = (0.0, 0, 0.0);
+        let mut mark = || {
+            cpu0 = cpu_seconds(pid);
+            drops0 = udp_rcvbuf_errors();
+            start = wall();
+        };
+        let warm = t0 + Duration::from_secs_f64(WARMUP);
+        let topics = [(topic.to_string(), kind)];
+        let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(window()), &mut mark).remove(0);
+        let end = wall();
+        Window {
+            receipts: receipts.into_iter().filter(|(_, r)| *r >= start && *r < end).collect(),
+            start,
+            end,
+            cpu_percent: (cpu_seconds(pid) - cpu0) / (end - start) * 100.0,
+            kernel_drops: udp_rcvbuf_errors() - drops0,
+        }
+    }
+
+    /// Frames of `stream` the emulator finished sending in the window, per second.
+    fn offered(&self, sent: &SendLog, stream: &str) -> f64 {
+        sent.sent_between(stream, self.start, self.end) as f64 / (self.end - self.start)
+    }
+
+    /// Latency from the stamp the publisher set just before publishing.
+    fn latencies_from_stamps(&self) -> Vec<f64> {
+        self.receipts.iter().map(|(s, r)| (r - s) * 1e3).collect()
+    }
+
+    fn result(&self, name: &str, kind: Kind, offered: f64, mut latencies_ms: Vec<f64>) -> Result {
+        latencies_ms.sort_by(f64::total_cmp);
+        Result {
+            name: name.into(),
+            kind,
+            nominal_hz: f64::NAN,
+            offered,
+            delivered: self.receipts.len() as f64 / (self.end - self.start),
+            kernel_drops: self.kernel_drops,
+            p50_ms: percentile(&latencies_ms, 0.5),
+            p99_ms: percentile(&latencies_ms, 0.99),
+            cpu_percent: Some(self.cpu_percent),
+        }
+    }
+}
+
+/// Runs the emulator and the bridge on `config`, measures on `topic`, the
+/// stream of sensor `seq_id`.
+fn bridge_case(
+    node: &mut r2r::Node,
+    name: &str,
+    config: &str,
+    (topic, seq_id): (&str, u16),
+    kind: Kind,
+    sim_args: &[&str],
+) -> Result {
+    let (cfg, log) = case_files(name, config);
+    let bridge = start_bridge(&cfg, &["imu:=false".into()]);
+    let mut args = vec!["--copters", ""];
+    args.extend_from_slice(sim_args);
+    let _sim = start_emulator(&cfg, &log, &args);
+    let measured = Window::measure(node, topic, kind, bridge.0.id());
+    // Send times by sim time stamp (the bridge stamps with sim time here).
+    let sent = SendLog::read(&log);
+    let stream = seq_id.to_string();
+    let latencies = measured
+        .receipts
+        .iter()
+        .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
+        .collect();
+    measured.result(name, kind, measured.offered(&sent, &stream), latencies)
+}
+
+/// Where the emulator sends the camera's and the LiDAR's datagrams.
+const CAMERA_PORT: u16 = 45001;
+const LIDAR_PORT: u16 = 45002;
+
+fn camera_config(transport: u16, hz: u16) -> String {
+    format!(
+        r#"{{"VisionSensors": [{{"SeqID": 1, "TypeID": 1, "DataWidth": 1920, "DataHeight": 1080, "DataCheckFreq": {hz},
+        "SendProtocol": [{transport}, 127, 0, 0, 1, {CAMERA_PORT}, 0, 0], "CameraFOV": 90, "SensorAngEular": [0, -0.3, 0]}}]}}"#
+    )
+}
+
+fn lidar_config(hz: u16) -> String {
+    // A Livox-type cone looking straight down: all 500 × 200 rays hit the ground.
+    format!(
+        r#"{{"VisionSensors": [{{"SeqID": 2, "TypeID": 22, "DataWidth": 500, "DataHeight": 200, "DataCheckFreq": {hz},
+        "SendProtocol": [1, 127, 0, 0, 1, {LIDAR_PORT}, 0, 0], "SensorAngEular": [0, -1.5707963, 0],
+        "otherParams": [100, 0, 0, 0, 0, 0, 0, 0]}}]}}"#
+    )
+}
+
+/// One round: every wanted case in turn, each bridge case followed by its
+/// reference, then the paced pairs at the flat-out rates this round found.
+fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
+    // A fresh subscriber node per case: no subscription outlives its case.
+    let mut case = first_node;
+    let mut fresh = || {
+        case += 1;
+        r2r::Node::create(ctx.clone(), &format!("rflysim_bench_subscriber{case}"), "").unwrap()
+    };
+    let image_topic = ("/rflysim/sensor1/img_rgb", 1);
+    let cloud_topic = ("/rflysim/sensor2/livox_lidar", 2);
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w));
+    type Case<'a> = (&'a str, Box<dyn FnOnce(&mut r2r::Node, &str) -> Result + 'a>);
+    let cases: Vec<Case> = vec![
+        (
+            "1080p bgr8 raw UDP @ 60 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_config(2, 60), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "reference: 1080p Image @ 60 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Image, Some(60.0))),
+        ),
+        (
+            "receiving reference: 1080p Image from raw UDP @ 60 Hz",
+            Box::new(|n, name| {
+                receiving_reference_case(
+                    n,
+                    name,
+                    &camera_config(2, 60),
+                    (CAMERA_PORT, image_topic.1),
+                    Kind::Image,
+                )
+            }),
+        ),
+        (
+            "LiDAR 100k points UDP @ 20 Hz",
+            Box::new(|n, name| bridge_case(n, name, &lidar_config(20), cloud_topic, Kind::Cloud, &[])),
+        ),
+        (
+            "reference: 100k PointCloud2 @ 20 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Cloud, Some(20.0))),
+        ),
+        (
+            "receiving reference: 100k PointCloud2 from UDP @ 20 Hz",
+            Box::new(|n, name| {
+                receiving_reference_case(n, name, &lidar_config(20), (LIDAR_PORT, cloud_topic.1), Kind::Cloud)
+            }),
+        ),
+        (
+            "1080p bgr8 shm @ 60 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_config(0, 60), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "1080p bgr8 raw UDP, flat out",
+            Box::new(|n, name| {
+                bridge_case(
+                    n,
+                    name,
+                    &camera_config(2, 60),
+                    image_topic,
+                    Kind::Image,
+                    &["--flat-out"],
+                )
+            }),
+        ),
+        (
+            "1080p bgr8 shm, flat out",
+            Box::new(|n, name| {
+                bridge_case(
+                    n,
+                    name,
+                    &camera_config(0, 60),
+                    image_topic,
+                    Kind::Image,
+                    &["--flat-out"],
+                )
+            }),
+        ),
+        (
+            "reference: 1080p Image, flat out",
+            Box::new(|n, name| reference_case(n, name, Kind::Image, None)),
+        ),
+        (
+            "LiDAR 100k points UDP, flat out",
+            Box::new(|n, name| bridge_case(n, name, &lidar_config(20), cloud_topic, Kind::Cloud, &["--flat-out"])),
+        ),
+        (
+            "reference: 100k PointCloud2, flat out",
+            Box::new(|n, name| reference_case(n, name, Kind::Cloud, None)),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, run) in cases {
+        if wanted(name) {
+            let mut row = run(&mut fresh(), name);
+            if let Some(hz) = name
+                .split(" @ ")
+                .nth(1)
+                .and_then(|r| r.trim_end_matches(" Hz").parse().ok())
+            {
+                row.nominal_hz = hz;
+            }
+            rows.push(row);
+        }
+    }
+    // Flat out, the emulator offers far more than the bridge takes and the
+    // kernel drops the rest: the bridge's CPU then includes frames it
+    // half-received. Paced just above what it took flat out, the sender no
+    // longer sets the figure, and the reference publishes at the same rate.
+    let paced = [
+        (
+            "1080p bgr8 raw UDP",
+            "1080p Image",
+            Kind::Image,
+            camera_config(2, 60),
+            image_topic,
+        ),
+        (
+            "1080p bgr8 shm",
+            "1080p Image",
+            Kind::Image,
+            camera_config(0, 60),
+            image_topic,
+        ),
+        (
+            "LiDAR 100k points UDP",
+            "100k PointCloud2",
+            Kind::Cloud,
+            lidar_config(20),
+            cloud_topic,
+        ),
+    ];
+    for (bridge_name, reference_name, kind, config, topic) in paced {
+        let Some(flat) = rows.iter().find(|r| r.name == format!("{bridge_name}, flat out")) else {
+            continue;
+        };
+        let hz = (flat.delivered * 1.05).ceil().max(1.0);
+        let name = format!("{bridge_name}, paced at {hz:.0} Hz (flat-out rate + 5 %)");
+        if wanted(&name) {
+            let rate = hz.to_string();
+            let mut row = bridge_case(&mut fresh(), &name, &config, topic, kind, &["--rate", &rate]);
+            row.nominal_hz = hz;
+            rows.push(row);
+            let name = format!("reference: {reference_name}, paced at {hz:.0} Hz");
+            rows.push(reference_case(&mut fresh(), &name, kind, Some(hz)));
+        }
+    }
+
+    rows
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--reference-publisher") {
+        let receive_port = args
+            .iter()
+            .position(|a| a == "--receive-port")
+            .and_then(|p| args.get(p + 1)?.parse().ok());
+        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0), receive_port);
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return;
+    }
+    // LOCALHOST unless asked otherwise: with it rmw_fastrtps builds its own
+    // transports (shared memory and loopback UDP) and ignores
+    // FASTDDS_BUILTIN_TRANSPORTS, so a UDP-only run (a subscriber as on
+    // another host) needs SUBNET.
+    if std::env::var_os("ROS_AUTOMATIC_DISCOVERY_RANGE").is_none() {
+        std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    }
+    let ctx = r2r::Context::create().unwrap();
+    // RFLYSIM_BENCH_CASES=shm runs only the cases whose name contains "shm" (and so on).
+    let only = std::env::var("RFLYSIM_BENCH_CASES").unwrap_or_default();
+    // One round's ratio moves by ±20 % with the machine (the reference's
+    // own CPU per frame does): RFLYSIM_BENCH_ROUNDS=N runs the cases N
+    // times in turn and sums the rounds up by their median.
+    let rounds = std::env::var("RFLYSIM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1usize)
+        .max(1);
+    let mut all_rounds = Vec::new();
+    for round in 0..rounds {
+        let rows = run_round(&ctx, &only, round * 100);
+        if rounds > 1 {
+            println!("round {} of {rounds}:", round + 1);
+        }
+        print_table(&rows);
+        all_rounds.push(rows);
+    }
+    if rounds > 1 {
+        print_rounds_summary(&all_rounds);
+    }
+}

@@ -1,0 +1,177 @@
+//! The references a bridge row is measured against: DDS alone (pre-built
+//! messages published by an r2r program) and the receiving reference (the
+//! same, after taking each frame's datagrams from the emulator).
+
+use super::*;
+
+/// A reference publisher (this executable, `--reference-publisher`) and the
+/// topic it publishes on.
+pub fn start_reference(kind: Kind, rate: Option<f64>, receive_port: Option<u16>) -> (StoppedOnDrop, String) {
+    let k = if kind == Kind::Image { "image" } else { "cloud" };
+    let mut args = vec![
+        "--reference-publisher".to_string(),
+        k.into(),
+        rate.map_or("0".into(), |r| r.to_string()),
+    ];
+    if let Some(port) = receive_port {
+        args.extend(["--receive-port".into(), port.to_string()]);
+    }
+    let publisher = StoppedOnDrop(
+        Command::new(std::env::current_exe().unwrap())
+            .args(args)
+            .envs(publisher_env())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    (publisher, format!("/rflysim_bench/reference_{k}"))
+}
+
+/// The reference: a separate r2r process publishing pre-built messages.
+pub fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64>) -> Result {
+    let (publisher, topic) = start_reference(kind, rate, None);
+    let measured = Window::measure(node, &topic, kind, publisher.0.id());
+    let mut row = measured.result(name, kind, rate.unwrap_or(f64::NAN), measured.latencies_from_stamps());
+    row.nominal_hz = rate.unwrap_or(f64::NAN);
+    row
+}
+
+/// The receiving reference: the reference publisher, but each message is
+/// published when the emulator's next frame has been received (into one
+/// buffer, as a bridge must) on `port`, where the emulator sends sensor
+/// `seq_id`'s stream as in [`bridge_case`].
+pub fn receiving_reference_case(
+    node: &mut r2r::Node,
+    name: &str,
+    config: &str,
+    (port, seq_id): (u16, u16),
+    kind: Kind,
+) -> Result {
+    let (cfg, log) = case_files(name, config);
+    let (publisher, topic) = start_reference(kind, None, Some(port));
+    let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
+    let measured = Window::measure(node, &topic, kind, publisher.0.id());
+    let sent = SendLog::read(&log);
+    let stream = seq_id.to_string();
+    // Stamped just before publishing, after the frame's last datagram came in:
+    // latency from then, not from the emulator's send as for the bridge.
+    measured.result(
+        name,
+        kind,
+        measured.offered(&sent, &stream),
+        measured.latencies_from_stamps(),
+    )
+}
+
+/// What any bridge must do before it can publish a UDP frame: take the
+/// frame's datagrams out of the kernel, each into its place in one buffer,
+/// until the frame's last. A datagram is received over the end of what is
+/// already there, so its header covers the 32 bytes before its place; those
+/// are put back. False if the socket's read timed out first.
+pub fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) -> bool {
+    // The longer of RflySim's two headers.
+    const ROOM: usize = HeaderKind::Frame32.header_len();
+    let mut end = ROOM;
+    loop {
+        let at = end - ROOM;
+        let mut covered = [0u8; ROOM];
+        covered.copy_from_slice(&frame[at..end]);
+        let Ok(n) = sock.recv(&mut frame[at..]) else {
+            return false;
+        };
+        let Ok(header) = DatagramHeader::parse(&frame[at..at + n]) else {
+            frame[at..end].copy_from_slice(&covered);
+            continue;
+        };
+        let header_len = header.kind.header_len();
+        if header_len != ROOM {
+            frame.copy_within(at + header_len..at + n, end);
+        }
+        frame[at..end].copy_from_slice(&covered);
+        end += n - header_len;
+        if header.pkg_id + 1 >= header.pkg_num || end + (1 << 16) > frame.len() {
+            return true;
+        }
+    }
+}
+
+pub fn image_1080p() -> Image {
+    Image {
+        height: 1080,
+        width: 1920,
+        encoding: "bgr8".into(),
+        step: 1920 * 3,
+        data: vec![0x7F; 1920 * 1080 * 3],
+        ..Default::default()
+    }
+}
+
+pub fn cloud_100k() -> PointCloud2 {
+    let f = |n: &str, o| PointField {
+        name: n.into(),
+        offset: o,
+        datatype: PointField::FLOAT32 as u8,
+        count: 1,
+    };
+    PointCloud2 {
+        height: 1,
+        width: 100_000,
+        fields: vec![f("x", 0), f("y", 4), f("z", 8), f("seg", 12)],
+        point_step: 16,
+        row_step: 1_600_000,
+        data: vec![0x3F; 1_600_000],
+        is_dense: true,
+        ..Default::default()
+    }
+}
+
+pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
+    // Ends the loop at SIGINT: killed, it would leave its shared-memory segment behind.
+    let stop = ros_common::lifecycle::stop_flag_at_signal();
+    // The bridge's own receive buffer, so that the kernel drops nothing the bridge would keep.
+    let rcvbuf = rflysim_ros::settings::param::RCVBUF_BYTES.default_as();
+    let mut receiver = receive_port.map(|port| {
+        let (sock, _) = ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, rcvbuf, None).unwrap();
+        sock.set_nonblocking(false).unwrap();
+        // Short enough to see the stop once the emulator has gone.
+        sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        // Room for a 1080p bgr8 frame and its headers.
+        (sock, vec![0u8; 8 << 20])
+    });
+    let ctx = r2r::Context::create().unwrap();
+    let mut node = r2r::Node::create(ctx, "rflysim_bench_reference", "").unwrap();
+    let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
+    let topic = &format!("/rflysim_bench/reference_{kind}");
+    let period = (rate > 0.0).then(|| Duration::from_secs_f64(1.0 / rate));
+    let mut next = Instant::now();
+    let stamp = || ros_common::time::to_ros_time(wall());
+    macro_rules! run {
+        ($msg:expr, $t:ty) => {{
+            let p = node.create_publisher::<$t>(topic, qos).unwrap();
+            let mut msg = $msg;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(per) = period {
+                    let now = Instant::now();
+                    if now < next {
+                        std::thread::sleep(next - now);
+                    }
+                    next += per;
+                }
+                if let Some((sock, frame)) = receiver.as_mut() {
+                    if !receive_frame(sock, frame) {
+                        continue;
+                    }
+                }
+                msg.header.stamp = stamp();
+                let _ = p.publish(&msg);
+                node.spin_once(Duration::ZERO);
+            }
+        }};
+    }
+    if kind == "image" {
+        run!(image_1080p(), Image)
+    } else {
+        run!(cloud_100k(), PointCloud2)
+    }
+}
