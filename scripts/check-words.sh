@@ -12,6 +12,7 @@ allowed=(
   'the protocol table'"'"'s former name'
   'is not one of protocol, seed000, sdk'
   'gimbal_bits:=seed000'
+  '`seed000` is accepted as its former name'
   '@pytest.fixture(scope="session")'
   'check-words.sh'
 )

@@ -41,6 +41,9 @@ export CARGO_TERM_COLOR=never
 step "cargo fmt --check"
 cargo fmt --all --check
 
+step "words: tracked files speak of the project, not of how it was made"
+bash scripts/check-words.sh
+
 bash scripts/refresh-r2r-bindings.sh "$CARGO_TARGET_DIR" release
 bash scripts/refresh-r2r-bindings.sh "$CARGO_TARGET_DIR" fuzz
 
@@ -58,6 +61,17 @@ cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_p
 
 step "fuzz runs with overflow checks (profile fuzz: the ROS-side pure code, time base, gimbal mapping, shared-memory chain)"
 cargo test --profile fuzz --locked -p ros_common -p rflysim_ros --lib fuzzed
+
+step "README's demo: the RflySim emulator through the bridge, its topics received"
+demo_out=$(mktemp)
+bash scripts/demo.sh 8 >"$demo_out" 2>&1 || true
+if ! grep -qE '^ *[1-9][0-9]*\.[0-9] +/rflysim' "$demo_out"; then
+  cat "$demo_out"
+  echo "scripts/demo.sh: no topic received"
+  exit 1
+fi
+grep -E '^--- ' "$demo_out" | tail -1
+rm -f "$demo_out"
 
 step "rclpy tests over DDS"
 markers=()

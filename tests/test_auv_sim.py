@@ -85,7 +85,7 @@ def seed_thruster_push(ctx, port, auv_id, left, right, side, vertical):
     sock.close()
 
 
-def test_seed_image_client_decodes_both_cameras(processes, ctx):
+def test_documented_image_client_decodes_both_cameras(processes, ctx):
     sim = Sim(processes, "--auv-ids", "0,1,7")
     AUV_ID = 7
     socket_ = ctx.socket(zmq.SUB)
@@ -102,7 +102,7 @@ def test_seed_image_client_decodes_both_cameras(processes, ctx):
             assert img.size == (320, 240) and img.mode == "RGB"
 
 
-def test_seed_telemetry_client_reads_the_start_pose(processes, ctx):
+def test_documented_telemetry_client_reads_the_start_pose(processes, ctx):
     sim = Sim(processes, "--auv-ids", "0,1")
     sock = seed_telemetry_client(ctx, sim.telemetry_port, 1)
     _auv_id, data = sock.recv_multipart(0)
@@ -112,7 +112,7 @@ def test_seed_telemetry_client_reads_the_start_pose(processes, ctx):
     assert (x, y, z, yaw, pitch, roll) == (0.0, 3.0, 2.0, 0.0, 0.0, 0.0)
 
 
-def test_seed_thruster_client_moves_the_auv_the_expected_way(processes, ctx):
+def test_documented_thruster_client_moves_the_auv_the_expected_way(processes, ctx):
     sim = Sim(processes, "--auv-ids", "0,1")
     tel0 = seed_telemetry_client(ctx, sim.telemetry_port, 0)
     tel1 = seed_telemetry_client(ctx, sim.telemetry_port, 1)

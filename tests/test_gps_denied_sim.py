@@ -98,7 +98,7 @@ def red_centroid(image):
     return (us / n, vs / n) if n > 20 else None
 
 
-def test_images_decode_with_the_seed_snippet_and_show_the_pad(processes, link):
+def test_images_decode_with_the_documented_snippet_and_show_the_pad(processes, link):
     start(processes, link, "--rate", "50")
     images = 0
     while images < 3:

@@ -141,7 +141,7 @@ MEANING_COMMENTS = {
 
 
 @pytest.mark.parametrize("file_name", list(MEANING_COMMENTS))
-def test_meaning_comments_of_the_seed_are_kept(file_name):
+def test_meaning_comments_of_the_protocol_are_kept(file_name):
     lines = {line.strip() for line in (MSG_DIR / file_name).read_text().splitlines()}
     missing = [c for c in MEANING_COMMENTS[file_name] if c not in lines]
     assert not missing

@@ -117,7 +117,7 @@ mod tests {
     }
 
     #[test]
-    fn a_command_from_unit_levels_is_the_seeds_example() {
+    fn a_command_from_unit_levels_is_the_documented_example() {
         let c = command_from_unit(0, [0.75, -0.5, 0.0, f32::NAN]).unwrap();
         assert_eq!(c.encode(), [0, 75, 0xCE, 0, 0x81]);
         assert_eq!(

@@ -49,7 +49,7 @@ pub struct PointCloud {
     pub data: Bytes,
 }
 
-fn seed_count(p: &[u8]) -> Option<usize> {
+fn protocol_count(p: &[u8]) -> Option<usize> {
     (p.len() >= SEED_HEADER_LEN)
         .then(|| Fields(p).i32(32))
         .and_then(|n| usize::try_from(n).ok())
@@ -60,9 +60,9 @@ fn seed_count(p: &[u8]) -> Option<usize> {
 /// `p[SEED_HEADER_LEN..]`, already in `PointCloud2`'s layout, and a consumer
 /// can use them where they are.
 pub fn protocol_float_frame(p: &[u8]) -> Option<(LidarPose, usize)> {
-    let n = seed_count(p)
+    let n = protocol_count(p)
         .filter(|n| n.checked_mul(POINT_STEP).and_then(|b| b.checked_add(SEED_HEADER_LEN)) == Some(p.len()))?;
-    Some((seed_pose(Fields(p)), n))
+    Some((protocol_pose(Fields(p)), n))
 }
 
 fn sdk_count(p: &[u8]) -> Option<usize> {
@@ -71,7 +71,7 @@ fn sdk_count(p: &[u8]) -> Option<usize> {
         .and_then(|n| usize::try_from(n).ok())
 }
 
-fn seed_pose(f: Fields<'_>) -> LidarPose {
+fn protocol_pose(f: Fields<'_>) -> LidarPose {
     LidarPose {
         copter_id: Some(f.i32(0)),
         axis_type: Some(f.i32(4)),

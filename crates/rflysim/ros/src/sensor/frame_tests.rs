@@ -186,7 +186,7 @@ fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
 /// with headroom is decoded as without; a frame that lies about its count
 /// is refused either way.
 #[test]
-fn a_seed_cloud_with_headroom_is_serialized_in_place() {
+fn a_protocol_cloud_with_headroom_is_serialized_in_place() {
     use r2r::sensor_msgs::msg::PointCloud2;
     use r2r::WrappedTypesupport;
     use rflysim_proto::lidar::encode::sdk_int16;
