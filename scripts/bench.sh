@@ -54,7 +54,7 @@ FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" \
   RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,UDP, flat out,shm, flat out,paced" \
   cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
 echo
-echo "== UDP-only DDS, as for a subscriber on another host (README \"Simulator on another host\"; SUBNET because"
+echo "== UDP-only DDS, as for a subscriber on another host (docs/multi-host.md; SUBNET because"
 echo "   with LOCALHOST rmw_fastrtps sets its own transports, shared memory included, whatever FASTDDS_BUILTIN_TRANSPORTS says)"
 ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
   RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4" \

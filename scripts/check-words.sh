@@ -6,7 +6,7 @@
 # word, e.g. an accepted former parameter value).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-pattern='\b(stop|issue|seed) ?[0-9]+\b|seed[0-9]{3}|§|\bsessions?\b|/work/|\bflock /|build\.lock'
+pattern='\b(stops?|issues?|seeds?) ?[0-9]+\b|seed[0-9]{3}|§|\bsessions?\b|/work/|\bflock /|build\.lock'
 allowed=(
   'FORMER_PROTOCOL_NAME: &str = "seed000"'   # the former gimbal_bits value, still accepted
   'the protocol table'"'"'s former name'

@@ -1,4 +1,4 @@
-//! The node's parameters (documented in the README's AUV section).
+//! The node's parameters (documented in docs/auv.md).
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! The GPS-denied landing drone: JSON telemetry → typed ROS 2
-//! topics, typed commands → JSON. Parameters: see the README.
+//! topics, typed commands → JSON. Parameters: docs/gps-denied.md.
 
 fn main() -> std::process::ExitCode {
     gps_denied_ros::main()

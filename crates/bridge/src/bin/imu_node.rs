@@ -1,5 +1,5 @@
 //! The CopterSim IMU (and true state) of each vehicle in `copter_ids` → sensor_msgs/Imu (and odometry).
-//! Parameters: see the README.
+//! Parameters: docs/rflysim.md.
 
 fn main() -> std::process::ExitCode {
     rflysim_ros::app::main(rflysim_ros::app::Role::Imu)

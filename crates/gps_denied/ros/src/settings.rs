@@ -1,4 +1,4 @@
-//! The node's parameters (README, "GPS-denied drone"), read once at start.
+//! The node's parameters (docs/gps-denied.md), read once at start.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::ops::RangeInclusive;
