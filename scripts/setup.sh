@@ -32,7 +32,7 @@ APT_PACKAGES=(clang libclang-dev cmake nasm pkg-config g++) # g++: the zmq crate
 # The PyPI wheels are CPython 3.11 builds, and r2r binaries linked against
 # them need libpython3.11.
 if [ $system_ros = 1 ]; then
-  APT_PACKAGES+=(python3-pytest python3-zmq python3-pil) # the tests' runner and peers, for the system's rclpy
+  APT_PACKAGES+=(python3-pytest python3-zmq python3-pil python3-confluent-kafka) # the tests' runner and peers, for the system's rclpy
 else
   APT_PACKAGES+=(libpython3.11)
 fi
@@ -67,7 +67,7 @@ else
     ros-jazzy-ament-cmake ros-jazzy-ament-cmake-ros ros-jazzy-ament-package
     ros-jazzy-ament-cmake-include-directories ros-jazzy-python-cmake-module
     ros-jazzy-ament-cmake-gtest ros-jazzy-ament-cmake-gmock ros-jazzy-ament-cmake-pytest
-    catkin_pkg colcon-common-extensions numpy pytest pyzmq pillow
+    catkin_pkg colcon-common-extensions numpy pytest pyzmq pillow confluent-kafka
   )
   if [ "$DISTRO" != jazzy ]; then
     # Kilted's rosidl_generator_py finds Python by itself (no python_cmake_module wheel), and its
@@ -195,6 +195,17 @@ own="$CACHE/src-rflysim_bridge"
 rm -rf "$own" && mkdir -p "$own"
 cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/launch" "$ROOT/config" "$own/"
 build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
+
+# ------------------------------------------- AeroSim's Kafka-protocol broker
+# tansu, an Apache-Kafka-compatible broker in Rust, for the AeroSim tests, demo
+# and benchmark; built once into the cache (about 10 minutes on 2 cores).
+TANSU_VERSION=0.6.0
+TANSU_BIN="$CACHE/tansu/bin/tansu"
+if ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
+  log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu (once)"
+  cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu"
+fi
+echo "export AEROSIM_BROKER_BIN=\"$TANSU_BIN\"" >>"$CACHE/env.sh"
 
 echo "export RFLYSIM_ENV_SOURCED=\"$CACHE\"" >>"$CACHE/env.sh"
 log "environment written to $CACHE/env.sh (source it for plain cargo)"

@@ -57,7 +57,7 @@ step "cargo test"
 cargo test --release --locked --workspace
 
 step "fuzz runs with overflow checks (profile fuzz: the wire crates, no ROS)"
-cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_proto --test fuzz
+cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_proto -p aerosim_proto --test fuzz
 
 step "fuzz runs with overflow checks (profile fuzz: the ROS-side pure code, time base, gimbal mapping, shared-memory chain)"
 cargo test --profile fuzz --locked -p ros_common -p rflysim_ros --lib fuzzed

@@ -1,0 +1,74 @@
+//! A Kafka-protocol broker for the tests, the demo and the benchmark: tansu
+//! with its in-memory store, on a port of our choice. It creates no topics
+//! by itself; [`crate::Link`] does.
+
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where the broker's executable is: `AEROSIM_BROKER_BIN`, else `tansu` on
+/// the `PATH` (scripts/setup.sh builds it into `.cache/tansu/bin`).
+pub fn broker_bin() -> PathBuf {
+    std::env::var_os("AEROSIM_BROKER_BIN").map_or_else(|| PathBuf::from("tansu"), PathBuf::from)
+}
+
+/// A free TCP port on the loopback interface, now.
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))?
+        .local_addr()?
+        .port())
+}
+
+/// A running broker, stopped when dropped.
+#[derive(Debug)]
+pub struct Broker {
+    child: Child,
+    pub port: u16,
+}
+
+impl Broker {
+    /// Starts the broker on `127.0.0.1:port` and waits until it accepts
+    /// connections (at most 10 s).
+    pub fn start(port: u16) -> std::io::Result<Self> {
+        let url = format!("tcp://127.0.0.1:{port}");
+        let child = Command::new(broker_bin())
+            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+            .args(["--storage-engine", "memory://tansu/"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", broker_bin().display())))?;
+        let mut broker = Self { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        while TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_err() {
+            if let Some(status) = broker.child.try_wait()? {
+                return Err(std::io::Error::other(format!("the broker exited at start: {status}")));
+            }
+            if Instant::now() > deadline {
+                return Err(std::io::Error::other("the broker did not listen within 10 s"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(broker)
+    }
+
+    /// `127.0.0.1:<port>`, as `bootstrap_servers` takes it.
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Stops it (its memory store goes with it).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,391 @@
+//! AeroSim's Kafka side, shared by the bridge and the emulator.
+//!
+//! AeroSim gives every stream a topic of one partition and reads it by
+//! assigning partition 0 at the end offset, without a consumer group: a
+//! [`Reader`] does the same (or from the earliest offset, when asked). A
+//! broker may start empty or restart with an empty memory store, so topics
+//! are created when missing, a reader whose offset is past the end of a
+//! restarted log starts over at the new log's beginning, and every error
+//! is returned to the caller (to count and log) before the next try.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rskafka::client::error::{Error as KafkaError, ProtocolError};
+use rskafka::client::partition::{Compression, OffsetAt, PartitionClient, UnknownTopicHandling};
+use rskafka::client::{Client, ClientBuilder};
+use rskafka::record::Record;
+use rskafka::BackoffConfig;
+
+/// AeroSim's record key on every topic.
+pub const RECORD_KEY: &[u8] = b"key";
+/// The one partition of every AeroSim topic.
+const PARTITION: i32 = 0;
+/// How long a request may take before the caller hears of it.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+/// Between two tries after an error: short, so that a restarted broker is
+/// read again well within 2 s.
+const RETRY_PAUSE: Duration = Duration::from_millis(200);
+
+/// Where a reader starts on a topic it has not read yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartFrom {
+    /// Only what is produced from now on (AeroSim's own consumers).
+    Latest,
+    /// The whole history the broker keeps.
+    Earliest,
+}
+
+/// A failed Kafka operation: a short reason for the counters, the detail
+/// for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkError {
+    pub reason: &'static str,
+    pub detail: String,
+}
+
+impl std::fmt::Display for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.reason, self.detail)
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+fn link_error(e: &KafkaError) -> LinkError {
+    let reason = match e {
+        KafkaError::Connection(_) | KafkaError::Request(_) | KafkaError::RetryFailed(_) => "broker_unreachable",
+        KafkaError::ServerError {
+            protocol_error: ProtocolError::UnknownTopicOrPartition,
+            ..
+        } => "unknown_topic",
+        KafkaError::ServerError {
+            protocol_error: ProtocolError::OffsetOutOfRange,
+            ..
+        } => "offset_out_of_range",
+        KafkaError::ServerError { .. } => "broker_error",
+        KafkaError::InvalidResponse(_) => "invalid_response",
+        KafkaError::Timeout => "timeout",
+        _ => "kafka_error",
+    };
+    LinkError {
+        reason,
+        detail: e.to_string(),
+    }
+}
+
+fn timed_out(what: &str) -> LinkError {
+    LinkError {
+        reason: "timeout",
+        detail: format!("{what}: no answer within {REQUEST_TIMEOUT:?}"),
+    }
+}
+
+async fn within<T>(what: &str, f: impl std::future::Future<Output = Result<T, KafkaError>>) -> Result<T, LinkError> {
+    match tokio::time::timeout(REQUEST_TIMEOUT, f).await {
+        Ok(r) => r.map_err(|e| link_error(&e)),
+        Err(_) => Err(timed_out(what)),
+    }
+}
+
+/// A connection to the broker (`host:port[,host:port…]`), made on first
+/// use and made again after it failed.
+#[derive(Clone)]
+pub struct Link {
+    bootstrap: Vec<String>,
+    client_id: String,
+    max_message_bytes: usize,
+    client: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("bootstrap", &self.bootstrap)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Link {
+    /// `max_message_bytes` bounds what one response may carry.
+    pub fn new(bootstrap_servers: &str, client_id: &str, max_message_bytes: usize) -> Self {
+        Self {
+            bootstrap: bootstrap_servers
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            client_id: client_id.to_string(),
+            max_message_bytes,
+            client: Arc::default(),
+        }
+    }
+
+    pub fn bootstrap(&self) -> String {
+        self.bootstrap.join(",")
+    }
+
+    async fn client(&self) -> Result<Arc<Client>, LinkError> {
+        let mut slot = self.client.lock().await;
+        if let Some(c) = slot.as_ref() {
+            return Ok(c.clone());
+        }
+        let backoff = BackoffConfig {
+            init_backoff: Duration::from_millis(20),
+            max_backoff: Duration::from_millis(250),
+            base: 2.0,
+            // Each call gives up and reports; the caller tries again.
+            deadline: Some(REQUEST_TIMEOUT),
+        };
+        let build = ClientBuilder::new(self.bootstrap.clone())
+            .client_id(self.client_id.as_str())
+            .max_message_size(self.max_message_bytes)
+            .backoff_config(backoff)
+            .build();
+        let client = Arc::new(within("connect", build).await?);
+        *slot = Some(client.clone());
+        Ok(client)
+    }
+
+    /// After an error that may mean the broker went away: the next call
+    /// connects afresh.
+    async fn forget(&self) {
+        *self.client.lock().await = None;
+    }
+
+    /// Creates `topic` with one partition unless it exists.
+    pub async fn ensure_topic(&self, topic: &str) -> Result<(), LinkError> {
+        let client = self.client().await?;
+        let controller = client.controller_client().map_err(|e| link_error(&e))?;
+        match within("create topic", controller.create_topic(topic, 1, 1, 5_000)).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.detail.contains("TopicAlreadyExists") => Ok(()),
+            Err(e) => {
+                if e.reason == "broker_unreachable" || e.reason == "timeout" {
+                    self.forget().await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn partition(&self, topic: &str) -> Result<PartitionClient, LinkError> {
+        let client = self.client().await?;
+        match within(
+            "partition",
+            client.partition_client(topic, PARTITION, UnknownTopicHandling::Error),
+        )
+        .await
+        {
+            Ok(p) => Ok(p),
+            Err(e) => {
+                if e.reason == "broker_unreachable" || e.reason == "timeout" {
+                    self.forget().await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// A reader of `topic`'s partition 0 (created when missing).
+    pub fn reader(&self, topic: &str, start: StartFrom, fetch_wait: Duration, max_fetch_bytes: i32) -> Reader {
+        Reader {
+            link: self.clone(),
+            topic: topic.to_string(),
+            start,
+            fetch_wait_ms: i32::try_from(fetch_wait.as_millis()).unwrap_or(i32::MAX),
+            max_fetch_bytes: max_fetch_bytes.max(1),
+            partition: None,
+            next: None,
+        }
+    }
+
+    /// A writer to `topic`'s partition 0 (created when missing).
+    pub fn writer(&self, topic: &str) -> Writer {
+        Writer {
+            link: self.clone(),
+            topic: topic.to_string(),
+            partition: tokio::sync::Mutex::new(None),
+        }
+    }
+}
+
+/// One record as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fetched {
+    pub offset: i64,
+    /// Empty for a record without a value.
+    pub value: Vec<u8>,
+    /// The record's timestamp, milliseconds since the Unix epoch.
+    pub timestamp_ms: i64,
+}
+
+/// Reads one topic, in order, resuming where it was after an error.
+pub struct Reader {
+    link: Link,
+    topic: String,
+    start: StartFrom,
+    fetch_wait_ms: i32,
+    max_fetch_bytes: i32,
+    partition: Option<PartitionClient>,
+    next: Option<i64>,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("topic", &self.topic)
+            .field("next", &self.next)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Reader {
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// The next records (none when the broker had none within the fetch
+    /// wait). After an error the caller counts it and calls again: the
+    /// reader has paused and set itself up to resume.
+    pub async fn next(&mut self) -> Result<Vec<Fetched>, LinkError> {
+        let r = self.try_next().await;
+        if let Err(e) = &r {
+            self.partition = None;
+            if e.reason == "broker_unreachable" || e.reason == "timeout" {
+                self.link.forget().await;
+            }
+            tokio::time::sleep(RETRY_PAUSE).await;
+        }
+        r
+    }
+
+    async fn try_next(&mut self) -> Result<Vec<Fetched>, LinkError> {
+        if self.partition.is_none() {
+            let p = match self.link.partition(&self.topic).await {
+                Err(e) if e.reason == "unknown_topic" => {
+                    self.link.ensure_topic(&self.topic).await?;
+                    self.link.partition(&self.topic).await?
+                }
+                other => other?,
+            };
+            self.partition = Some(p);
+        }
+        let partition = self.partition.as_ref().expect("set above");
+        let offset = match self.next {
+            Some(o) => o,
+            None => {
+                let at = match self.start {
+                    StartFrom::Latest => OffsetAt::Latest,
+                    StartFrom::Earliest => OffsetAt::Earliest,
+                };
+                let o = within("offset", partition.get_offset(at)).await?;
+                self.next = Some(o);
+                o
+            }
+        };
+        let wait = Duration::from_millis(u64::try_from(self.fetch_wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
+        let fetched = tokio::time::timeout(
+            wait,
+            partition.fetch_records(offset, 1..self.max_fetch_bytes, self.fetch_wait_ms),
+        )
+        .await
+        .map_err(|_| timed_out("fetch"))?;
+        let (records, high_watermark) = match fetched {
+            Ok(r) => r,
+            Err(e) => {
+                let e = link_error(&e);
+                if e.reason == "offset_out_of_range" {
+                    self.next = Some(earliest(partition).await?);
+                }
+                return Err(e);
+            }
+        };
+        if records.is_empty() && high_watermark < offset {
+            // The log is shorter than where we are: the broker restarted
+            // with an empty store. Its new records are all new.
+            self.next = Some(earliest(partition).await?);
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::with_capacity(records.len());
+        for r in records {
+            if r.offset < offset {
+                continue; // a batch starts before the offset asked for
+            }
+            self.next = Some(r.offset + 1);
+            out.push(Fetched {
+                offset: r.offset,
+                value: r.record.value.unwrap_or_default(),
+                timestamp_ms: r.record.timestamp.timestamp_millis(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+async fn earliest(partition: &PartitionClient) -> Result<i64, LinkError> {
+    within("offset", partition.get_offset(OffsetAt::Earliest)).await
+}
+
+/// Produces to one topic; a record is sent once the broker acknowledged it.
+pub struct Writer {
+    link: Link,
+    topic: String,
+    partition: tokio::sync::Mutex<Option<PartitionClient>>,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("topic", &self.topic)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Writer {
+    pub fn topic(&self) -> &str {
+        &self.topic
+    }
+
+    /// Sends `value` under AeroSim's key; `Ok(offset)` once acknowledged.
+    /// After an error the next call connects (and creates the topic) again.
+    pub async fn send(&self, value: Vec<u8>, timestamp_ms: i64) -> Result<i64, LinkError> {
+        let mut slot = self.partition.lock().await;
+        if slot.is_none() {
+            let p = match self.link.partition(&self.topic).await {
+                Err(e) if e.reason == "unknown_topic" => {
+                    self.link.ensure_topic(&self.topic).await?;
+                    self.link.partition(&self.topic).await?
+                }
+                other => other?,
+            };
+            *slot = Some(p);
+        }
+        let record = Record {
+            key: Some(RECORD_KEY.to_vec()),
+            value: Some(value),
+            headers: Default::default(),
+            timestamp: rskafka::chrono::DateTime::from_timestamp_millis(timestamp_ms).unwrap_or_default(),
+        };
+        let partition = slot.as_ref().expect("set above");
+        match within("produce", partition.produce(vec![record], Compression::NoCompression)).await {
+            Ok(offsets) => Ok(offsets.first().copied().unwrap_or(-1)),
+            Err(e) => {
+                *slot = None;
+                if e.reason == "broker_unreachable" || e.reason == "timeout" {
+                    self.link.forget().await;
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+pub mod broker;

@@ -1,0 +1,79 @@
+//! The link against a real broker: what is written is read back exactly,
+//! a reader starts at the end unless asked, and both resume after the
+//! broker restarts empty.
+
+use std::time::{Duration, Instant};
+
+use aerosim_link::broker::{free_port, Broker};
+use aerosim_link::{now_ms, Fetched, Link, Reader, StartFrom};
+
+const WAIT: Duration = Duration::from_millis(5);
+
+async fn read_until(reader: &mut Reader, want: usize, within: Duration) -> Vec<Fetched> {
+    let deadline = Instant::now() + within;
+    let mut got = Vec::new();
+    while got.len() < want && Instant::now() < deadline {
+        if let Ok(batch) = reader.next().await {
+            got.extend(batch);
+        }
+    }
+    got
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_round_trip_from_the_end_and_from_the_start() {
+    let broker = Broker::start(free_port().unwrap()).expect("the broker (scripts/setup.sh builds it)");
+    let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
+    let writer = link.writer("aerosim.actor1.vehicle_state");
+    let first = writer.send(b"before".to_vec(), now_ms()).await.expect("first send");
+    let mut latest = link.reader("aerosim.actor1.vehicle_state", StartFrom::Latest, WAIT, 1 << 20);
+    let mut earliest = link.reader("aerosim.actor1.vehicle_state", StartFrom::Earliest, WAIT, 1 << 20);
+    // The readers take their offsets on their first fetch.
+    assert!(latest.next().await.unwrap().is_empty());
+    for i in 0..20u8 {
+        writer.send(vec![i; 100 + usize::from(i)], now_ms()).await.unwrap();
+    }
+    let got = read_until(&mut latest, 20, Duration::from_secs(5)).await;
+    assert_eq!(got.len(), 20, "{got:?}");
+    for (i, f) in got.iter().enumerate() {
+        assert_eq!(f.value, vec![i as u8; 100 + i]);
+        assert_eq!(f.offset, first + 1 + i as i64);
+    }
+    let all = read_until(&mut earliest, 21, Duration::from_secs(5)).await;
+    assert_eq!(all[0].value, b"before");
+    assert_eq!(all.len(), 21);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_and_a_writer_resume_after_the_broker_restarts_empty() {
+    let port = free_port().unwrap();
+    let mut broker = Broker::start(port).unwrap();
+    let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
+    let writer = link.writer("aerosim.clock");
+    let mut reader = link.reader("aerosim.clock", StartFrom::Latest, WAIT, 1 << 20);
+    assert!(reader.next().await.unwrap().is_empty());
+    for i in 0..50u8 {
+        writer.send(vec![i], now_ms()).await.unwrap();
+    }
+    assert_eq!(read_until(&mut reader, 50, Duration::from_secs(5)).await.len(), 50);
+    broker.stop();
+    assert!(
+        writer.send(vec![0], now_ms()).await.is_err(),
+        "no broker, no acknowledgement"
+    );
+    let _broker = Broker::start(port).unwrap();
+    let restarted = Instant::now();
+    // The writer gets through again, the reader sees the new log's records.
+    let mut sent = false;
+    while !sent && restarted.elapsed() < Duration::from_secs(5) {
+        sent = writer.send(b"after".to_vec(), now_ms()).await.is_ok();
+    }
+    assert!(sent, "the writer resumed");
+    let got = read_until(&mut reader, 1, Duration::from_secs(5)).await;
+    assert_eq!(got.first().map(|f| f.value.as_slice()), Some(&b"after"[..]));
+    assert!(
+        restarted.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        restarted.elapsed()
+    );
+}

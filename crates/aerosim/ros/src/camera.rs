@@ -1,0 +1,98 @@
+//! AeroSim's rendered cameras: bincode `CompressedImage` records on the
+//! renderer's topic, published as received on `image_raw/compressed`, with
+//! `camera_info`, and decoded to `image_raw` only while somebody subscribes
+//! to it. Runs on its own thread (a decode takes milliseconds), and of the
+//! records one fetch brings only the newest image is published: a
+//! subscriber that falls behind gets the latest frame, not a queue.
+
+use aerosim_link::Fetched;
+use aerosim_proto::image::{classify, decode_image, ImageFormat, PayloadKind};
+use image_codec::Encoding;
+use r2r::Node;
+use ros_common::camera::{CameraPublisher, CameraTopics};
+use ros_common::msgs::header;
+use ros_common::time::to_ros_time;
+
+use crate::telemetry::Stream;
+
+/// The largest image decoded, in pixels (4K).
+const MAX_PIXELS: usize = 3840 * 2160;
+
+#[allow(missing_debug_implementations)] // the camera publisher is not Debug
+pub struct Camera {
+    stream: Stream,
+    publisher: CameraPublisher,
+    frame_id: String,
+    fov_deg: f64,
+}
+
+impl Camera {
+    pub fn new(
+        node: &mut Node,
+        name: &str,
+        stream: Stream,
+        frame_id: String,
+        qos: &r2r::QosProfile,
+        fov_deg: f64,
+        always_decode: bool,
+    ) -> Result<Self, String> {
+        let topics = CameraTopics {
+            image: format!("{name}/image_raw"),
+            info: format!("{name}/camera_info"),
+            compressed: Some(format!("{name}/image_raw/compressed")),
+        };
+        Ok(Self {
+            stream,
+            publisher: CameraPublisher::new(node, &topics, qos, MAX_PIXELS, always_decode)?,
+            frame_id,
+            fov_deg,
+        })
+    }
+
+    /// The newest image of a batch (the renderer's JSON responses on the
+    /// same topic are passed over); the older ones are counted as superseded.
+    pub fn on_records(&mut self, records: Vec<Fetched>) {
+        let images: Vec<&Fetched> = records
+            .iter()
+            .filter(|r| classify(&r.value) != PayloadKind::Json)
+            .collect();
+        let Some((newest, older)) = images.split_last() else {
+            return;
+        };
+        for _ in older {
+            self.stream.stats.drop_frame("superseded");
+        }
+        self.publish(newest);
+    }
+
+    fn publish(&mut self, record: &Fetched) {
+        self.stream
+            .stats
+            .bytes_in
+            .fetch_add(record.value.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let (metadata, image) = match decode_image(&record.value, MAX_PIXELS * 4) {
+            Ok(x) => x,
+            Err(e) => return self.stream.refuse(e.reason(), format!("offset {}: {e}", record.offset)),
+        };
+        // The renderer leaves its images' simulation time unset.
+        let Some(stamp) = self.stream.stamp(metadata.timestamp_sim.to_seconds()) else {
+            return;
+        };
+        let h = header(to_ros_time(stamp.seconds), &self.frame_id);
+        let sent = match image.format {
+            ImageFormat::Jpeg => self
+                .publisher
+                .publish_jpeg(&image.data, Encoding::Bgr8, self.fov_deg, h),
+            ImageFormat::Png => match image_codec::decode_png(&image.data, Encoding::Bgr8, MAX_PIXELS * 3) {
+                Ok(decoded) => self.publisher.publish_decoded(decoded, self.fov_deg, h),
+                Err(e) => Err(e.into()),
+            },
+        };
+        match sent {
+            Ok(()) => self
+                .stream
+                .published(record.value.len(), metadata.timestamp_platform.to_seconds()),
+            Err(e) => self.stream.refuse(e.reason(), format!("offset {}: {e}", record.offset)),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The node's parameters (docs/aerosim.md), read once at start.
+
+use std::time::Duration;
+
+use aerosim_link::StartFrom;
+use r2r::Node;
+use ros_common::msgs::Covariances;
+use ros_common::params::{self, BoolParam, ChoiceParam, FloatParam, IntParam};
+use ros_common::time::{StampSource, STAMP_SOURCE};
+
+use crate::convert::Origin;
+
+/// What the bridge leaves an aircraft on when its controller goes silent or
+/// the bridge stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failsafe {
+    /// One autopilot command holding the altitude, heading and airspeed of
+    /// the last vehicle state.
+    Hold,
+    /// Nothing: flight-control commands stop, the aircraft keeps AeroSim's
+    /// latched command.
+    None,
+}
+
+pub const FAILSAFE: ChoiceParam<Failsafe> = ChoiceParam::new(
+    "failsafe",
+    "hold",
+    &[("hold", Failsafe::Hold), ("none", Failsafe::None)],
+);
+pub const START_FROM: ChoiceParam<StartFrom> = ChoiceParam::new(
+    "start_from",
+    "latest",
+    &[("latest", StartFrom::Latest), ("earliest", StartFrom::Earliest)],
+);
+const FETCH_WAIT_MS: IntParam = IntParam::new("fetch_wait_ms", 2, 0..=1000);
+const MAX_RECORD_BYTES: IntParam = IntParam::new("max_record_bytes", 16 << 20, 1 << 10..=256 << 20);
+const QOS_DEPTH: IntParam = IntParam::new("qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64, 1..=1000);
+const DIAGNOSTICS_PERIOD: FloatParam = FloatParam::new("diagnostics_period", 1.0, 0.05..=60.0);
+const CMD_TIMEOUT: FloatParam = FloatParam::new("cmd_timeout", ros_common::command::DEFAULT_TIMEOUT_S, 0.01..=60.0);
+const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 90.0, 1.0..=179.0);
+const PUBLISH_TF: BoolParam = BoolParam::new("publish_tf", true);
+const DECODE_ALWAYS: BoolParam = BoolParam::new("decode_images_always", false);
+
+/// `cmd_vel` to a flight control command: roll from the turn rate, pitch
+/// from the climb rate, power from the forward speed; each saturates at the
+/// command's range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TwistGains {
+    /// Power per m/s of `linear.x`.
+    pub power: f64,
+    /// Pitch command per m/s of `linear.z`.
+    pub pitch: f64,
+    /// Roll command per rad/s of `angular.z` (left turn = roll left).
+    pub roll: f64,
+    /// Yaw command per rad/s of `angular.z`.
+    pub yaw: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub bootstrap_servers: String,
+    pub actors: Vec<String>,
+    pub topic_prefix: String,
+    pub start_from: StartFrom,
+    pub fetch_wait: Duration,
+    pub max_record_bytes: usize,
+    /// `world`-like fixed frame and the prefix of each actor's frames.
+    pub world_frame: String,
+    pub frame_prefix: String,
+    pub use_sim_time: bool,
+    pub stamp_source: StampSource,
+    pub qos_depth: usize,
+    pub publish_tf: bool,
+    pub diagnostics_period: Duration,
+    pub cmd_timeout: Duration,
+    pub failsafe: Failsafe,
+    pub gains: TwistGains,
+    pub covariances: Covariances,
+    /// When the simulator's camera info does not say.
+    pub camera_fov_deg: f64,
+    pub decode_images_always: bool,
+    /// The Kafka topics of rendered images and the ROS name of each.
+    pub cameras: Vec<(String, String)>,
+    pub origin: Origin,
+}
+
+fn gain(node: &Node, name: &'static str, default: f64) -> Result<f64, String> {
+    FloatParam::new(name, default, -1e6..=1e6).read(node)
+}
+
+impl Settings {
+    pub fn from_node(node: &Node) -> Result<Self, String> {
+        let e = |err: r2r::Error| err.to_string();
+        let actors = params::string_array(node, "actors", &["actor1"]).map_err(e)?;
+        if actors.is_empty() {
+            return Err(params::invalid("actors", "names no actor"));
+        }
+        for a in &actors {
+            if a.is_empty() || !a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(params::invalid(
+                    "actors",
+                    format!("{a:?}: an actor is named with letters, digits and _"),
+                ));
+            }
+        }
+        let bootstrap_servers = params::string(node, "bootstrap_servers", "127.0.0.1:9092").map_err(e)?;
+        if bootstrap_servers.trim().is_empty() {
+            return Err(params::invalid("bootstrap_servers", "is empty"));
+        }
+        let camera_topics = params::string_array(node, "camera_topics", &["aerosim.renderer.responses"]).map_err(e)?;
+        let camera_names = params::string_array(node, "camera_names", &["camera"]).map_err(e)?;
+        if camera_names.len() != camera_topics.len() {
+            return Err(params::invalid(
+                "camera_names",
+                format!("{} names for {} camera_topics", camera_names.len(), camera_topics.len()),
+            ));
+        }
+        let d = Covariances::default();
+        let variance = |name: &'static str, default: f64| FloatParam::new(name, default, 0.0..=f64::MAX).read(node);
+        Ok(Self {
+            bootstrap_servers,
+            actors,
+            topic_prefix: params::string(node, "topic_prefix", "aerosim").map_err(e)?,
+            start_from: START_FROM.read(node)?,
+            fetch_wait: Duration::from_millis(FETCH_WAIT_MS.read(node)?),
+            max_record_bytes: MAX_RECORD_BYTES.read(node)?,
+            world_frame: params::string(node, "world_frame", "world").map_err(e)?,
+            frame_prefix: params::string(node, "frame_prefix", "").map_err(e)?,
+            use_sim_time: params::boolean(node, "use_sim_time", false).map_err(e)?,
+            stamp_source: STAMP_SOURCE.read(node)?,
+            qos_depth: QOS_DEPTH.read(node)?,
+            publish_tf: PUBLISH_TF.read(node)?,
+            diagnostics_period: Duration::from_secs_f64(DIAGNOSTICS_PERIOD.read(node)?),
+            cmd_timeout: Duration::from_secs_f64(CMD_TIMEOUT.read(node)?),
+            failsafe: FAILSAFE.read(node)?,
+            gains: TwistGains {
+                power: gain(node, "power_gain", 0.02)?,
+                pitch: gain(node, "pitch_gain", 0.1)?,
+                roll: gain(node, "roll_gain", 1.0)?,
+                yaw: gain(node, "yaw_gain", 0.5)?,
+            },
+            covariances: Covariances {
+                pose_position: variance("pose_position_variance", d.pose_position)?,
+                pose_orientation: variance("pose_orientation_variance", d.pose_orientation)?,
+                twist_linear: variance("twist_linear_variance", d.twist_linear)?,
+                twist_angular: variance("twist_angular_variance", d.twist_angular)?,
+                imu_gyro: variance("imu_gyro_variance", d.imu_gyro)?,
+                imu_accel: variance("imu_accel_variance", d.imu_accel)?,
+                imu_orientation: variance("imu_orientation_variance", d.imu_orientation)?,
+            },
+            camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
+            decode_images_always: DECODE_ALWAYS.read(node)?,
+            cameras: camera_topics.into_iter().zip(camera_names).collect(),
+            origin: Origin {
+                latitude_deg: FloatParam::new("origin_latitude_deg", 0.0, -90.0..=90.0).read(node)?,
+                longitude_deg: FloatParam::new("origin_longitude_deg", 0.0, -180.0..=180.0).read(node)?,
+                altitude_m: FloatParam::new("origin_altitude_m", 0.0, -1e4..=1e5).read(node)?,
+            },
+        })
+    }
+}

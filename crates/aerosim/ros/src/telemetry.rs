@@ -1,0 +1,305 @@
+//! AeroSim's streams in: one task per Kafka topic, each decoding records in
+//! order, stamping them through the shared time base and publishing what
+//! somebody subscribes to. A bad record is counted and logged (limited in
+//! rate) and the next one is read as if nothing happened.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use aerosim_link::{Fetched, Reader};
+use aerosim_proto::envelope::{decode_envelope, Envelope};
+use aerosim_proto::types::{JsonData, PrimaryFlightDisplayData, VehicleState};
+use r2r::geometry_msgs::msg::TwistWithCovarianceStamped;
+use r2r::nav_msgs::msg::Odometry;
+use r2r::rflysim_bridge::msg::FlightDisplay;
+use r2r::sensor_msgs::msg::{Imu, NavSatFix};
+use r2r::tf2_msgs::msg::TFMessage;
+use r2r::{Node, Publisher, QosProfile};
+use ros_common::demand::{publish_if_subscribed, subscribed};
+use ros_common::lifecycle::StopSignal;
+use ros_common::msgs::{header, Covariances};
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::{to_ros_time, wall_now, Accepted, ClockPublisher, StreamClock, TimeBase};
+
+use crate::convert::{self, ActorFrames, Origin};
+
+/// What every stream of the bridge shares.
+#[derive(Clone)]
+#[allow(missing_debug_implementations)] // holds publishers, which are not Debug
+pub struct Shared {
+    pub time: Arc<TimeBase>,
+    pub clock: Option<Arc<ClockPublisher>>,
+    pub logger: String,
+    pub max_record_bytes: usize,
+}
+
+/// A stream's own state: its counters, its log limit, its clock.
+#[allow(missing_debug_implementations)] // through Shared
+pub struct Stream {
+    pub name: String,
+    pub stats: Arc<StreamStats>,
+    log: RateLimitedLog,
+    clock: StreamClock,
+    shared: Shared,
+}
+
+impl Stream {
+    pub fn new(name: String, shared: &Shared) -> Self {
+        Self {
+            clock: StreamClock::new(name.clone(), shared.logger.clone()),
+            name,
+            stats: Arc::new(StreamStats::default()),
+            log: RateLimitedLog::new(Duration::from_secs(5)),
+            shared: shared.clone(),
+        }
+    }
+
+    /// Counts a record that is not published and says why (limited in rate).
+    pub fn refuse(&mut self, reason: &'static str, detail: impl std::fmt::Display) {
+        self.stats.drop_frame(reason);
+        if let Some(held) = self.log.allow() {
+            r2r::log_warn!(
+                &self.shared.logger,
+                "{}: record dropped, {reason}: {detail} ({held} more since the last report)",
+                self.name
+            );
+        }
+    }
+
+    /// The stamp of a record whose simulation time is `sim` (`None`: unset,
+    /// stamped on arrival); `/clock` moves with it under `use_sim_time`.
+    pub fn stamp(&mut self, sim: Option<f64>) -> Option<Accepted> {
+        let taken = match sim {
+            Some(t) => self.clock.stamp(&self.shared.time, t),
+            None => self.clock.arrival_at(&self.shared.time, wall_now()),
+        };
+        match taken {
+            Ok(a) => {
+                if let Some(c) = &self.shared.clock {
+                    let moved = c.advance(&a);
+                    self.stats.count_publish(moved, "clock_publish_failed");
+                }
+                Some(a)
+            }
+            Err(r) => {
+                self.refuse(r.reason(), r);
+                None
+            }
+        }
+    }
+
+    /// The envelope of one record, or `None` (counted) when it does not decode.
+    pub fn decode<T: aerosim_proto::AeroSimType + serde::de::DeserializeOwned>(
+        &mut self,
+        record: &Fetched,
+    ) -> Option<Envelope<T>> {
+        self.stats
+            .bytes_in
+            .fetch_add(record.value.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.stats.datagrams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        match decode_envelope::<T>(&record.value, self.shared.max_record_bytes) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                self.refuse(e.reason(), format!("offset {}: {e}", record.offset));
+                None
+            }
+        }
+    }
+
+    /// One frame out; its latency from AeroSim's platform time when it has one.
+    pub fn published(&self, bytes: usize, platform_time: Option<f64>) {
+        self.stats.published(bytes);
+        if let Some(t) = platform_time {
+            self.stats.set_latency_ms((wall_now() - t) * 1e3);
+        }
+    }
+}
+
+/// Reads `reader` until the stop, handing every record to `each`; a broker
+/// that is away is counted once per try and logged (limited in rate).
+pub async fn read_until_stopped(
+    mut reader: Reader,
+    stats: Arc<StreamStats>,
+    logger: String,
+    mut stop: StopSignal,
+    mut each: impl FnMut(Vec<Fetched>),
+) {
+    let mut log = RateLimitedLog::new(Duration::from_secs(5));
+    loop {
+        let batch = tokio::select! {
+            // The stop first: after it the runtime may be shutting down.
+            biased;
+            _ = stop.changed() => return,
+            b = reader.next() => b,
+        };
+        match batch {
+            Ok(records) if !records.is_empty() => each(records),
+            Ok(_) => {}
+            Err(e) => {
+                stats.drop_frame(e.reason);
+                if let Some(held) = log.allow() {
+                    r2r::log_warn!(
+                        &logger,
+                        "{}: {e}; trying again ({held} more since the last report)",
+                        reader.topic()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The last vehicle state of each actor: what the failsafe holds.
+pub type LastStates = Arc<Mutex<Vec<Option<VehicleState>>>>;
+
+/// One actor's vehicle-state topics.
+#[allow(missing_debug_implementations)] // publishers are not Debug
+pub struct VehicleOutputs {
+    odom: Publisher<Odometry>,
+    tf: Option<Publisher<TFMessage>>,
+    imu: Publisher<Imu>,
+    gnss: Publisher<NavSatFix>,
+    gnss_velocity: Publisher<TwistWithCovarianceStamped>,
+    frames: ActorFrames,
+    covariances: Covariances,
+    origin: Origin,
+}
+
+impl VehicleOutputs {
+    pub fn new(
+        node: &mut Node,
+        actor: &str,
+        frames: ActorFrames,
+        qos: &QosProfile,
+        publish_tf: bool,
+        covariances: Covariances,
+        origin: Origin,
+    ) -> Result<Self, String> {
+        let e = |t: &str, err: r2r::Error| format!("{actor}/{t}: {err}");
+        Ok(Self {
+            odom: node
+                .create_publisher(&format!("{actor}/odom"), qos.clone())
+                .map_err(|x| e("odom", x))?,
+            tf: if publish_tf {
+                Some(
+                    node.create_publisher("/tf", ros_common::qos::tf())
+                        .map_err(|x| e("/tf", x))?,
+                )
+            } else {
+                None
+            },
+            imu: node
+                .create_publisher(&format!("{actor}/imu"), qos.clone())
+                .map_err(|x| e("imu", x))?,
+            gnss: node
+                .create_publisher(&format!("{actor}/gnss"), qos.clone())
+                .map_err(|x| e("gnss", x))?,
+            gnss_velocity: node
+                .create_publisher(&format!("{actor}/gnss/velocity"), qos.clone())
+                .map_err(|x| e("gnss/velocity", x))?,
+            frames,
+            covariances,
+            origin,
+        })
+    }
+
+    /// Publishes one state; `false` when a publish failed (counted).
+    pub fn publish(&self, s: &VehicleState, stamp: f64, stats: &StreamStats) {
+        let k = convert::kinematics(s);
+        let world = header(to_ros_time(stamp), &self.frames.world);
+        let body = header(to_ros_time(stamp), &self.frames.base_link);
+        let odom = convert::odometry(&k, world.clone(), &self.frames.base_link, &self.covariances);
+        if let Some(tf) = &self.tf {
+            stats.count_publish(tf.publish(&ros_common::tf::odometry_tf(&odom)), "tf_publish_failed");
+        }
+        if subscribed(&self.odom) {
+            stats.count_publish(self.odom.publish(&odom), "publish_failed");
+        }
+        stats.count_publish(
+            publish_if_subscribed(&self.imu, || convert::imu(&k, body.clone(), &self.covariances)),
+            "publish_failed",
+        );
+        stats.count_publish(
+            publish_if_subscribed(&self.gnss, || {
+                convert::nav_sat_fix(s, &self.origin, body.clone(), &self.covariances)
+            }),
+            "publish_failed",
+        );
+        stats.count_publish(
+            publish_if_subscribed(&self.gnss_velocity, || {
+                convert::gnss_velocity(&k, world.clone(), &self.covariances)
+            }),
+            "publish_failed",
+        );
+    }
+}
+
+/// An actor's `vehicle_state` records → odometry, TF, IMU, GNSS.
+pub fn vehicle_states(
+    mut stream: Stream,
+    outputs: VehicleOutputs,
+    last: LastStates,
+    index: usize,
+) -> impl FnMut(Vec<Fetched>) {
+    move |records| {
+        for r in &records {
+            let Some(e) = stream.decode::<VehicleState>(r) else {
+                continue;
+            };
+            if let Err(reason) = aerosim_proto::types::check_finite(&e.data) {
+                stream.refuse("not_finite", reason);
+                continue;
+            }
+            let Some(stamp) = stream.stamp(e.metadata.timestamp_sim.to_seconds()) else {
+                continue;
+            };
+            outputs.publish(&e.data, stamp.seconds, &stream.stats);
+            stream.published(r.value.len(), e.metadata.timestamp_platform.to_seconds());
+            last.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(e.data);
+        }
+    }
+}
+
+/// An actor's `primary_flight_display_data` records → `flight_display`.
+pub fn flight_displays(
+    mut stream: Stream,
+    publisher: Publisher<FlightDisplay>,
+    base_link: String,
+) -> impl FnMut(Vec<Fetched>) {
+    move |records| {
+        for r in &records {
+            let Some(e) = stream.decode::<PrimaryFlightDisplayData>(r) else {
+                continue;
+            };
+            let Some(stamp) = stream.stamp(e.metadata.timestamp_sim.to_seconds()) else {
+                continue;
+            };
+            let sent = publish_if_subscribed(&publisher, || {
+                convert::flight_display(&e.data, header(to_ros_time(stamp.seconds), &base_link))
+            });
+            if stream.stats.count_publish(sent, "publish_failed") {
+                stream.published(r.value.len(), e.metadata.timestamp_platform.to_seconds());
+            }
+        }
+    }
+}
+
+/// `aerosim.clock` records → `/clock` (through the time base, like every
+/// other stamp: an outlier moves nothing).
+pub fn clock_ticks(mut stream: Stream) -> impl FnMut(Vec<Fetched>) {
+    move |records| {
+        for r in &records {
+            let Some(e) = stream.decode::<JsonData>(r) else {
+                continue;
+            };
+            match e.metadata.timestamp_sim.to_seconds() {
+                Some(t) => {
+                    if stream.stamp(Some(t)).is_some() {
+                        stream.published(r.value.len(), e.metadata.timestamp_platform.to_seconds());
+                    }
+                }
+                None => stream.refuse("no_sim_time", "a clock record without a simulation time"),
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+"""An independent AeroSim peer for the tests: a Kafka-protocol broker
+(tansu) on a free port, and AeroSim's records written and read here with
+confluent-kafka and Python's own json and struct, from AeroSim's source
+(aerosim-data's Kafka middleware and types), not from the bridge's code."""
+
+import json
+import math
+import os
+import socket
+import struct
+import subprocess
+import time
+
+from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END
+from confluent_kafka.admin import AdminClient, NewTopic
+
+I32_MIN = -(2**31)
+UNSET = {"sec": I32_MIN, "nanosec": 0}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    def __init__(self, port=None):
+        self.port = port or free_port()
+        self.proc = None
+        self.start()
+
+    @property
+    def bootstrap(self):
+        return f"127.0.0.1:{self.port}"
+
+    def start(self):
+        url = f"tcp://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([os.environ.get("AEROSIM_BROKER_BIN", "tansu"), "broker", "--listener-url", url,
+                                      "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the broker did not start")
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def create(self, *topics):
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for f in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).values():
+            try:
+                f.result(10)
+            except Exception as e:  # an existing topic is fine
+                if "TOPIC_ALREADY_EXISTS" not in str(e):
+                    raise
+
+
+def stamp(seconds):
+    sec = math.floor(seconds)
+    return {"sec": sec, "nanosec": int(round((seconds - sec) * 1e9))}
+
+
+def envelope(topic, type_name, data, sim=None, platform=None):
+    """As aerosim-data's Kafka middleware writes a record (serde_json)."""
+    return json.dumps({"metadata": {"topic": topic, "type_name": f"aerosim::types::{type_name}",
+                                    "timestamp_sim": stamp(sim) if sim is not None else UNSET,
+                                    "timestamp_platform": stamp(platform if platform is not None else time.time())},
+                       "data": data}).encode()
+
+
+def quat_mul(a, b):
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw)
+
+
+def aerosim_quaternion(roll, pitch, yaw):
+    """scipy's Rotation.from_euler("zyx", [roll, pitch, yaw]) as AeroSim's JSBSim model calls it:
+    extrinsic z, then y, then x, by roll, pitch, yaw in that order."""
+    qz = (math.cos(roll / 2), 0.0, 0.0, math.sin(roll / 2))
+    qy = (math.cos(pitch / 2), 0.0, math.sin(pitch / 2), 0.0)
+    qx = (math.cos(yaw / 2), math.sin(yaw / 2), 0.0, 0.0)
+    return quat_mul(qx, quat_mul(qy, qz))
+
+
+def vec(x, y, z):
+    return {"x": x, "y": y, "z": z}
+
+
+def vehicle_state(position, roll=0.0, pitch=0.0, yaw=0.0, velocity=(0, 0, 0), rates=(0, 0, 0), accel=(0, 0, 0)):
+    w, x, y, z = aerosim_quaternion(roll, pitch, yaw)
+    return {"state": {"pose": {"position": vec(*position), "orientation": {"w": w, "x": x, "y": y, "z": z}}},
+            "velocity": vec(*velocity), "angular_velocity": vec(*rates), "acceleration": vec(*accel),
+            "angular_acceleration": vec(0, 0, 0)}
+
+
+def flight_display(**fields):
+    d = {k: 0.0 for k in ("airspeed_kts", "true_airspeed_kts", "altitude_ft", "target_altitude_ft",
+                          "altimeter_pressure_setting_inhg", "vertical_speed_fpm", "pitch_deg", "roll_deg",
+                          "side_slip_fps2", "heading_deg", "hsi_course_select_heading_deg",
+                          "hsi_course_deviation_deg")}
+    d["hsi_mode"] = 0
+    d.update(fields)
+    return d
+
+
+def bincode_image(topic, jpeg, fmt=0, sim=None, platform=None):
+    """aerosim-data's BincodeSerializer: bincode 1 (little-endian, u64 lengths) of
+    (Metadata, CompressedImage)."""
+    def string(s):
+        b = s.encode()
+        return struct.pack("<Q", len(b)) + b
+
+    def ts(t):
+        return struct.pack("<iI", t["sec"], t["nanosec"])
+    return (string(topic) + string("aerosim::types::CompressedImage")
+            + ts(stamp(sim) if sim is not None else UNSET) + ts(stamp(platform or time.time()))
+            + struct.pack("<I", fmt) + struct.pack("<Q", len(jpeg)) + jpeg)
+
+
+class Peer:
+    """confluent-kafka on both sides of the bridge."""
+
+    def __init__(self, bootstrap):
+        self.bootstrap = bootstrap
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+
+    def send(self, topic, payload, key=b"key"):
+        self.producer.produce(topic, key=key, value=payload)
+        self.producer.flush(10)
+
+    def reader(self, topic):
+        """Reads `topic` from its end, as AeroSim's consumers do (assign, no group)."""
+        c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "aerosim-test", "enable.auto.commit": False,
+                      "fetch.wait.max.ms": 5})
+        c.assign([TopicPartition(topic, 0, OFFSET_END)])
+        return c
+
+
+def read_records(consumer, count=1, timeout=10.0):
+    out = []
+    deadline = time.monotonic() + timeout
+    while len(out) < count and time.monotonic() < deadline:
+        m = consumer.poll(0.1)
+        if m is None or m.error():
+            continue
+        out.append(m)
+    return out

@@ -1,0 +1,363 @@
+"""`aerosim_bridge` against a real Kafka-protocol broker, with confluent-kafka
+as AeroSim's side: Python producers of AeroSim records drive the bridge,
+rclpy subscribers check every topic, value, frame and stamp; rclpy
+publishers check the exact Kafka records of the commands."""
+
+import json
+import math
+import signal
+import time
+
+import pytest
+from conftest import executable
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Twist, TwistWithCovarianceStamped
+from nav_msgs.msg import Odometry
+from PIL import Image as PilImage
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, CompressedImage, Image, Imu, NavSatFix
+from tf2_msgs.msg import TFMessage
+
+from aerosim_peer import (Broker, Peer, bincode_image, envelope, flight_display, read_records, vehicle_state)
+from rflysim_bridge.msg import AutopilotCommand, FlightControlCommand, FlightDisplay
+
+RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+STATE = "aerosim.actor1.vehicle_state"
+DISPLAY = "aerosim.actor1.primary_flight_display_data"
+FLIGHT_CONTROL = "aerosim.actor1.flight_control_command"
+AUTOPILOT = "aerosim.actor1.autopilot_command"
+G = 9.80665
+
+
+@pytest.fixture
+def broker():
+    b = Broker()
+    b.create(STATE, DISPLAY, FLIGHT_CONTROL, AUTOPILOT, "aerosim.clock", "aerosim.renderer.responses")
+    yield b
+    b.stop()
+
+
+def start_bridge(processes, bootstrap, *params, ns="aerosim"):
+    args = [executable("aerosim_bridge"), "--ros-args", "-r", f"__ns:=/{ns}",
+            "-p", f"bootstrap_servers:={bootstrap}", "-p", "diagnostics_period:=0.2"]
+    for p in params:
+        args += ["-p", p]
+    return processes.start(args, name="aerosim_bridge")
+
+
+def close(a, b, tol=1e-9):
+    return all(abs(x - y) <= tol for x, y in zip(a, b))
+
+
+def same_rotation(q, r, tol=1e-9):
+    """q and -q are one rotation."""
+    return close(q, r, tol) or close([-x for x in q], r, tol)
+
+
+def xyz(v):
+    return (v.x, v.y, v.z)
+
+
+def wxyz(q):
+    return (q.w, q.x, q.y, q.z)
+
+
+def wait_subscribed(collector, key, send, timeout=20.0):
+    """Sends until the first message arrives (discovery, the bridge's first fetch)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not collector.messages(key):
+        send()
+        time.sleep(0.1)
+    assert collector.messages(key), f"nothing on {key}"
+
+
+def test_vehicle_state_becomes_odometry_tf_imu_and_gnss_in_rep103_frames(broker, processes, collector):
+    start_bridge(processes, broker.bootstrap, "origin_latitude_deg:=47.0", "origin_longitude_deg:=8.0")
+    peer = Peer(broker.bootstrap)
+    for topic, t in {"odom": Odometry, "imu": Imu, "gnss": NavSatFix, "gnss/velocity": TwistWithCovarianceStamped}.items():
+        collector.subscribe(t, f"/aerosim/actor1/{topic}", qos=RELIABLE, key=topic)
+    collector.subscribe(TFMessage, "/tf", qos=RELIABLE, key="tf")
+    # Level, heading north at 40 m/s, 300 m up and 100 m north, 50 m east of the origin.
+    north = envelope(STATE, "VehicleState", vehicle_state((100.0, 50.0, -300.0), velocity=(40.0, 0.0, 0.0)), sim=1.0)
+    wait_subscribed(collector, "odom", lambda: peer.send(STATE, north))
+    o = collector.messages("odom")[-1]
+    assert (o.header.frame_id, o.child_frame_id) == ("world", "actor1/base_link")
+    assert close(xyz(o.pose.pose.position), (50.0, 100.0, 300.0))
+    # Facing north is yaw +90° in ENU.
+    h = math.sqrt(0.5)
+    assert same_rotation(wxyz(o.pose.pose.orientation), (h, 0.0, 0.0, h))
+    assert close(xyz(o.twist.twist.linear), (40.0, 0.0, 0.0), 1e-9)
+    assert o.pose.covariance[0] > 0 and o.twist.covariance[0] > 0
+    i = collector.wait_for("imu")[-1]
+    assert i.header.frame_id == "actor1/base_link"
+    # At rest in level flight an accelerometer reads +g up.
+    assert close(xyz(i.linear_acceleration), (0.0, 0.0, G), 1e-9)
+    fix = collector.wait_for("gnss")[-1]
+    assert abs(fix.latitude - 47.0 - 100.0 / 111_180.0) < 2e-6 and fix.longitude > 8.0
+    assert abs(fix.altitude - 300.0) < 1e-9
+    assert close(xyz(collector.wait_for("gnss/velocity")[-1].twist.twist.linear), (0.0, 40.0, 0.0), 1e-9)
+    tf = [t for m in collector.messages("tf") for t in m.transforms if t.child_frame_id == "actor1/base_link"]
+    assert tf and tf[-1].header.frame_id == "world"
+
+    # AeroSim's quaternion: yaw 90° passed as scipy's third "zyx" angle is (0.707, 0.707, 0, 0);
+    # the aircraft faces east, yaw 0 in ENU; banked 30° right, a right-wing-down FLU body.
+    east = vehicle_state((0.0, 0.0, -100.0), roll=math.radians(30), yaw=math.radians(90))
+    assert close(tuple(east["state"]["pose"]["orientation"].values())[:2], (math.sqrt(0.5) * math.cos(math.radians(15)),
+                 math.sqrt(0.5) * math.cos(math.radians(15))), 1e-9)
+    before = len(collector.messages("odom"))
+    peer.send(STATE, envelope(STATE, "VehicleState", east, sim=1.1))
+    o = collector.wait_for("odom", before + 1)[-1]
+    q = wxyz(o.pose.pose.orientation)
+    # ENU, FLU: +30° about x (the left wing, +y, turns up), no yaw.
+    assert same_rotation(q, (math.cos(math.radians(15)), math.sin(math.radians(15)), 0.0, 0.0)), q
+    stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in collector.messages("odom")]
+    assert stamps == sorted(stamps)
+    assert abs((stamps[-1] - stamps[-2]) - 0.1) < 1e-6
+
+
+def test_bad_records_never_stop_the_next_good_one(broker, processes, collector):
+    bridge = start_bridge(processes, broker.bootstrap)
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diag")
+    wait_subscribed(collector, "odom",
+                    lambda: peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, 0, -10)), sim=0.5)))
+    base = len(collector.messages("odom"))
+    good = envelope(STATE, "VehicleState", vehicle_state((1, 2, -3)), sim=1.0)
+    bad = [b"\x00\xff junk", good[: len(good) // 2], b"",
+           envelope(STATE, "PrimaryFlightDisplayData", flight_display(), sim=1.0),
+           envelope(STATE, "VehicleState", {"state": {}}, sim=1.0),
+           b'{"metadata": 5, "data": []}', b"[" * 10000, b"1e400"]
+    for n, b in enumerate(bad):
+        peer.send(STATE, b)
+        peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((n, 0, -10)), sim=1.0 + 0.01 * (n + 1)))
+    got = collector.wait_for("odom", base + len(bad))[base:]
+    assert [round(m.pose.pose.position.y) for m in got] == list(range(len(bad)))
+    assert bridge.poll() is None
+    deadline = time.monotonic() + 5
+    drops = 0
+    while time.monotonic() < deadline and drops < len(bad):
+        for m in collector.messages("diag"):
+            for s in m.status:
+                if s.name.endswith("actor1: vehicle_state"):
+                    drops = sum(int(kv.value) for kv in s.values if kv.key.startswith("dropped_")
+                                and kv.value.isdigit())
+        time.sleep(0.1)
+    assert drops >= len(bad), drops
+
+
+def test_flight_display_mirrors_the_primary_flight_display(broker, processes, collector):
+    start_bridge(processes, broker.bootstrap)
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(FlightDisplay, "/aerosim/actor1/flight_display", qos=RELIABLE, key="fd")
+    d = flight_display(airspeed_kts=101.5, altitude_ft=1234.5, heading_deg=270.0, vertical_speed_fpm=-300.0,
+                       hsi_mode=2, target_altitude_ft=1500.0, altimeter_pressure_setting_inhg=29.92)
+    wait_subscribed(collector, "fd", lambda: peer.send(DISPLAY, envelope(DISPLAY, "PrimaryFlightDisplayData", d, sim=2.0)))
+    m = collector.messages("fd")[-1]
+    assert (m.airspeed_kts, m.altitude_ft, m.heading_deg, m.vertical_speed_fpm, m.hsi_mode) == \
+        (101.5, 1234.5, 270.0, -300.0, FlightDisplay.HSI_VOR2)
+    assert (m.target_altitude_ft, m.altimeter_pressure_setting_inhg) == (1500.0, 29.92)
+    assert m.header.frame_id == "actor1/base_link"
+
+
+def publish_until(collector, topic, msg_type, msg, consumer, timeout=15.0):
+    pub = collector.node.create_publisher(msg_type, topic, RELIABLE)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pub.publish(msg)
+        got = read_records(consumer, 1, timeout=0.3)
+        if got:
+            return got[0]
+    raise AssertionError(f"no record for {topic}")
+
+
+def test_commands_leave_as_aerosim_records(broker, processes, collector):
+    start_bridge(processes, broker.bootstrap, "cmd_timeout:=5.0")
+    peer = Peer(broker.bootstrap)
+    fc = peer.reader(FLIGHT_CONTROL)
+    msg = FlightControlCommand(power_cmd=[0.75, 0.5], roll_cmd=-0.25, pitch_cmd=0.125, yaw_cmd=0.5,
+                               thrust_tilt_cmd=0.0, flap_cmd=0.25, speedbrake_cmd=0.0, landing_gear_cmd=1.0,
+                               wheel_steer_cmd=-1.0, wheel_brake_cmd=0.5)
+    r = publish_until(collector, "/aerosim/actor1/flight_control_command", FlightControlCommand, msg, fc)
+    assert r.key() == b"key"
+    rec = json.loads(r.value())
+    assert rec["metadata"]["topic"] == FLIGHT_CONTROL
+    assert rec["metadata"]["type_name"] == "aerosim::types::FlightControlCommand"
+    assert set(rec["metadata"]) == {"topic", "type_name", "timestamp_sim", "timestamp_platform"}
+    assert abs(rec["metadata"]["timestamp_platform"]["sec"] - time.time()) < 5
+    assert rec["data"] == {"power_cmd": [0.75, 0.5], "roll_cmd": -0.25, "pitch_cmd": 0.125, "yaw_cmd": 0.5,
+                           "thrust_tilt_cmd": 0.0, "flap_cmd": 0.25, "speedbrake_cmd": 0.0, "landing_gear_cmd": 1.0,
+                           "wheel_steer_cmd": -1.0, "wheel_brake_cmd": 0.5}
+    ap = peer.reader(AUTOPILOT)
+    cmd = AutopilotCommand(flight_plan="", flight_plan_command=AutopilotCommand.FLIGHT_PLAN_RUN,
+                           use_manual_setpoints=True, attitude_hold=False, altitude_hold=True,
+                           altitude_setpoint_ft=2000.0, airspeed_hold=True, airspeed_setpoint_kts=90.0,
+                           heading_hold=True, heading_set_by_waypoint=False, heading_setpoint_deg=45.0,
+                           target_wp_latitude_deg=47.5, target_wp_longitude_deg=8.5)
+    rec = json.loads(publish_until(collector, "/aerosim/actor1/autopilot_command", AutopilotCommand, cmd, ap).value())
+    assert rec["data"] == {"flight_plan": "", "flight_plan_command": 1, "use_manual_setpoints": True,
+                           "attitude_hold": False, "altitude_hold": True, "altitude_setpoint_ft": 2000.0,
+                           "airspeed_hold": True, "airspeed_setpoint_kts": 90.0, "heading_hold": True,
+                           "heading_set_by_waypoint": False, "heading_setpoint_deg": 45.0,
+                           "target_wp_latitude_deg": 47.5, "target_wp_longitude_deg": 8.5}
+    # Out of range: refused, nothing sent.
+    bad = FlightControlCommand(power_cmd=[1.5])
+    pub = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
+    for _ in range(5):
+        pub.publish(bad)
+        time.sleep(0.05)
+    assert all(json.loads(m.value())["data"]["power_cmd"] != [1.5] for m in read_records(fc, 5, timeout=1.0))
+
+
+def is_hold(rec, altitude_ft, heading_deg, airspeed_kts):
+    d = rec["data"]
+    return (d["use_manual_setpoints"] and d["altitude_hold"] and d["heading_hold"] and d["airspeed_hold"]
+            and abs(d["altitude_setpoint_ft"] - altitude_ft) < 0.5 and abs(d["heading_setpoint_deg"] - heading_deg) < 0.5
+            and abs(d["airspeed_setpoint_kts"] - airspeed_kts) < 0.5)
+
+
+def test_a_silent_controller_and_a_stopped_bridge_leave_the_aircraft_holding(broker, processes, collector):
+    bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    # 300 m up, facing east at 40 m/s.
+    state = vehicle_state((0, 0, -300.0), yaw=math.radians(90), velocity=(0.0, 40.0, 0.0))
+    wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(STATE, "VehicleState", state, sim=3.0)))
+    ap = peer.reader(AUTOPILOT)
+    fc = peer.reader(FLIGHT_CONTROL)
+    twist = Twist()
+    twist.linear.x = 30.0
+    publish_until(collector, "/aerosim/actor1/cmd_vel", Twist, twist, fc)
+    sent = time.monotonic()
+    holds = read_records(ap, 1, timeout=3.0)
+    assert holds, "no failsafe after the controller went silent"
+    assert time.monotonic() - sent < 0.5 + 1.0
+    alt_ft, kts = 300.0 / 0.3048, 40.0 * 3600 / 1852
+    assert is_hold(json.loads(holds[0].value()), alt_ft, 90.0, kts), holds[0].value()
+    # No flight-control command after the failsafe.
+    assert not read_records(fc, 1, timeout=1.0)
+    bridge.send_signal(signal.SIGINT)
+    bridge.wait(timeout=5)
+    at_stop = read_records(ap, 1, timeout=3.0)
+    assert at_stop and is_hold(json.loads(at_stop[0].value()), alt_ft, 90.0, kts)
+
+
+def test_camera_images_as_received_and_decoded_on_demand(broker, processes, collector, tmp_path):
+    import io
+    start_bridge(processes, broker.bootstrap)
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(CompressedImage, "/aerosim/camera/image_raw/compressed", qos=RELIABLE, key="jpeg")
+    collector.subscribe(Image, "/aerosim/camera/image_raw", qos=RELIABLE, key="raw")
+    collector.subscribe(CameraInfo, "/aerosim/camera/camera_info", qos=RELIABLE, key="info")
+    buf = io.BytesIO()
+    PilImage.new("RGB", (320, 200), (10, 200, 30)).save(buf, "JPEG", quality=90)
+    jpeg = buf.getvalue()
+    topic = "aerosim.renderer.responses"
+
+    def send():
+        # The renderer's JSON answers share the topic: passed over.
+        peer.send(topic, envelope(topic, "JsonData", {"data": "{\"status\": \"ok\"}"}))
+        peer.send(topic, bincode_image(topic, jpeg))
+    wait_subscribed(collector, "jpeg", send)
+    m = collector.messages("jpeg")[-1]
+    assert bytes(m.data) == jpeg and "jpeg" in m.format
+    assert m.header.frame_id == "actor1/camera_optical"
+    raw = collector.wait_for("raw")[-1]
+    assert (raw.width, raw.height) == (320, 200)
+    info = collector.wait_for("info")[-1]
+    assert (info.width, info.height) == (320, 200)
+    # A broken JPEG, then a good one: the good one is published.
+    n = len(collector.messages("jpeg"))
+    peer.send(topic, bincode_image(topic, jpeg[:100]))
+    peer.send(topic, bincode_image(topic, b"\x00" * 64, fmt=7))
+    time.sleep(0.3)
+    peer.send(topic, bincode_image(topic, jpeg))
+    collector.wait_for("jpeg", n + 1)
+
+
+def test_start_order_and_a_broker_restart_do_not_matter(processes, collector):
+    from aerosim_peer import free_port
+    port = free_port()
+    start_bridge(processes, f"127.0.0.1:{port}", "start_from:=earliest")
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    time.sleep(2.0)  # the bridge first, retrying
+    broker = Broker(port)
+    try:
+        peer = Peer(broker.bootstrap)
+        wait_subscribed(collector, "odom",
+                        lambda: peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((1, 1, -1)), sim=1.0)))
+        broker.stop()
+        time.sleep(1.0)
+        broker.start()
+        restarted = time.monotonic()
+        peer = Peer(broker.bootstrap)
+        n = len(collector.messages("odom"))
+        sim = 100.0
+        while time.monotonic() - restarted < 10 and len(collector.messages("odom")) == n:
+            sim += 0.01
+            peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((2, 2, -2)), sim=sim))
+            time.sleep(0.05)
+        assert len(collector.messages("odom")) > n
+        assert time.monotonic() - restarted < 3.0
+    finally:
+        broker.stop()
+
+
+def test_clock_from_aerosim_under_use_sim_time(broker, processes, collector):
+    start_bridge(processes, broker.bootstrap, "use_sim_time:=true")
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(Clock, "/clock", qos=RELIABLE, key="clock")
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    sim = [10.0]
+
+    def tick():
+        sim[0] += 0.05
+        data = {"data": json.dumps({"timestamp_sim": {"sec": int(sim[0]), "nanosec": 0}, "tick_group": 1})}
+        peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", data, sim=sim[0]))
+    wait_subscribed(collector, "clock", tick)
+    for _ in range(5):
+        tick()
+    c = collector.wait_for("clock", 3)[-1]
+    assert 10.0 < c.clock.sec + c.clock.nanosec * 1e-9 <= sim[0] + 1e-9
+    peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, 0, -5)), sim=sim[0]))
+    o = collector.wait_for("odom")[-1]
+    assert abs(o.header.stamp.sec + o.header.stamp.nanosec * 1e-9 - sim[0]) < 1e-6
+    # One outlier moves nothing.
+    peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", {"data": "{}"}, sim=1e6))
+    time.sleep(0.5)
+    assert all(m.clock.sec < 1000 for m in collector.messages("clock"))
+
+
+def test_the_emulator_flies_through_the_bridge_and_follows_cmd_vel(broker, processes, collector):
+    sim = processes.start([executable("aerosim_sim"), "--bootstrap-servers", broker.bootstrap,
+                           "--camera-width", "320", "--camera-height", "240", "--camera-rate", "10",
+                           "--junk", "0.05", "--truncated", "0.05", "--wrong-type", "0.05", "--corrupt-jpeg", "0.1",
+                           "--seed", "3"], name="aerosim_sim")
+    start_bridge(processes, broker.bootstrap)
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    collector.subscribe(FlightDisplay, "/aerosim/actor1/flight_display", qos=RELIABLE, key="fd")
+    collector.subscribe(CompressedImage, "/aerosim/camera/image_raw/compressed", qos=RELIABLE, key="jpeg")
+    collector.wait_for("odom", 200, timeout=30)
+    collector.wait_for("fd", 20)
+    collector.wait_for("jpeg", 5)
+    odom = collector.messages("odom")
+    assert all(abs(m.pose.pose.position.z - 300.0) < 5.0 for m in odom[-50:])
+    stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in odom]
+    assert stamps == sorted(stamps)
+    # Full power from cmd_vel: the emulator speeds up to 60 m/s.
+    pub = collector.node.create_publisher(Twist, "/aerosim/actor1/cmd_vel", RELIABLE)
+    t = Twist()
+    t.linear.x = 100.0
+    deadline = time.monotonic() + 20
+    speed = 0.0
+    while time.monotonic() < deadline and speed < 50.0:
+        pub.publish(t)
+        time.sleep(0.1)
+        o = collector.messages("odom")[-1]
+        speed = math.hypot(o.twist.twist.linear.x, o.twist.twist.linear.y)
+    assert speed >= 50.0, speed
+    sim.send_signal(signal.SIGINT)
+    sim.wait(timeout=5)
+    out = processes.output(sim)
+    assert "commands" in out and "faults: junk" in out, out
