@@ -1,27 +1,44 @@
 #!/usr/bin/env bash
-# Runs the benchmarks and prints their tables (BENCHMARKS.md holds a copy):
-#   1. rflysim_proto: reassembly + decode next to memcpy; what receiving a
-#      frame's datagrams costs on its own (ros_common udp_receive);
-#   2. end to end (emulator → bridge → r2r subscriber) next to an r2r
-#      reference publisher: as shipped (the bridge takes
-#      config/fastdds_large_data.xml by itself, the subscriber and the
-#      reference keep Fast DDS's defaults), with Fast DDS's defaults
-#      everywhere, and with the profile everywhere; then the bridge's CPU
-#      per frame against the reference's over five rounds in turn, each
-#      ratio's median;
-#   3. the AUV bridge end to end (auv_sim → auv_bridge → r2r subscriber,
-#      4 AUVs × 2 cameras 720p JPEG @ 30 Hz + telemetry @ 100 Hz), compressed
-#      only and with the raw images subscribed, next to a pyzmq + rclpy
-#      republisher (the Python reference) measured in the same run;
-#   4. the GPS-denied drone end to end (gps_denied_sim → gps_denied_bridge →
-#      r2r subscriber of every topic) at 25 Hz, flat out and at an equal
-#      rate, next to a socket + json + base64 + rclpy republisher;
-#   5. the swarm: 1, 4, 8, 16 vehicles (RFLYSIM_SWARM_SIZES), each a 640×480
-#      raw camera @ 30 Hz, a 20k-point LiDAR @ 10 Hz and its IMU @ 200 Hz,
-#      from one emulator into one bridge: rates, p99, CPU and RSS per vehicle.
+# Runs the benchmarks and prints their tables. With --report it also writes
+# each section's output into BENCHMARKS.md, between that section's markers,
+# with the commit and the machine it was taken on (scripts/bench_report.py).
+#
+#   scripts/bench.sh                      every section
+#   scripts/bench.sh auv aerosim          some sections
+#   scripts/bench.sh --report [SECTION…]  the same, and BENCHMARKS.md updated
+#
+# Sections (BENCHMARKS.md has one each):
+#   decode      rflysim_proto reassembly + decode next to memcpy; what
+#               receiving a frame's datagrams costs (ros_common udp_receive)
+#   rflysim     RflySim cameras and LiDAR at rate: emulator → bridge → r2r
+#               subscriber next to DDS alone and a receiving reference,
+#               three rounds in turn, each CPU ratio's median
+#   capacity    the same flat out, and paced just above the flat-out rate,
+#               as shipped and with Fast DDS's defaults
+#   multi-host  a subscriber as on another host: UDP-only DDS
+#   auv         4 AUVs × 2 JPEG cameras @ 30 Hz + telemetry @ 100 Hz, next
+#               to DDS alone and a pyzmq + rclpy reference
+#   gps-denied  the GPS-denied drone at 25 Hz and flat out, next to DDS
+#               alone and a socket + json + rclpy reference
+#   aerosim     AeroSim over Kafka, next to DDS alone and a confluent-kafka +
+#               rclpy reference
+#   swarm       1, 4, 8, 16 RflySim vehicles from one emulator into one bridge
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+ALL=(decode rflysim capacity multi-host auv gps-denied aerosim swarm)
+report=0
+sections=()
+for a in "$@"; do
+  case "$a" in
+    --report) report=1 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    *) [[ " ${ALL[*]} " == *" $a "* ]] || { echo "unknown section $a (sections: ${ALL[*]})"; exit 2; }
+       sections+=("$a") ;;
+  esac
+done
+((${#sections[@]})) || sections=("${ALL[@]}")
+
 bash scripts/setup.sh >/dev/null
 set +u
 # shellcheck disable=SC1091
@@ -31,45 +48,78 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 # 1-100: above 101 the DDS ports fall in the ephemeral range the tests pick
 # their free ports from (see tests/conftest.py).
 export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-$((1 + $$ % 100))}
+export CARGO_TARGET_DIR="$ROOT/target"
 bash scripts/refresh-r2r-bindings.sh "$ROOT/target" release
 cargo build --release --locked --workspace --bins
-echo "== cargo bench -p rflysim_proto"
-cargo bench --locked -p rflysim_proto --bench decode 2>/dev/null
-echo
-echo "== cargo bench -p ros_common --bench udp_receive"
-cargo bench --locked -p ros_common --bench udp_receive 2>/dev/null
-echo
-echo "== cargo bench -p rflysim_ros --bench end_to_end (as shipped: the bridge on its profile, the rest on defaults)"
-env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
-echo
-echo "== the same with Fast DDS's defaults everywhere (FASTRTPS_DEFAULT_PROFILES_FILE set empty)"
-FASTRTPS_DEFAULT_PROFILES_FILE= cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
-echo
-echo "== the same with FASTRTPS_DEFAULT_PROFILES_FILE=config/fastdds_large_data.xml"
-FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
-echo
-echo "== CPU per frame against the reference: five rounds in turn, each ratio's median (profile everywhere)"
-FASTRTPS_DEFAULT_PROFILES_FILE="$ROOT/config/fastdds_large_data.xml" \
-  RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$ROOT/config/fastdds_large_data.xml" \
-  RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,UDP, flat out,shm, flat out,paced" \
-  cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
-echo
-echo "== UDP-only DDS, as for a subscriber on another host (docs/multi-host.md; SUBNET because"
-echo "   with LOCALHOST rmw_fastrtps sets its own transports, shared memory included, whatever FASTDDS_BUILTIN_TRANSPORTS says)"
-ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
-  RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4" \
-  RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
-echo
-echo "== the same with the publishers on their shipped profile (shared memory + UDP), the subscriber UDP-only"
-env -u FASTRTPS_DEFAULT_PROFILES_FILE ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
-  RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$ROOT/config/fastdds_large_data.xml FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
-  RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" cargo bench --locked -p rflysim_ros --bench end_to_end 2>/dev/null
-echo
-echo "== cargo bench -p auv_ros --bench auv_end_to_end (load: $(uptime))"
-cargo bench --locked -p auv_ros --bench auv_end_to_end 2>/dev/null
-echo
-echo "== cargo bench -p gps_denied_ros --bench gps_denied_end_to_end (load: $(uptime))"
-cargo bench --locked -p gps_denied_ros --bench gps_denied_end_to_end 2>/dev/null
-echo
-echo "== cargo bench -p rflysim_ros --bench swarm (as shipped; load: $(uptime))"
-env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE cargo bench --locked -p rflysim_ros --bench swarm 2>/dev/null
+PROFILE="$ROOT/config/fastdds_large_data.xml"
+bench() { cargo bench --locked "$@" 2>/dev/null; }
+
+section_decode() {
+  echo "\$ cargo bench -p rflysim_proto --bench decode"
+  bench -p rflysim_proto --bench decode
+  echo
+  echo "\$ cargo bench -p ros_common --bench udp_receive"
+  bench -p ros_common --bench udp_receive
+}
+
+section_rflysim() {
+  echo "\$ RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_CASES=\"@ 60 Hz,@ 20 Hz\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "  (every publisher on config/fastdds_large_data.xml, the bridge's shipped profile)"
+  FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
+    RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" \
+    bench -p rflysim_ros --bench end_to_end
+}
+
+section_capacity() {
+  echo "\$ RFLYSIM_BENCH_CASES=\"flat out,paced\" cargo bench -p rflysim_ros --bench end_to_end   # as shipped"
+  env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE RFLYSIM_BENCH_CASES="flat out,paced" \
+    bench -p rflysim_ros --bench end_to_end
+  echo
+  echo "\$ FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES=\"flat out\" cargo bench …   # Fast DDS's defaults everywhere"
+  FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES="flat out" bench -p rflysim_ros --bench end_to_end
+}
+
+section_multi-host() {
+  # With LOCALHOST rmw_fastrtps sets its own transports, shared memory included,
+  # whatever FASTDDS_BUILTIN_TRANSPORTS says: SUBNET is part of the set-up.
+  echo "\$ ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES=\"@ 60 Hz,@ 20 Hz\" cargo bench …   # UDP-only everywhere"
+  ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
+    RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4" \
+    RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end
+  echo
+  echo "\$ … the publishers on their shipped profile, the subscriber UDP-only (a remote rviz2)"
+  env -u FASTRTPS_DEFAULT_PROFILES_FILE ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
+    RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
+    RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end
+}
+
+section_auv() {
+  echo "\$ cargo bench -p auv_ros --bench auv_end_to_end"
+  bench -p auv_ros --bench auv_end_to_end
+}
+
+section_gps-denied() {
+  echo "\$ cargo bench -p gps_denied_ros --bench gps_denied_end_to_end"
+  bench -p gps_denied_ros --bench gps_denied_end_to_end
+}
+
+section_aerosim() {
+  echo "\$ cargo bench -p aerosim_ros --bench aerosim_end_to_end"
+  bench -p aerosim_ros --bench aerosim_end_to_end
+}
+
+section_swarm() {
+  echo "\$ cargo bench -p rflysim_ros --bench swarm   # as shipped"
+  env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE bench -p rflysim_ros --bench swarm
+}
+
+out="$ROOT/target/bench-report"
+mkdir -p "$out"
+for s in "${sections[@]}"; do
+  echo "==== $s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+  "section_$s" | tee "$out/$s.txt"
+  echo
+done
+if [ $report = 1 ]; then
+  "$RFLYSIM_PYTHON" scripts/bench_report.py BENCHMARKS.md "$out" "${sections[@]}"
+fi

@@ -1,11 +1,14 @@
-//! SIGINT / SIGTERM ask a blocking job to stop: what every emulator's `main`
-//! does (RflySim, AUV, GPS-denied), written once. The job runs on a thread
-//! of its own; the signal is noticed within [`POLL`], handed to the caller
-//! (which tells the job to stop, e.g. by setting its stop flag), and the job
-//! is then waited for, so that it can clean up (unlink its shared memory,
-//! print its counts) before the process exits.
+//! SIGINT / SIGTERM, caught one way for every executable: a sigaction
+//! handler that records the signal and makes a pipe readable. Blocking jobs
+//! (the emulators, the MAVROS launcher and keeper) poll [`stop_requested`]
+//! or run under [`run_until_signal`]; async code (the bridges, through
+//! `ros_common::lifecycle`) waits on [`stop_wake_fd`]; a thread can block in
+//! [`wait_for_stop`]. The job is then waited for, so that it can clean up
+//! (unlink its shared memory, send its neutral commands, print its counts)
+//! before the process exits.
 
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::Duration;
 
@@ -14,9 +17,18 @@ pub const POLL: Duration = Duration::from_millis(10);
 
 /// The last of SIGINT / SIGTERM received, 0 before any.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// The write end of the wake pipe, -1 until [`catch_stop_signals`] made it.
+static WAKE_WRITE: AtomicI32 = AtomicI32::new(-1);
+/// The read end: readable from the first stop signal on (never drained).
+static WAKE_READ: OnceLock<libc::c_int> = OnceLock::new();
 
 extern "C" fn note(signal: libc::c_int) {
     RECEIVED.store(signal, Ordering::SeqCst);
+    let fd = WAKE_WRITE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // SAFETY: write(2) is async-signal-safe; a full pipe (non-blocking) only means it is readable already.
+        unsafe { libc::write(fd, [1u8].as_ptr().cast(), 1) };
+    }
 }
 
 /// Installs `handler` for each of `signals` (sigaction, system calls
@@ -39,10 +51,64 @@ pub fn install_handler(signals: &[libc::c_int], handler: extern "C" fn(libc::c_i
     Ok(())
 }
 
-/// Makes SIGINT and SIGTERM request a stop ([`stop_requested`]) instead of
-/// ending the process.
+/// Makes SIGINT and SIGTERM request a stop ([`stop_requested`],
+/// [`stop_wake_fd`]) instead of ending the process. Idempotent.
 pub fn catch_stop_signals() -> std::io::Result<()> {
-    install_handler(&[libc::SIGINT, libc::SIGTERM], note)
+    if WAKE_READ.get().is_none() {
+        let mut fds = [0 as libc::c_int; 2];
+        // SAFETY: pipe2 writes two descriptors into the array.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if WAKE_READ.set(fds[0]).is_ok() {
+            WAKE_WRITE.store(fds[1], Ordering::SeqCst);
+        } else {
+            // Another thread made the pipe first.
+            // SAFETY: closing the two descriptors made just above.
+            unsafe {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+            }
+        }
+    }
+    install_handler(&[libc::SIGINT, libc::SIGTERM], note)?;
+    // A signal that came before the pipe existed still wakes the waiters.
+    if RECEIVED.load(Ordering::SeqCst) != 0 {
+        note(RECEIVED.load(Ordering::SeqCst));
+    }
+    Ok(())
+}
+
+/// A descriptor that becomes readable at the first stop signal and stays so
+/// (for async waiting: wait for readability, never read). `None` before
+/// [`catch_stop_signals`].
+pub fn stop_wake_fd() -> Option<libc::c_int> {
+    WAKE_READ.get().copied()
+}
+
+/// Blocks until a stop signal has come, at most `timeout` (`None`: for
+/// ever); whether one has. Needs [`catch_stop_signals`] first.
+pub fn wait_for_stop(timeout: Option<Duration>) -> bool {
+    let Some(fd) = stop_wake_fd() else {
+        return stop_requested().is_some();
+    };
+    let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as libc::c_int);
+    while stop_requested().is_none() {
+        let mut p = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, ms) };
+        if n == 0 {
+            break;
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    stop_requested().is_some()
 }
 
 /// The name of the stop signal received since [`catch_stop_signals`], if any.
@@ -147,5 +213,14 @@ mod tests {
             ran >= Duration::from_millis(50),
             "the job ran until the signal: {ran:?}"
         );
+        // The wake pipe is readable from then on, for every waiter.
+        assert!(wait_for_stop(Some(Duration::ZERO)) && wait_for_stop(None));
+        let mut p = libc::pollfd {
+            fd: stop_wake_fd().unwrap(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        assert_eq!(unsafe { libc::poll(&mut p, 1, 0) }, 1);
     }
 }

@@ -55,6 +55,11 @@ impl Broker {
         Ok(broker)
     }
 
+    /// Its process id (benchmarks read its CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `127.0.0.1:<port>`, as `bootstrap_servers` takes it.
     pub fn bootstrap(&self) -> String {
         format!("127.0.0.1:{}", self.port)

@@ -42,6 +42,48 @@ pub struct Options {
     pub broker_restart_every: Option<Duration>,
     pub duration: Option<Duration>,
     pub stats_interval: Option<Duration>,
+    /// Where to log each good record's stream, simulation time and send time (benchmarks).
+    pub send_log: Option<std::path::PathBuf>,
+    /// Give camera images the simulation time (AeroSim's renderer leaves it unset).
+    pub stamp_images: bool,
+}
+
+/// `<stream> <simulation time> <wall time just before the send>` per record,
+/// as `bench_support::SendLog` reads it.
+#[derive(Clone, Default)]
+struct SendLog(Option<Arc<Mutex<std::io::BufWriter<std::fs::File>>>>);
+
+impl SendLog {
+    fn create(path: Option<&std::path::Path>) -> Result<Self, String> {
+        path.map(|p| {
+            std::fs::File::create(p)
+                .map(|f| Arc::new(Mutex::new(std::io::BufWriter::new(f))))
+                .map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .transpose()
+        .map(SendLog)
+    }
+
+    fn line(&self, stream: &str, sim: f64, wall: f64) {
+        if let Some(f) = &self.0 {
+            let _ = writeln!(
+                f.lock().unwrap_or_else(|p| p.into_inner()),
+                "{stream} {sim:.9} {wall:.6}"
+            );
+        }
+    }
+
+    fn flush(&self) {
+        if let Some(f) = &self.0 {
+            let _ = f.lock().unwrap_or_else(|p| p.into_inner()).flush();
+        }
+    }
+}
+
+fn wall_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// What a run did.
@@ -144,6 +186,7 @@ async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Resul
         None
     };
     let link = Link::new(&o.bootstrap_servers, "aerosim_sim", 64 << 20);
+    let send_log = SendLog::create(o.send_log.as_deref())?;
     let topics = Topics::new(&o.prefix);
     let shared = Arc::new(Shared {
         controls: Mutex::new(vec![Control::Pattern; o.actors.len()]),
@@ -177,15 +220,17 @@ async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Resul
         let (running, shared) = (running.clone(), shared.clone());
         let images = Arc::new(AtomicU64::new(0));
         let counted = images.clone();
-        let attitude = Arc::new(Mutex::new((0.0f64, 0.0f64)));
+        let attitude = Arc::new(Mutex::new((0.0f64, 0.0f64, 0.0f64)));
         let seen = attitude.clone();
+        let log = send_log.clone();
         let task = tokio::spawn(async move {
             let mut faults = Faults::new(o.faults, 0xca3e);
             let period = Duration::from_secs_f64(1.0 / o.camera_rate_hz);
             let mut next = Instant::now();
             let mut reused: Option<Vec<u8>> = None;
             while running.load(Ordering::Relaxed) {
-                let (roll, pitch) = *seen.lock().unwrap_or_else(|p| p.into_inner());
+                let (roll, pitch, sim) = *seen.lock().unwrap_or_else(|p| p.into_inner());
+                let sim_stamp = if o.stamp_images { stamp(sim) } else { TimeStamp::UNSET };
                 let jpeg = match &reused {
                     Some(j) => j.clone(),
                     None => {
@@ -221,15 +266,17 @@ async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Resul
                 }
                 let payload = encode_image(
                     &o.camera_topic,
-                    TimeStamp::UNSET,
+                    sim_stamp,
                     platform_now(),
                     &CompressedImage {
                         format: ImageFormat::Jpeg,
                         data: jpeg,
                     },
                 );
+                let left = wall_now();
                 if send(&writer, payload, &shared).await {
                     counted.fetch_add(1, Ordering::Relaxed);
+                    log.line("camera", sim, left);
                 }
                 next += period;
                 let now = Instant::now();
@@ -272,20 +319,24 @@ async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Resul
             let topic = state_writers[i].topic().to_string();
             let payload = encode_envelope(&topic, &a.vehicle_state(), stamp(sim), platform_now());
             let wrong = encode_envelope(&topic, &a.flight_display(), stamp(sim), platform_now());
+            let left = wall_now();
             if send_with_faults(&state_writers[i], payload, &mut faults, &wrong, &shared).await {
                 counts.states += 1;
+                send_log.line(&format!("state:{}", o.actors[i]), sim, left);
             }
             if tick % display_every == 0 {
                 let topic = display_writers[i].topic().to_string();
                 let payload = encode_envelope(&topic, &a.flight_display(), stamp(sim), platform_now());
                 let wrong = encode_envelope(&topic, &a.vehicle_state(), stamp(sim), platform_now());
+                let left = wall_now();
                 if send_with_faults(&display_writers[i], payload, &mut faults, &wrong, &shared).await {
                     counts.displays += 1;
+                    send_log.line(&format!("display:{}", o.actors[i]), sim, left);
                 }
             }
         }
         if let Some((_, _, attitude)) = &camera {
-            *attitude.lock().unwrap_or_else(|p| p.into_inner()) = (aircraft[0].roll, aircraft[0].pitch);
+            *attitude.lock().unwrap_or_else(|p| p.into_inner()) = (aircraft[0].roll, aircraft[0].pitch, sim);
         }
         let tick_json = serde_json::json!({
             "timestamp_sim": {"sec": stamp(sim).sec, "nanosec": stamp(sim).nanosec},
@@ -342,5 +393,6 @@ async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Resul
     counts.commands = shared.commands.load(Ordering::Relaxed);
     counts.bad_commands = shared.bad_commands.load(Ordering::Relaxed);
     counts.send_errors = shared.send_errors.load(Ordering::Relaxed);
+    send_log.flush();
     Ok(counts)
 }

@@ -77,6 +77,12 @@ struct Cli {
     /// Render one frame and resend it (benchmarks)
     #[arg(long, help_heading = RATES)]
     reuse_frames: bool,
+    /// Give camera images the simulation time (AeroSim's renderer leaves it unset)
+    #[arg(long, help_heading = RATES)]
+    stamp_images: bool,
+    /// Log each record's stream, simulation time and send time to PATH (benchmarks)
+    #[arg(long, value_name = "PATH", help_heading = RATES)]
+    send_log: Option<std::path::PathBuf>,
     /// Stop after S seconds
     #[arg(long, value_name = "S", value_parser = seconds, help_heading = RATES)]
     duration: Option<Duration>,
@@ -136,6 +142,8 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         broker_restart_every: c.broker_restart_every,
         duration: c.duration,
         stats_interval: (!c.stats.is_zero()).then_some(c.stats),
+        send_log: c.send_log,
+        stamp_images: c.stamp_images,
     })
 }
 

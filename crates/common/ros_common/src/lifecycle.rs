@@ -44,40 +44,46 @@ pub fn stop_channel() -> (watch::Sender<bool>, StopSignal) {
     watch::channel(false)
 }
 
-/// Resolves at the first SIGINT or SIGTERM.
+/// Resolves at the first SIGINT or SIGTERM (caught by
+/// `process_support::stop_signal`, the one signal path of every executable).
 pub async fn signalled() {
-    StopSignals::register().received().await
-}
-
-/// SIGINT and SIGTERM, caught from the moment they are registered (within a
-/// tokio runtime).
-struct StopSignals {
-    interrupt: Option<tokio::signal::unix::Signal>,
-    terminate: Option<tokio::signal::unix::Signal>,
-}
-
-impl StopSignals {
-    fn register() -> Self {
-        use tokio::signal::unix::{signal, SignalKind};
-        StopSignals {
-            interrupt: signal(SignalKind::interrupt()).ok(),
-            terminate: signal(SignalKind::terminate()).ok(),
+    if process_support::stop_signal::catch_stop_signals().is_err() {
+        // Without the handler a signal ends the process, as before any.
+        return std::future::pending().await;
+    }
+    let Some(fd) = process_support::stop_signal::stop_wake_fd().and_then(WakeFd::duplicate) else {
+        return std::future::pending().await;
+    };
+    // SAFETY: WakeFd owns its descriptor, open until the AsyncFd drops it.
+    let registered = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
+    let Ok(wake) = registered else {
+        return std::future::pending().await;
+    };
+    while process_support::stop_signal::stop_requested().is_none() {
+        match wake.readable().await {
+            // Readable for good once a signal came; otherwise a spurious wake-up.
+            Ok(mut ready) if process_support::stop_signal::stop_requested().is_none() => ready.clear_ready(),
+            Ok(_) => {}
+            Err(_) => return std::future::pending().await,
         }
     }
+}
 
-    async fn received(mut self) {
-        async fn one(s: &mut Option<tokio::signal::unix::Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        }
-        tokio::select! {
-            _ = one(&mut self.interrupt) => {}
-            _ = one(&mut self.terminate) => {}
-        }
+/// A waiter's own copy of the stop pipe's read end: each registration with
+/// the runtime needs a descriptor of its own.
+struct WakeFd(std::os::fd::OwnedFd);
+
+impl WakeFd {
+    fn duplicate(fd: std::os::fd::RawFd) -> Option<Self> {
+        // SAFETY: fd is the stop pipe's read end, open for the process's life.
+        let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        borrowed.try_clone_to_owned().ok().map(WakeFd)
+    }
+}
+
+impl std::os::fd::AsRawFd for WakeFd {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.0.as_raw_fd()
     }
 }
 
@@ -89,21 +95,13 @@ impl StopSignals {
 /// The handlers are in place when this returns.
 pub fn stop_flag_at_signal() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
-    let (registered, wait_registered) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new().name("stop_signals".into()).spawn(move || {
-        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-            return;
-        };
-        runtime.block_on(async {
-            let signals = StopSignals::register();
-            let _ = registered.send(());
-            signals.received().await;
+    if process_support::stop_signal::catch_stop_signals().is_ok() {
+        let flag = stop.clone();
+        let _ = std::thread::Builder::new().name("stop_signals".into()).spawn(move || {
+            if process_support::stop_signal::wait_for_stop(None) {
+                flag.store(true, Ordering::Relaxed);
+            }
         });
-        flag.store(true, Ordering::Relaxed);
-    });
-    if spawned.is_ok() {
-        let _ = wait_registered.recv_timeout(Duration::from_secs(1));
     }
     stop
 }

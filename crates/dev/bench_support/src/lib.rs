@@ -1,7 +1,8 @@
 //! What the end-to-end benchmarks (`rflysim_ros`, `auv_ros`,
-//! `gps_denied_ros`) share: the processes they start, the CPU time, memory
-//! and machine load they read from `/proc`, the kernel's UDP drops,
-//! percentiles, and the RflySim emulator's send log. Benchmarks only (a
+//! `gps_denied_ros`, `aerosim_ros`) share: the processes they start, the CPU
+//! time, memory and machine load they read from `/proc`, the kernel's UDP
+//! drops, percentiles, the emulators' send logs and the pacing of a
+//! "DDS alone" publisher. Benchmarks only (a
 //! dev-dependency); Linux only.
 
 use std::collections::HashMap;
@@ -50,6 +51,52 @@ impl Drop for StoppedOnDrop {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A benchmark's Python reference (`$RFLYSIM_PYTHON`, else `python3`):
+/// `script` with `args`, its ROS names under `namespace`, output discarded.
+pub fn start_python_reference(script: &Path, args: &[&str], namespace: &str) -> StoppedOnDrop {
+    let python = std::env::var("RFLYSIM_PYTHON").unwrap_or_else(|_| "python3".into());
+    StoppedOnDrop(
+        Command::new(python)
+            .arg(script)
+            .args(args)
+            .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("the Python reference {} ($RFLYSIM_PYTHON): {e}", script.display())),
+    )
+}
+
+/// This benchmark's executable again, as its "DDS alone" publisher
+/// (`--dds-alone NAMESPACE LOG`; [`dds_alone_arguments`] reads them).
+pub fn start_dds_alone(namespace: &str, log: &Path) -> StoppedOnDrop {
+    StoppedOnDrop(
+        Command::new(std::env::current_exe().expect("the benchmark's own path"))
+            .args(["--dds-alone", namespace])
+            .arg(log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("this benchmark as the DDS-alone publisher"),
+    )
+}
+
+/// The namespace and send-log path when this process is a benchmark's
+/// "DDS alone" publisher ([`start_dds_alone`]).
+pub fn dds_alone_arguments() -> Option<(String, PathBuf)> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--dds-alone")?;
+    Some((args.get(i + 1)?.clone(), PathBuf::from(args.get(i + 2)?)))
+}
+
+/// A ROS time of `seconds`.
+pub fn ros_time(seconds: f64) -> (i32, u32) {
+    (
+        seconds.floor() as i32,
+        ((seconds - seconds.floor()) * 1e9).round() as u32,
+    )
 }
 
 /// User + system CPU seconds of a process so far, to the nanosecond (its
@@ -151,6 +198,57 @@ impl SendLog {
 /// carries nanoseconds, and both came from the same f64.
 fn stamp_key(stamp: f64) -> i64 {
     (stamp * 1e6).round() as i64
+}
+
+/// One stream of a "DDS alone" publisher: its name in the send log, its
+/// rate, and what publishes one message stamped with the given time.
+pub struct PacedStream<'a> {
+    pub name: &'a str,
+    pub hz: f64,
+    pub publish: Box<dyn FnMut(f64) -> bool + 'a>,
+}
+
+impl std::fmt::Debug for PacedStream<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacedStream")
+            .field("name", &self.name)
+            .field("hz", &self.hz)
+            .finish()
+    }
+}
+
+/// Publishes every stream at its rate until `stop()`, the n-th message of a
+/// stream stamped 1 + n / rate seconds (as a simulation time), and returns
+/// the send log of what was published ([`SendLog::parse`] reads it). The
+/// floor of a bridge benchmark: the same messages, no simulator, no decoding.
+pub fn publish_paced(streams: &mut [PacedStream<'_>], stop: impl Fn() -> bool) -> String {
+    use std::fmt::Write;
+    let mut log = String::new();
+    let start = Instant::now();
+    let mut sent = vec![0u64; streams.len()];
+    while !stop() {
+        for (s, n) in streams.iter_mut().zip(sent.iter_mut()) {
+            if (*n as f64) / s.hz > start.elapsed().as_secs_f64() {
+                continue;
+            }
+            let stamp = 1.0 + *n as f64 / s.hz;
+            let left = wall();
+            if (s.publish)(stamp) {
+                let _ = writeln!(log, "{} {stamp:.9} {left:.6}", s.name);
+            }
+            *n += 1;
+        }
+        let due = streams
+            .iter()
+            .zip(&sent)
+            .map(|(s, &n)| n as f64 / s.hz)
+            .fold(f64::MAX, f64::min);
+        let wait = due - start.elapsed().as_secs_f64();
+        if wait > 0.0 {
+            std::thread::sleep(Duration::from_secs_f64(wait.min(0.05)));
+        }
+    }
+    log
 }
 
 /// The 1-minute load average.

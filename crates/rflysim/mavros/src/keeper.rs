@@ -33,14 +33,9 @@ const REAP_AFTER_KILL: Duration = Duration::from_secs(1);
 const POLL: Duration = Duration::from_millis(20);
 
 static PARENT_GONE: AtomicBool = AtomicBool::new(false);
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_parent_gone(_: libc::c_int) {
     PARENT_GONE.store(true, Ordering::SeqCst);
-}
-
-extern "C" fn on_stop_signal(_: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
 }
 
 /// The exit code that passes on a wait status: the code, or 128 + the signal.
@@ -76,8 +71,10 @@ pub fn run_if_asked(args: &[OsString]) -> Option<u8> {
 
 fn keep(launcher: i32, id: i32, ros2: &OsStr, args: &[OsString]) -> u8 {
     let log = |m: &str| process::log_line(format!("[mavros_launcher] vehicle {id}: {m}"));
-    let set_up = process::install_handler(&[libc::SIGINT, libc::SIGTERM], on_stop_signal)
-        .and_then(|()| process::install_handler(&[PARENT_GONE_SIGNAL], on_parent_gone));
+    // SIGINT and SIGTERM are noted, not obeyed: the group's ros2 gets them
+    // too, and the keeper stays to reap what it leaves.
+    let set_up =
+        process::catch_stop_signals().and_then(|()| process::install_handler(&[PARENT_GONE_SIGNAL], on_parent_gone));
     // SAFETY: prctl with integer arguments.
     let subreaper = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) };
     if let Err(e) = set_up.and_then(|()| match subreaper {
@@ -87,7 +84,7 @@ fn keep(launcher: i32, id: i32, ros2: &OsStr, args: &[OsString]) -> u8 {
         log(&format!("keeper: {e}"));
         return 1;
     }
-    if SIGNALLED.load(Ordering::SeqCst) || parent_gone(launcher) {
+    if process::stop_requested() || parent_gone(launcher) {
         return 0;
     }
     let ros2_pid = match Command::new(ros2).args(args).spawn() {

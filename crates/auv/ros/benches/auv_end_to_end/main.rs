@@ -16,13 +16,16 @@
 //! cargo bench -p auv_ros --bench auv_end_to_end`). Prints a table; asserts
 //! nothing. `AUV_BENCH_SECONDS` sets the measuring window (default 8).
 
+mod dds_alone;
 mod measure;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_support::{cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, wall, StoppedOnDrop};
+use bench_support::{
+    cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, start_python_reference, wall, StoppedOnDrop,
+};
 use measure::{CaseResult, Receipt, Streams};
 
 const AUV_IDS: [u8; 4] = [0, 1, 2, 3];
@@ -58,6 +61,8 @@ enum Republisher {
     /// With these extra `-p` parameters.
     Bridge(&'static [&'static str]),
     Python,
+    /// No simulator: this executable publishing pre-built messages (`dds_alone`).
+    DdsAlone,
 }
 
 struct Case {
@@ -90,38 +95,28 @@ fn start_sim(ports: Ports, log: &Path) -> StoppedOnDrop {
     )
 }
 
-fn start_republisher(case: &Case, ports: Ports, namespace: &str) -> StoppedOnDrop {
-    let child = match case.republisher {
-        Republisher::Bridge(params) => Command::new(bin_dir().join("auv_bridge"))
-            .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
-            .args(["-p", &format!("image_port:={}", ports.image)])
-            .args(["-p", &format!("thruster_port:={}", ports.thruster)])
-            .args(["-p", &format!("telemetry_port:={}", ports.telemetry)])
-            .args(["-p", &format!("auv_ids:=[{}]", ids_csv())])
-            .args(params.iter().flat_map(|p| ["-p", p]))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("auv_bridge (build it: cargo build --release --workspace --bins)"),
-        Republisher::Python => {
-            let python = std::env::var("RFLYSIM_PYTHON").unwrap_or_else(|_| "python3".into());
-            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/auv_end_to_end/auv_python_reference.py");
-            Command::new(python)
-                .arg(script)
-                .args([
-                    "127.0.0.1",
-                    &ports.image.to_string(),
-                    &ports.telemetry.to_string(),
-                    &ids_csv(),
-                ])
+fn start_republisher(case: &Case, ports: Ports, namespace: &str, log: &Path) -> StoppedOnDrop {
+    match case.republisher {
+        Republisher::Bridge(params) => StoppedOnDrop(
+            Command::new(bin_dir().join("auv_bridge"))
                 .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+                .args(["-p", &format!("image_port:={}", ports.image)])
+                .args(["-p", &format!("thruster_port:={}", ports.thruster)])
+                .args(["-p", &format!("telemetry_port:={}", ports.telemetry)])
+                .args(["-p", &format!("auv_ids:=[{}]", ids_csv())])
+                .args(params.iter().flat_map(|p| ["-p", p]))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .expect("the Python reference ($RFLYSIM_PYTHON with rclpy and pyzmq)")
+                .expect("auv_bridge (build it: cargo build --release --workspace --bins)"),
+        ),
+        Republisher::Python => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/auv_end_to_end/auv_python_reference.py");
+            let (image, telemetry) = (ports.image.to_string(), ports.telemetry.to_string());
+            start_python_reference(&script, &["127.0.0.1", &image, &telemetry, &ids_csv()], namespace)
         }
-    };
-    StoppedOnDrop(child)
+        Republisher::DdsAlone => bench_support::start_dds_alone(namespace, log),
+    }
 }
 
 fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> CaseResult {
@@ -131,8 +126,8 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     let _ = std::fs::remove_file(&log);
     let namespace = format!("/auv_bench{index}");
     let load_before = load_average();
-    let republisher = start_republisher(case, ports, &namespace);
-    let sim = start_sim(ports, &log);
+    let republisher = start_republisher(case, ports, &namespace, &log);
+    let sim = (!matches!(case.republisher, Republisher::DdsAlone)).then(|| start_sim(ports, &log));
     let mut node = r2r::Node::create(ctx.clone(), &format!("auv_bench_subscriber{index}"), "").unwrap();
     let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw, case.every_topic);
 
@@ -141,7 +136,8 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
         node.spin_once(Duration::from_millis(5));
         streams.drain(&mut Vec::new());
     }
-    let (cpu0, sim_cpu0, start) = (cpu_seconds(republisher.0.id()), cpu_seconds(sim.0.id()), wall());
+    let sim_cpu = |sim: &Option<StoppedOnDrop>| sim.as_ref().map_or(0.0, |s| cpu_seconds(s.id()));
+    let (cpu0, sim_cpu0, start) = (cpu_seconds(republisher.0.id()), sim_cpu(&sim), wall());
     let until = Instant::now() + Duration::from_secs_f64(window());
     let mut receipts: Vec<Receipt> = Vec::with_capacity(20_000);
     while Instant::now() < until {
@@ -150,7 +146,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     }
     let end = wall();
     let cpu = (cpu_seconds(republisher.0.id()) - cpu0) / (end - start) * 100.0;
-    let sim_cpu = (cpu_seconds(sim.0.id()) - sim_cpu0) / (end - start) * 100.0;
+    let sim_cpu = (sim_cpu(&sim) - sim_cpu0) / (end - start) * 100.0;
     drop(sim);
     drop(republisher);
     let sent = std::fs::read_to_string(&log).unwrap_or_default();
@@ -169,6 +165,9 @@ fn main() {
         return;
     }
     std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    if let Some((namespace, log)) = bench_support::dds_alone_arguments() {
+        return dds_alone::run(&namespace, &log);
+    }
     let ctx = r2r::Context::create().unwrap();
     let base = 30_000 + (std::process::id() % 9_000) as u16 * 3;
     let ports = Ports {
@@ -177,6 +176,12 @@ fn main() {
         telemetry: base + 2,
     };
     let cases = [
+        Case {
+            name: "DDS alone (compressed + pose, pre-built)",
+            republisher: Republisher::DdsAlone,
+            raw: false,
+            every_topic: false,
+        },
         Case {
             name: "auv_bridge (compressed + pose subscribed)",
             republisher: Republisher::Bridge(&[]),

@@ -307,6 +307,16 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
         }
     }
     let python = results.iter().find(|r| r.name.starts_with("Python"));
+    let floor = results.iter().find(|r| r.name.starts_with("DDS alone"));
+    for r in results.iter().filter(|r| !r.name.starts_with("DDS alone")) {
+        if let Some(f) = floor {
+            println!(
+                "{}: CPU × {:.2} that of DDS alone at the same rates",
+                r.name,
+                r.cpu_percent / f.cpu_percent
+            );
+        }
+    }
     for r in results.iter().filter(|r| !r.name.starts_with("Python")) {
         let ratio = python.map_or("–".into(), |p| format!("{:.3}", r.cpu_percent / p.cpu_percent));
         let delivered = r.compressed.missed == 0 && r.pose.missed == 0 && r.raw.as_ref().is_none_or(|s| s.missed == 0);

@@ -20,6 +20,7 @@
 //! 60 % of what the Python reference delivered flat out in this run, so that
 //! both keep up on a shared machine).
 
+mod dds_alone;
 mod measure;
 
 use std::path::Path;
@@ -27,7 +28,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bench_support::{
-    cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, udp_rcvbuf_errors, wall, StoppedOnDrop,
+    cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, start_python_reference, udp_rcvbuf_errors, wall,
+    StoppedOnDrop,
 };
 use measure::{CaseResult, Streams};
 
@@ -48,6 +50,9 @@ fn window() -> f64 {
 enum Republisher {
     Bridge,
     Python,
+    /// No simulator: this executable publishing pre-built messages of every
+    /// topic at 25 Hz, the floor no republisher can beat.
+    DdsAlone,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,32 +96,26 @@ fn start_sim(ports: Ports, hz: Option<f64>, log: &Path) -> StoppedOnDrop {
     )
 }
 
-fn start_republisher(republisher: Republisher, ports: Ports, namespace: &str) -> StoppedOnDrop {
-    let child = match republisher {
-        Republisher::Bridge => Command::new(release_bin_dir().join("gps_denied_bridge"))
-            .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
-            .args(["-p", &format!("local_port:={}", ports.bridge)])
-            .args(["-p", &format!("sim_port:={}", ports.sim)])
-            .args(["-p", "sim_host:=127.0.0.1", "-p", "use_sim_time:=true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("gps_denied_bridge (build it: cargo build --release --workspace --bins)"),
-        Republisher::Python => {
-            let python = std::env::var("RFLYSIM_PYTHON").unwrap_or_else(|_| "python3".into());
-            let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("benches/gps_denied_end_to_end/gps_denied_python_reference.py");
-            Command::new(python)
-                .arg(script)
-                .args(["127.0.0.1", &ports.bridge.to_string()])
+fn start_republisher(republisher: Republisher, ports: Ports, namespace: &str, log: &Path) -> StoppedOnDrop {
+    match republisher {
+        Republisher::Bridge => StoppedOnDrop(
+            Command::new(release_bin_dir().join("gps_denied_bridge"))
                 .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+                .args(["-p", &format!("local_port:={}", ports.bridge)])
+                .args(["-p", &format!("sim_port:={}", ports.sim)])
+                .args(["-p", "sim_host:=127.0.0.1", "-p", "use_sim_time:=true"])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
-                .expect("the Python reference ($RFLYSIM_PYTHON with rclpy and the rflysim_bridge messages)")
+                .expect("gps_denied_bridge (build it: cargo build --release --workspace --bins)"),
+        ),
+        Republisher::Python => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("benches/gps_denied_end_to_end/gps_denied_python_reference.py");
+            start_python_reference(&script, &["127.0.0.1", &ports.bridge.to_string()], namespace)
         }
-    };
-    StoppedOnDrop(child)
+        Republisher::DdsAlone => bench_support::start_dds_alone(namespace, log),
+    }
 }
 
 fn run_case(ctx: &r2r::Context, index: usize, case: &Case, hz: Option<f64>, ports: Ports) -> CaseResult {
@@ -128,10 +127,10 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, hz: Option<f64>, port
     let load_before = load_average();
     let mut node = r2r::Node::create(ctx.clone(), &format!("gps_bench_subscriber{index}"), "").unwrap();
     let mut streams = Streams::subscribe(&mut node, &namespace);
-    let republisher = start_republisher(case.republisher, ports, &namespace);
+    let republisher = start_republisher(case.republisher, ports, &namespace, &log);
     // The republisher's socket is bound before the first frame leaves.
     std::thread::sleep(Duration::from_millis(500));
-    let sim = start_sim(ports, hz, &log);
+    let sim = (case.republisher != Republisher::DdsAlone).then(|| start_sim(ports, hz, &log));
 
     let warm = Instant::now() + Duration::from_secs_f64(WARMUP_S);
     while Instant::now() < warm {
@@ -141,7 +140,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, hz: Option<f64>, port
     let own = std::process::id();
     let (cpu0, sim_cpu0, subscriber_cpu0, drops0, start) = (
         cpu_seconds(republisher.id()),
-        cpu_seconds(sim.id()),
+        sim.as_ref().map_or(0.0, |s| cpu_seconds(s.id())),
         cpu_seconds(own),
         udp_rcvbuf_errors(),
         wall(),
@@ -154,7 +153,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, hz: Option<f64>, port
     }
     let end = wall();
     let cpu_s = cpu_seconds(republisher.id()) - cpu0;
-    let sim_cpu_s = cpu_seconds(sim.id()) - sim_cpu0;
+    let sim_cpu_s = sim.as_ref().map_or(0.0, |s| cpu_seconds(s.id())) - sim_cpu0;
     let subscriber_cpu_s = cpu_seconds(own) - subscriber_cpu0;
     let kernel_drops = udp_rcvbuf_errors() - drops0;
     drop(sim);
@@ -181,6 +180,9 @@ fn main() {
         return;
     }
     std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    if let Some((namespace, log)) = bench_support::dds_alone_arguments() {
+        return dds_alone::run(&namespace, &log, SIM_HZ);
+    }
     let ctx = r2r::Context::create().unwrap();
     let base = 30_000 + (std::process::id() % 9_000) as u16 * 3;
     let ports = Ports {
@@ -188,6 +190,7 @@ fn main() {
         bridge: base + 1,
     };
     let cases = [
+        ("DDS alone @ 25 Hz", Republisher::DdsAlone, Pace::Hz(SIM_HZ)),
         ("gps_denied_bridge @ 25 Hz", Republisher::Bridge, Pace::Hz(SIM_HZ)),
         ("Python reference @ 25 Hz", Republisher::Python, Pace::Hz(SIM_HZ)),
         ("Python reference, flat out", Republisher::Python, Pace::FlatOut),

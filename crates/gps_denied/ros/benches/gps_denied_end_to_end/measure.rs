@@ -246,6 +246,25 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64) {
             .iter()
             .find(|r| r.python == python && r.flat_out == flat_out && r.name.contains("equal") == equal)
     };
+    let at_rate = |prefix: &str| {
+        results
+            .iter()
+            .find(|r| r.name.starts_with(prefix) && r.name.contains("@ 25 Hz"))
+    };
+    if let Some(floor) = at_rate("DDS alone") {
+        for r in ["gps_denied_bridge", "Python reference"]
+            .into_iter()
+            .filter_map(at_rate)
+        {
+            println!(
+                "at 25 Hz: {} {:.0} frames per CPU-second, DDS alone {:.0}: × {:.2} the CPU per frame of DDS alone",
+                r.name,
+                r.frames_per_cpu_second(),
+                floor.frames_per_cpu_second(),
+                floor.frames_per_cpu_second() / r.frames_per_cpu_second()
+            );
+        }
+    }
     if let (Some(b), Some(p)) = (find(false, true, false), find(true, true, false)) {
         println!(
             "flat out: bridge {:.0} frames/s at {:.0} % CPU, Python {:.0} frames/s at {:.0} % CPU: rate × {:.1}; \

@@ -1,0 +1,363 @@
+//! End-to-end benchmark of AeroSim over Kafka: `aerosim_sim` → broker
+//! (tansu) → republisher → a native r2r subscriber (this process) of the
+//! actor's odometry, its flight display and the camera, at AeroSim's rates
+//! (vehicle state 100 Hz, flight display 20 Hz, a 1280×720 JPEG at 30 Hz).
+//! The republisher is `aerosim_bridge`, or in the same run the Python
+//! reference (`aerosim_python_reference.py`: confluent-kafka, `json`, rclpy
+//! publishers of the same messages: what AeroSim's users write today), or
+//! no Kafka at all: "DDS alone", this executable publishing pre-built
+//! messages of the same sizes at the same rates, the floor no bridge can beat.
+//!
+//! Every republisher stamps with AeroSim's simulation time (the bridge with
+//! `use_sim_time:=true`; the emulator gives images that time too, with
+//! `--stamp-images`), so a receipt is matched exactly to the emulator's
+//! `--send-log` line: latency is from just before the producer's send to
+//! receipt here. CPU: the republisher's user + system time.
+//!
+//! `cargo build --release --workspace --bins && cargo bench -p aerosim_ros
+//! --bench aerosim_end_to_end`. Prints a table; asserts nothing.
+//! `AEROSIM_BENCH_SECONDS` sets the window (default 10 s, after 3 s of
+//! warm-up); `AEROSIM_BENCH_CASES=dds,bridge` runs the cases whose name
+//! contains a word. Needs the broker (`AEROSIM_BROKER_BIN`, set by
+//! `.cache/env.sh`).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use aerosim_link::broker::{free_port, Broker};
+use bench_support::{
+    cores, cpu_seconds, loadavg_line, percentile, release_bin_dir, start_python_reference, wall, SendLog, StoppedOnDrop,
+};
+use futures::{FutureExt, Stream, StreamExt};
+use r2r::nav_msgs::msg::Odometry;
+use r2r::rflysim_bridge::msg::FlightDisplay;
+use r2r::sensor_msgs::msg::CompressedImage;
+use r2r::QosProfile;
+
+const WARMUP_S: f64 = 3.0;
+/// Records sent this close to the end of the window may still be in flight.
+const TAIL_S: f64 = 0.5;
+const ACTOR: &str = "actor1";
+/// (stream in the send log, topic under the namespace, rate in Hz)
+const STREAMS: [(&str, &str, f64); 3] = [
+    ("state:actor1", "actor1/odom", 100.0),
+    ("display:actor1", "actor1/flight_display", 20.0),
+    ("camera", "camera/image_raw/compressed", 30.0),
+];
+const CAMERA: (u32, u32) = (1280, 720);
+
+fn window() -> f64 {
+    bench_support::seconds_from_env("AEROSIM_BENCH_SECONDS", 10.0)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Republisher {
+    Bridge,
+    Python,
+    DdsAlone,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Receipt {
+    stream: usize,
+    stamp: f64,
+    at: f64,
+}
+
+type Receipts = Box<dyn Stream<Item = Receipt> + Unpin>;
+
+fn subscribe(node: &mut r2r::Node, namespace: &str) -> Vec<Receipts> {
+    let qos = QosProfile::default().keep_last(10).best_effort();
+    let topic = |i: usize| format!("{namespace}/{}", STREAMS[i].1);
+    let receipt = move |stream: usize| {
+        move |sec: i32, nanosec: u32| Receipt {
+            stream,
+            stamp: f64::from(sec) + f64::from(nanosec) * 1e-9,
+            at: wall(),
+        }
+    };
+    let (r0, r1, r2) = (receipt(0), receipt(1), receipt(2));
+    vec![
+        Box::new(
+            node.subscribe_native::<Odometry>(&topic(0), qos.clone())
+                .unwrap()
+                .map(move |m| r0(m.header.stamp.sec, m.header.stamp.nanosec)),
+        ),
+        Box::new(
+            node.subscribe_native::<FlightDisplay>(&topic(1), qos.clone())
+                .unwrap()
+                .map(move |m| r1(m.header.stamp.sec, m.header.stamp.nanosec)),
+        ),
+        Box::new(
+            node.subscribe_native::<CompressedImage>(&topic(2), qos)
+                .unwrap()
+                .map(move |m| r2(m.header.stamp.sec, m.header.stamp.nanosec)),
+        ),
+    ]
+}
+
+fn start_sim(bootstrap: &str, log: &Path) -> StoppedOnDrop {
+    let (w, h) = CAMERA;
+    StoppedOnDrop(
+        Command::new(release_bin_dir().join("aerosim_sim"))
+            .args(["--bootstrap-servers", bootstrap, "--actors", ACTOR])
+            .args(["--state-rate", &STREAMS[0].2.to_string()])
+            .args(["--display-rate", &STREAMS[1].2.to_string()])
+            .args(["--camera-rate", &STREAMS[2].2.to_string()])
+            .args(["--camera-width", &w.to_string(), "--camera-height", &h.to_string()])
+            .args(["--reuse-frames", "--stamp-images", "--stats", "0", "--send-log"])
+            .arg(log)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("aerosim_sim (build it: cargo build --release --workspace --bins)"),
+    )
+}
+
+fn start_republisher(r: Republisher, bootstrap: &str, namespace: &str, log: &Path) -> StoppedOnDrop {
+    match r {
+        Republisher::Bridge => StoppedOnDrop(
+            Command::new(release_bin_dir().join("aerosim_bridge"))
+                .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+                .args([
+                    "-p",
+                    &format!("bootstrap_servers:={bootstrap}"),
+                    "-p",
+                    "use_sim_time:=true",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("aerosim_bridge (build it: cargo build --release --workspace --bins)"),
+        ),
+        Republisher::Python => {
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/aerosim_end_to_end/aerosim_python_reference.py");
+            start_python_reference(&script, &[bootstrap, ACTOR], namespace)
+        }
+        Republisher::DdsAlone => bench_support::start_dds_alone(namespace, log),
+    }
+}
+
+#[derive(Debug, Default)]
+struct StreamResult {
+    sent: usize,
+    delivered: usize,
+    delivered_hz: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+#[derive(Debug)]
+struct CaseResult {
+    name: &'static str,
+    streams: Vec<StreamResult>,
+    cpu_percent: f64,
+    broker_cpu_percent: f64,
+    /// Republisher CPU per delivered message, µs.
+    cpu_per_message_us: f64,
+}
+
+fn run_case(ctx: &r2r::Context, index: usize, name: &'static str, r: Republisher, broker: &Broker) -> CaseResult {
+    let dir = std::env::temp_dir().join(format!("aerosim_bench_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log: PathBuf = dir.join(format!("send_{index}.log"));
+    let _ = std::fs::remove_file(&log);
+    let namespace = format!("/aerosim_bench{index}");
+    let mut node = r2r::Node::create(ctx.clone(), &format!("aerosim_bench_subscriber{index}"), "").unwrap();
+    let mut subs = subscribe(&mut node, &namespace);
+    let republisher = start_republisher(r, &broker.bootstrap(), &namespace, &log);
+    let sim = (r != Republisher::DdsAlone).then(|| {
+        // The republisher reads from the end of each topic: it is there first.
+        std::thread::sleep(Duration::from_secs(2));
+        start_sim(&broker.bootstrap(), &log)
+    });
+    let mut receipts = Vec::with_capacity(1 << 16);
+    let mut spin = |until: Instant, out: &mut Vec<Receipt>| {
+        while Instant::now() < until {
+            node.spin_once(Duration::from_millis(2));
+            for s in &mut subs {
+                while let Some(Some(x)) = s.next().now_or_never() {
+                    out.push(x);
+                }
+            }
+        }
+    };
+    spin(Instant::now() + Duration::from_secs_f64(WARMUP_S), &mut Vec::new());
+    let (cpu0, broker_cpu0, start) = (cpu_seconds(republisher.id()), cpu_seconds(broker.pid()), wall());
+    spin(Instant::now() + Duration::from_secs_f64(window()), &mut receipts);
+    let end = wall();
+    let cpu_s = cpu_seconds(republisher.id()) - cpu0;
+    let broker_cpu_s = cpu_seconds(broker.pid()) - broker_cpu0;
+    drop(sim);
+    drop(republisher);
+    let sent = SendLog::read(&log);
+    let mut streams: Vec<StreamResult> = Vec::new();
+    let mut delivered_messages = 0;
+    for (i, (stream, _, _)) in STREAMS.iter().enumerate() {
+        let mut seen: HashMap<i64, f64> = HashMap::new();
+        for x in receipts.iter().filter(|x| x.stream == i) {
+            if let Some(left) = sent.sent_at(stream, x.stamp) {
+                if left >= start && left < end - TAIL_S {
+                    seen.entry((x.stamp * 1e6).round() as i64)
+                        .or_insert((x.at - left) * 1e3);
+                }
+            }
+        }
+        let mut latencies: Vec<f64> = seen.into_values().collect();
+        latencies.sort_by(f64::total_cmp);
+        delivered_messages += latencies.len();
+        streams.push(StreamResult {
+            sent: sent.sent_between(stream, start, end - TAIL_S),
+            delivered: latencies.len(),
+            delivered_hz: latencies.len() as f64 / (end - TAIL_S - start),
+            p50_ms: percentile(&latencies, 0.5),
+            p99_ms: percentile(&latencies, 0.99),
+        });
+    }
+    CaseResult {
+        name,
+        streams,
+        cpu_percent: cpu_s / (end - start) * 100.0,
+        broker_cpu_percent: if r == Republisher::DdsAlone {
+            0.0
+        } else {
+            broker_cpu_s / (end - start) * 100.0
+        },
+        cpu_per_message_us: cpu_s / delivered_messages.max(1) as f64 * 1e6,
+    }
+}
+
+/// Stream `i` of [`STREAMS`]: `message`, restamped, on `publisher`.
+fn paced<'a, T: r2r::WrappedTypesupport + 'static>(
+    i: usize,
+    publisher: &'a r2r::Publisher<T>,
+    message: &'a mut T,
+    header: fn(&mut T) -> &mut r2r::std_msgs::msg::Header,
+) -> bench_support::PacedStream<'a> {
+    bench_support::PacedStream {
+        name: STREAMS[i].0,
+        hz: STREAMS[i].2,
+        publish: Box::new(move |t| {
+            let (sec, nanosec) = bench_support::ros_time(t);
+            header(message).stamp = r2r::builtin_interfaces::msg::Time { sec, nanosec };
+            publisher.publish(message).is_ok()
+        }),
+    }
+}
+
+/// DDS alone: pre-built messages of the bridge's sizes at AeroSim's rates,
+/// stamped with their publish time and logged as the emulator logs its records.
+fn dds_alone(namespace: &str, log: &Path) {
+    let ctx = r2r::Context::create().unwrap();
+    let mut node = r2r::Node::create(ctx, "aerosim_bench_dds_alone", namespace).unwrap();
+    let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
+    let odom_pub = node.create_publisher::<Odometry>(STREAMS[0].1, qos.clone()).unwrap();
+    let display_pub = node
+        .create_publisher::<FlightDisplay>(STREAMS[1].1, qos.clone())
+        .unwrap();
+    let image_pub = node.create_publisher::<CompressedImage>(STREAMS[2].1, qos).unwrap();
+    let (w, h) = CAMERA;
+    let jpeg = aerosim_sim::render::jpeg(&aerosim_sim::render::horizon(w, h, 0.1, 0.05, 90.0), w, h, 80).unwrap();
+    let mut odom = Odometry::default();
+    odom.header.frame_id = "world".into();
+    odom.child_frame_id = format!("{ACTOR}/base_link");
+    let mut display = FlightDisplay::default();
+    display.header.frame_id = format!("{ACTOR}/base_link");
+    let mut image = CompressedImage {
+        format: "jpeg".into(),
+        data: jpeg,
+        ..Default::default()
+    };
+    image.header.frame_id = format!("{ACTOR}/camera_optical");
+    let stop = ros_common::lifecycle::stop_flag_at_signal();
+    let mut streams = [
+        paced(0, &odom_pub, &mut odom, |m| &mut m.header),
+        paced(1, &display_pub, &mut display, |m| &mut m.header),
+        paced(2, &image_pub, &mut image, |m| &mut m.header),
+    ];
+    let log_text = bench_support::publish_paced(&mut streams, || stop.load(std::sync::atomic::Ordering::Relaxed));
+    std::fs::write(log, log_text).unwrap();
+}
+
+fn print(results: &[CaseResult]) {
+    let floor = results.iter().find(|r| r.name.starts_with("DDS alone"));
+    println!(
+        "\n== AeroSim over Kafka: vehicle state {} Hz, flight display {} Hz, {}x{} JPEG camera {} Hz; \
+         {:.0}-s window after {WARMUP_S:.0} s of warm-up",
+        STREAMS[0].2,
+        STREAMS[1].2,
+        CAMERA.0,
+        CAMERA.1,
+        STREAMS[2].2,
+        window()
+    );
+    println!(
+        "{:30} {:>24} {:>24} {:>24} {:>7} {:>9} {:>7} {:>7}",
+        "case", "odom: Hz (missed) p50/p99", "display", "camera", "CPU %", "µs/msg", "× DDS", "broker"
+    );
+    for r in results {
+        let cell = |s: &StreamResult| {
+            format!(
+                "{:5.1} ({:3}) {:5.1}/{:5.1}",
+                s.delivered_hz,
+                s.sent.saturating_sub(s.delivered),
+                s.p50_ms,
+                s.p99_ms
+            )
+        };
+        let ratio = floor.map_or(f64::NAN, |f| r.cpu_per_message_us / f.cpu_per_message_us);
+        println!(
+            "{:30} {:>24} {:>24} {:>24} {:7.1} {:9.1} {:7.2} {:6.1}%",
+            r.name,
+            cell(&r.streams[0]),
+            cell(&r.streams[1]),
+            cell(&r.streams[2]),
+            r.cpu_percent,
+            r.cpu_per_message_us,
+            ratio,
+            r.broker_cpu_percent
+        );
+    }
+    println!(
+        "latency in ms from just before the producer's send (for DDS alone: the publish) to receipt; \
+         missed = sent in the window, never received; CPU = the republisher's; × DDS = its CPU per message \
+         over DDS alone's; broker = tansu's CPU"
+    );
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    if let Some((namespace, log)) = bench_support::dds_alone_arguments() {
+        return dds_alone(&namespace, &log);
+    }
+    let broker =
+        Broker::start(free_port().unwrap()).expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
+    let ctx = r2r::Context::create().unwrap();
+    let only = std::env::var("AEROSIM_BENCH_CASES").unwrap_or_default().to_lowercase();
+    let load_at_start = loadavg_line();
+    let mut results = Vec::new();
+    for (i, (name, r)) in [
+        ("DDS alone (no Kafka)", Republisher::DdsAlone),
+        ("aerosim_bridge", Republisher::Bridge),
+        ("Python reference", Republisher::Python),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if only.is_empty() || only.split(',').any(|w| name.to_lowercase().contains(w)) {
+            results.push(run_case(&ctx, i, name, r, &broker));
+        }
+    }
+    print(&results);
+    println!(
+        "/proc/loadavg at start: {load_at_start}; at end: {}; {} cores",
+        loadavg_line(),
+        cores()
+    );
+}
