@@ -26,7 +26,7 @@ use crate::camera::Camera;
 use crate::commands::{CommandInputs, KafkaCommands};
 use crate::convert::ActorFrames;
 use crate::settings::Settings;
-use crate::telemetry::{read_until_stopped, Shared, Stream, VehicleOutputs};
+use crate::telemetry::{read_until_stopped, LastStates, Shared, Stream, VehicleOutputs};
 
 pub const NODE_NAME: &str = "aerosim_bridge";
 /// Relative topics land here unless the launch or `__ns` says otherwise.
@@ -38,17 +38,28 @@ pub fn main() -> ExitCode {
     ros_common::lifecycle::exit_code(NODE_NAME, run())
 }
 
+/// What every start-up step reads from.
+struct Plan {
+    s: Settings,
+    topics: Topics,
+    link: Link,
+    fetch_bytes: i32,
+    qos: r2r::QosProfile,
+    shared: Shared,
+}
+
+impl Plan {
+    fn reader(&self, topic: &str) -> aerosim_link::Reader {
+        self.link
+            .reader(topic, self.s.start_from, self.s.fetch_wait, self.fetch_bytes)
+    }
+}
+
 fn run() -> Result<(), String> {
     let mut bridge = BridgeProcess::start(NODE_NAME, DEFAULT_NAMESPACE)?;
-    let logger = bridge.logger.clone();
     let s = Settings::from_node(&bridge.node)?;
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
-    let link = Link::new(&s.bootstrap_servers, NODE_NAME, s.max_record_bytes + FETCH_SLACK);
-    let fetch_bytes = i32::try_from(s.max_record_bytes + FETCH_SLACK).unwrap_or(i32::MAX);
-    let topics = Topics::new(&s.topic_prefix);
-    let reader = |topic: &str| link.reader(topic, s.start_from, s.fetch_wait, fetch_bytes);
-    let qos = ros_common::qos::sensor_publisher(s.qos_depth);
     let time = Arc::new(TimeBase::with_source(s.use_sim_time, s.stamp_source));
     let clock = match s.use_sim_time {
         true => Some(Arc::new(
@@ -56,124 +67,42 @@ fn run() -> Result<(), String> {
         )),
         false => None,
     };
-    let shared = Shared {
-        time: time.clone(),
-        clock,
-        logger: logger.clone(),
-        max_record_bytes: s.max_record_bytes,
+    let plan = Plan {
+        topics: Topics::new(&s.topic_prefix),
+        link: Link::new(&s.bootstrap_servers, NODE_NAME, s.max_record_bytes + FETCH_SLACK),
+        fetch_bytes: i32::try_from(s.max_record_bytes + FETCH_SLACK).unwrap_or(i32::MAX),
+        qos: ros_common::qos::sensor_publisher(s.qos_depth),
+        shared: Shared {
+            time: time.clone(),
+            clock,
+            logger: bridge.logger.clone(),
+            max_record_bytes: s.max_record_bytes,
+        },
+        s,
     };
-    let last_states = Arc::new(Mutex::new(vec![None; s.actors.len()]));
-    let mut mounts = Vec::new();
-
-    for (i, actor) in s.actors.iter().enumerate() {
-        let frames = ActorFrames::new(&s.world_frame, &s.frame_prefix, actor);
-        let state = Stream::new(format!("{actor}: vehicle_state"), &shared);
-        let outputs = VehicleOutputs::new(
-            &mut bridge.node,
-            actor,
-            frames.clone(),
-            &qos,
-            s.publish_tf,
-            s.covariances,
-            s.origin,
-        )?;
-        let r = reader(&topics.actor(actor, Topic::VehicleState));
-        let each = |state| telemetry::vehicle_states(state, outputs, last_states.clone(), i);
-        watch_and_read(&mut bridge, r, state, actor, each);
-        let display = Stream::new(format!("{actor}: flight_display"), &shared);
-        let publisher = bridge
-            .node
-            .create_publisher(&format!("{actor}/flight_display"), qos.clone())
-            .map_err(|e| format!("{actor}/flight_display: {e}"))?;
-        let r = reader(&topics.actor(actor, Topic::PrimaryFlightDisplayData));
-        let base_link = frames.base_link.clone();
-        let each = |display| telemetry::flight_displays(display, publisher, base_link);
-        watch_and_read(&mut bridge, r, display, actor, each);
-        mounts.push(frames);
-    }
-    if s.use_sim_time {
-        let ticks = Stream::new("clock".into(), &shared);
+    let last_states: LastStates = Arc::new(Mutex::new(vec![None; plan.s.actors.len()]));
+    let mounts = actors(&mut bridge, &plan, &last_states)?;
+    if plan.s.use_sim_time {
+        let ticks = Stream::new("clock".into(), &plan.shared);
         watch_and_read(
             &mut bridge,
-            reader(&topics.clock()),
+            plan.reader(&plan.topics.clock()),
             ticks,
             "aerosim",
             telemetry::clock_ticks,
         );
     }
-    // Rendered images: the first actor carries the cameras.
-    for (topic, name) in &s.cameras {
-        let stream = Stream::new(name.clone(), &shared);
-        let stats = stream.stats.clone();
-        bridge.watch(format!("{NODE_NAME}: {name}"), "aerosim_renderer".into(), stats.clone());
-        let mut camera = Camera::new(
-            &mut bridge.node,
-            name,
-            stream,
-            mounts[0].camera_optical.clone(),
-            &qos,
-            s.camera_fov_deg,
-            s.decode_images_always,
-        )?;
-        let images = reader(topic);
-        let stop = bridge.stop_signal();
-        let runtime = handle.clone();
-        let log = logger.clone();
-        bridge.thread(&format!("camera {name}"), move || {
-            runtime.block_on(read_until_stopped(images, stats, log, stop, |batch| {
-                camera.on_records(batch)
-            }));
-        })?;
+    cameras(&mut bridge, &plan, &mounts[0])?;
+    commands(&mut bridge, &plan, last_states, time)?;
+    if plan.s.publish_tf {
+        camera_mounts(&mut bridge, plan.s.use_sim_time, mounts)?;
     }
-
-    let command_stats: Vec<Arc<StreamStats>> = s.actors.iter().map(|_| Arc::default()).collect();
-    for (actor, stats) in s.actors.iter().zip(&command_stats) {
-        bridge.watch(format!("{NODE_NAME}: {actor}: commands"), actor.clone(), stats.clone());
-    }
-    let command_topics: Vec<(String, String)> = s
-        .actors
-        .iter()
-        .map(|a| {
-            (
-                topics.actor(a, Topic::FlightControlCommand),
-                topics.actor(a, Topic::AutopilotCommand),
-            )
-        })
-        .collect();
-    let transport = KafkaCommands::new(
-        &s.bootstrap_servers,
-        &command_topics,
-        last_states,
-        s.failsafe,
-        time.clone(),
-    )?;
-    let (inbox, sender) =
-        ros_common::command::command_path(transport, s.cmd_timeout, s.actors.clone(), command_stats, &logger);
-    let inputs = CommandInputs::new(&mut bridge.node, &s.actors, inbox, s.gains, time)?;
-    handle.spawn(inputs.run(bridge.stop_signal()));
-    bridge.command_sender(sender)?;
-
-    if s.publish_tf {
-        bridge.static_tf(s.use_sim_time, |stamp| TFMessage {
-            transforms: mounts
-                .iter()
-                .map(|f| {
-                    ros_common::tf::transform(
-                        stamp.clone(),
-                        &f.base_link,
-                        &f.camera_optical,
-                        [0.0; 3],
-                        ros_common::tf::optical_rotation(),
-                    )
-                })
-                .collect(),
-        })?;
-    }
+    let s = &plan.s;
     r2r::log_info!(
-        &logger,
+        &bridge.logger,
         "AeroSim on Kafka at {} ({} from the {:?} offset): actors {}; cameras from {}; commands with failsafe {:?} after {:?}",
-        link.bootstrap(),
-        topics.prefix(),
+        plan.link.bootstrap(),
+        plan.topics.prefix(),
         s.start_from,
         s.actors.join(", "),
         s.cameras.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>().join(", "),
@@ -181,6 +110,115 @@ fn run() -> Result<(), String> {
         s.cmd_timeout
     );
     bridge.run(s.diagnostics_period)
+}
+
+/// Each actor's vehicle state (odometry, TF, IMU, GNSS) and flight display;
+/// its frames.
+fn actors(bridge: &mut BridgeProcess, plan: &Plan, last_states: &LastStates) -> Result<Vec<ActorFrames>, String> {
+    let s = &plan.s;
+    let mut mounts = Vec::new();
+    for (i, actor) in s.actors.iter().enumerate() {
+        let frames = ActorFrames::new(&s.world_frame, &s.frame_prefix, actor);
+        let outputs = VehicleOutputs::new(
+            &mut bridge.node,
+            actor,
+            frames.clone(),
+            &plan.qos,
+            s.publish_tf,
+            s.covariances,
+            s.origin,
+        )?;
+        let state = Stream::new(format!("{actor}: vehicle_state"), &plan.shared);
+        let r = plan.reader(&plan.topics.actor(actor, Topic::VehicleState));
+        let each = |state| telemetry::vehicle_states(state, outputs, last_states.clone(), i);
+        watch_and_read(bridge, r, state, actor, each);
+        let publisher = bridge
+            .node
+            .create_publisher(&format!("{actor}/flight_display"), plan.qos.clone())
+            .map_err(|e| format!("{actor}/flight_display: {e}"))?;
+        let display = Stream::new(format!("{actor}: flight_display"), &plan.shared);
+        let r = plan.reader(&plan.topics.actor(actor, Topic::PrimaryFlightDisplayData));
+        let base_link = frames.base_link.clone();
+        let each = |display| telemetry::flight_displays(display, publisher, base_link);
+        watch_and_read(bridge, r, display, actor, each);
+        mounts.push(frames);
+    }
+    Ok(mounts)
+}
+
+/// The renderer's images, each camera on a thread of its own (a decode takes
+/// milliseconds); the cameras are mounted on the first actor.
+fn cameras(bridge: &mut BridgeProcess, plan: &Plan, mount: &ActorFrames) -> Result<(), String> {
+    for (topic, name) in &plan.s.cameras {
+        let stream = Stream::new(name.clone(), &plan.shared);
+        let stats = stream.stats.clone();
+        bridge.watch(format!("{NODE_NAME}: {name}"), "aerosim_renderer".into(), stats.clone());
+        let mut camera = Camera::new(
+            &mut bridge.node,
+            name,
+            stream,
+            mount.camera_optical.clone(),
+            &plan.qos,
+            plan.s.camera_fov_deg,
+            plan.s.decode_images_always,
+        )?;
+        let images = plan.reader(topic);
+        let (stop, runtime, log) = (bridge.stop_signal(), bridge.handle(), bridge.logger.clone());
+        bridge.thread(&format!("camera {name}"), move || {
+            runtime.block_on(read_until_stopped(images, stats, log, stop, |batch| {
+                camera.on_records(batch)
+            }));
+        })?;
+    }
+    Ok(())
+}
+
+/// The command path: ROS commands in, AeroSim records out, the failsafe.
+fn commands(
+    bridge: &mut BridgeProcess,
+    plan: &Plan,
+    last_states: LastStates,
+    time: Arc<TimeBase>,
+) -> Result<(), String> {
+    let s = &plan.s;
+    let stats: Vec<Arc<StreamStats>> = s.actors.iter().map(|_| Arc::default()).collect();
+    for (actor, stats) in s.actors.iter().zip(&stats) {
+        bridge.watch(format!("{NODE_NAME}: {actor}: commands"), actor.clone(), stats.clone());
+    }
+    let topics: Vec<(String, String)> = s
+        .actors
+        .iter()
+        .map(|a| {
+            (
+                plan.topics.actor(a, Topic::FlightControlCommand),
+                plan.topics.actor(a, Topic::AutopilotCommand),
+            )
+        })
+        .collect();
+    let transport = KafkaCommands::new(&s.bootstrap_servers, &topics, last_states, s.failsafe, time.clone())?;
+    let (inbox, sender) =
+        ros_common::command::command_path(transport, s.cmd_timeout, s.actors.clone(), stats, &bridge.logger);
+    let inputs = CommandInputs::new(&mut bridge.node, &s.actors, inbox, s.gains, time)?;
+    bridge.handle().spawn(inputs.run(bridge.stop_signal()));
+    bridge.command_sender(sender)
+}
+
+/// `<actor>/base_link → <actor>/camera_optical` on `/tf_static`.
+fn camera_mounts(bridge: &mut BridgeProcess, use_sim_time: bool, mounts: Vec<ActorFrames>) -> Result<(), String> {
+    bridge.static_tf(use_sim_time, move |stamp| TFMessage {
+        transforms: mounts
+            .iter()
+            .map(|f| {
+                ros_common::tf::transform(
+                    stamp.clone(),
+                    &f.base_link,
+                    &f.camera_optical,
+                    [0.0; 3],
+                    ros_common::tf::optical_rotation(),
+                )
+            })
+            .collect(),
+    })
 }
 
 /// Watches `stream` in `/diagnostics` and reads `reader` into what `handler`
