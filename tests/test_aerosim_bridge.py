@@ -361,3 +361,15 @@ def test_the_emulator_flies_through_the_bridge_and_follows_cmd_vel(broker, proce
     sim.wait(timeout=5)
     out = processes.output(sim)
     assert "commands" in out and "faults: junk" in out, out
+
+
+def test_the_emulator_stops_at_once_with_its_broker_gone(broker, processes):
+    sim = processes.start([executable("aerosim_sim"), "--bootstrap-servers", broker.bootstrap, "--camera-rate", "0"],
+                          name="aerosim_sim")
+    time.sleep(2.0)
+    broker.stop()
+    time.sleep(1.0)  # its sends now retry a connection that cannot succeed
+    sim.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    sim.wait(timeout=10)
+    assert time.monotonic() - started < 2.0

@@ -26,6 +26,9 @@ EXECUTABLES = {
     "auv_bridge": ["--ros-args", "-p", "image_port:=42965", "-p", "thruster_port:=42966", "-p", "telemetry_port:=42967"],
     "gps_denied_sim": ["--bind", "127.0.0.1:42908", "--target", "127.0.0.1:42909", "--stats", "0.2"],
     "gps_denied_bridge": ["--ros-args", "-p", "local_port:=42910", "-p", "sim_port:=42911"],
+    # No broker on these ports: both keep trying to reach it.
+    "aerosim_sim": ["--bootstrap-servers", "127.0.0.1:42912", "--stats", "0.2"],
+    "aerosim_bridge": ["--ros-args", "-p", "bootstrap_servers:=127.0.0.1:42913"],
     # A test fixture, not installed: it loops on its own thread, not in a runtime.
     "roundtrip_publisher": ["--ros-args", "-r", "__ns:=/signals_test", "-p", "rate_hz:=10"],
 }
@@ -97,6 +100,27 @@ def test_stops_within_a_second_after_its_reader_has_gone(name, sig):
         assert time.monotonic() - started <= 1.0
         left = {s for s in its_segments & fastdds_segments() if not in_use(s)}
         assert not left, f"{name} left its shared-memory segments after {sig.name}: {sorted(left)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("name", sorted(EXECUTABLES))
+def test_ctrl_c_under_launch_is_one_stop_not_a_kill(name):
+    """Ctrl-C in `ros2 launch` reaches a child twice at once: the terminal's
+    SIGINT to the process group, then launch's own. That is one request to
+    stop: the process still cleans up and exits by itself."""
+    proc = subprocess.Popen([str(executable(name)), *EXECUTABLES[name]], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None, f"{name} exited early: {proc.stderr.read().decode(errors='replace')[-2000:]}"
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGINT)
+        assert stops_within(proc, 2.0), f"{name} still ran 2 s after two SIGINTs"
+        assert proc.returncode >= 0, f"{name} was killed by the second SIGINT (exit {proc.returncode})"
     finally:
         if proc.poll() is None:
             proc.kill()

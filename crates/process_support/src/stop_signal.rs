@@ -7,13 +7,16 @@
 //! (unlink its shared memory, send its neutral commands, print its counts)
 //! before the process exits.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 use std::thread;
 use std::time::Duration;
 
 /// How often the waiting thread looks at the signal flag.
 pub const POLL: Duration = Duration::from_millis(10);
+/// After the first stop signal, how long further ones are taken as the same
+/// request rather than as the user insisting.
+pub const SECOND_SIGNAL_GRACE: Duration = Duration::from_secs(1);
 
 /// The last of SIGINT / SIGTERM received, 0 before any.
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
@@ -152,14 +155,51 @@ where
     let handle = thread::spawn(job);
     while !handle.is_finished() {
         if let Some(signal) = stop_requested() {
-            // A second signal is the user insisting: it ends the process at once.
-            restore_default_handlers();
             on_signal(signal);
+            // Ctrl-C under `ros2 launch` comes twice at once (the terminal's to the
+            // group, then launch's own): only a signal after SECOND_SIGNAL_GRACE is
+            // the user insisting, and it ends the process at once.
+            let since = std::time::Instant::now();
+            while !handle.is_finished() && since.elapsed() < SECOND_SIGNAL_GRACE {
+                thread::sleep(POLL);
+            }
             break;
         }
         thread::sleep(POLL);
     }
+    restore_default_handlers();
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Set at SIGINT / SIGTERM while [`emulator_main`] runs its job.
+static EMULATOR_STOP: AtomicBool = AtomicBool::new(false);
+
+/// An emulator's `main` after its arguments: runs `run` until it returns
+/// (`stop` is set at SIGINT / SIGTERM), then prints its `summary` on stdout,
+/// or why it failed on stderr. Write errors are ignored: a closed pipe is no
+/// panic.
+pub fn emulator_main<C: Send + 'static>(
+    name: &str,
+    run: impl FnOnce(&'static AtomicBool) -> Result<C, String> + Send + 'static,
+    summary: impl FnOnce(&C) -> String,
+) -> std::process::ExitCode {
+    use std::io::Write;
+    let outcome = run_until_signal(
+        move || run(&EMULATOR_STOP),
+        |_| EMULATOR_STOP.store(true, Ordering::SeqCst),
+    );
+    match outcome {
+        Ok(counts) => {
+            let mut stdout = std::io::stdout();
+            let _ = writeln!(stdout, "{name}: {}", summary(&counts));
+            let _ = stdout.flush();
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "{name}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }
 
 #[cfg(test)]

@@ -101,6 +101,8 @@ pub struct Counts {
 }
 
 struct Shared {
+    /// The stop signal: a send in progress gives up when it comes.
+    stop: &'static AtomicBool,
     controls: Mutex<Vec<Control>>,
     commands: AtomicU64,
     bad_commands: AtomicU64,
@@ -115,10 +117,22 @@ fn platform_now() -> TimeStamp {
     stamp(now_ms() as f64 / 1e3)
 }
 
+/// Resolves once `flag` is set.
+async fn raised(flag: &AtomicBool) {
+    while !flag.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn send(writer: &Writer, payload: Vec<u8>, shared: &Shared) -> bool {
-    match writer.send(payload, now_ms()).await {
-        Ok(_) => true,
-        Err(_) => {
+    // A broker that is gone makes a send retry its connection; the stop must not wait for it.
+    let sent = tokio::select! {
+        r = writer.send(payload, now_ms()) => r.is_ok(),
+        _ = raised(shared.stop) => return false,
+    };
+    match sent {
+        true => true,
+        false => {
             shared.send_errors.fetch_add(1, Ordering::Relaxed);
             false
         }
@@ -159,7 +173,7 @@ fn apply_command(records: Vec<Fetched>, actor: usize, autopilot: bool, shared: &
 }
 
 /// Runs until `stop` or the duration; prints rates to `out` when asked.
-pub fn run(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Result<Counts, String> {
+pub fn run(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) -> Result<Counts, String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -168,7 +182,7 @@ pub fn run(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Result<Counts
     runtime.block_on(run_async(o, stop, out))
 }
 
-async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Result<Counts, String> {
+async fn run_async(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) -> Result<Counts, String> {
     let mut broker = if o.own_broker {
         let port = o
             .bootstrap_servers
@@ -189,6 +203,7 @@ async fn run_async(o: &Options, stop: &AtomicBool, out: &mut dyn Write) -> Resul
     let send_log = SendLog::create(o.send_log.as_deref())?;
     let topics = Topics::new(&o.prefix);
     let shared = Arc::new(Shared {
+        stop,
         controls: Mutex::new(vec![Control::Pattern; o.actors.len()]),
         commands: AtomicU64::new(0),
         bad_commands: AtomicU64::new(0),

@@ -1,9 +1,7 @@
 //! `aerosim_sim`: the AeroSim emulator on Kafka. See `--help`.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use aerosim_sim::emulator::{run, Options};
@@ -109,8 +107,6 @@ struct Cli {
     seed: u64,
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
 fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap::Error> {
     let c = Cli::try_parse_from(args_before_ros_args(args))?;
     if c.broker_restart_every.is_some() && !c.broker {
@@ -152,16 +148,12 @@ fn main() -> ExitCode {
         Ok(o) => o,
         Err(e) => e.exit(),
     };
-    let outcome = process_support::stop_signal::run_until_signal(
-        move || run(&options, &STOP, &mut std::io::stdout()),
-        |_| STOP.store(true, Ordering::SeqCst),
-    );
-    let mut stdout = std::io::stdout();
-    match outcome {
-        Ok(c) => {
-            let _ = writeln!(
-                stdout,
-                "aerosim_sim: sent {} states, {} displays, {} images, {} clock ticks; {} commands ({} bad); \
+    process_support::stop_signal::emulator_main(
+        "aerosim_sim",
+        move |stop| run(&options, stop, &mut std::io::stdout()),
+        |c| {
+            format!(
+                "sent {} states, {} displays, {} images, {} clock ticks; {} commands ({} bad); \
                  {} send errors; {} broker restarts; faults: {}",
                 c.states,
                 c.displays,
@@ -172,13 +164,7 @@ fn main() -> ExitCode {
                 c.send_errors,
                 c.broker_restarts,
                 c.faults
-            );
-            let _ = stdout.flush();
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "aerosim_sim: {e}");
-            ExitCode::FAILURE
-        }
-    }
+            )
+        },
+    )
 }

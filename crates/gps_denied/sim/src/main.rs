@@ -1,11 +1,9 @@
 //! `gps_denied_sim`: the GPS-denied landing drone emulator. See `--help`.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::Parser;
@@ -109,8 +107,6 @@ fn pattern(v: &str) -> Result<Pattern, String> {
     Pattern::parse(v).ok_or_else(|| format!("{v:?} is not circular, linear or figure8"))
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-
 fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap::Error> {
     let c = Cli::try_parse_from(args_before_ros_args(args))?;
     Ok(Options {
@@ -140,38 +136,20 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
 }
 
 fn main() -> ExitCode {
-    // Nothing here may panic on a closed stdout or stderr: every write's
-    // error is ignored (Rust ignores SIGPIPE, so a gone reader is EPIPE).
     let options = match parse_args(std::env::args_os()) {
         Ok(o) => o,
         // --help, or why the command line is refused (exit status 2).
         Err(e) => e.exit(),
     };
-    // Every blocking receive of the run has a timeout, so it sees STOP.
-    let outcome = process_support::stop_signal::run_until_signal(
-        move || run(&options, &STOP, &mut std::io::stdout()),
-        |_| STOP.store(true, Ordering::SeqCst),
-    );
-    let mut stdout = std::io::stdout();
-    match outcome {
-        Ok(counts) => {
-            let _ = writeln!(
-                stdout,
-                "gps_denied_sim: sent {} frames ({} images, {} rover), {} commands ({} bad), {} send errors; faults: {}",
-                counts.frames,
-                counts.images,
-                counts.rover_frames,
-                counts.commands,
-                counts.bad_commands,
-                counts.send_errors,
-                counts.faults
-            );
-            let _ = stdout.flush();
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "gps_denied_sim: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    // Every blocking receive of the run has a timeout, so it sees the stop.
+    process_support::stop_signal::emulator_main(
+        "gps_denied_sim",
+        move |stop| run(&options, stop, &mut std::io::stdout()),
+        |c| {
+            format!(
+                "sent {} frames ({} images, {} rover), {} commands ({} bad), {} send errors; faults: {}",
+                c.frames, c.images, c.rover_frames, c.commands, c.bad_commands, c.send_errors, c.faults
+            )
+        },
+    )
 }
