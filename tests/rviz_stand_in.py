@@ -32,6 +32,7 @@ DISPLAYS = {
     "rviz_default_plugins/PointStamped": ("geometry_msgs.msg.PointStamped", True),
     "rviz_default_plugins/Odometry": ("nav_msgs.msg.Odometry", True),
     "rviz_default_plugins/Pose": ("geometry_msgs.msg.PoseStamped", True),
+    "rviz_default_plugins/Marker": ("visualization_msgs.msg.Marker", True),
     "rviz_default_plugins/PointCloud2": ("sensor_msgs.msg.PointCloud2", True),
 }
 WITHOUT_TOPIC = {"rviz_default_plugins/Grid", "rviz_default_plugins/TF"}
@@ -91,8 +92,8 @@ class TfTree:
 
 
 def start_launch(processes, launch_file, overrides=None):
-    """Starts what `ros2 launch rflysim_bridge <launch_file> <overrides>` starts of this package
-    (rviz2 is what this module stands in for; MAVROS is not installed here)."""
+    """Starts what `ros2 launch rflysim_bridge <launch_file> <overrides>` starts of this package, and
+    the plain processes it starts (rviz2 is what this module stands in for; MAVROS is not installed here)."""
     share = processes.tmp_path / "share"
     (share / "rflysim_bridge").mkdir(parents=True, exist_ok=True)
     link = share / "rflysim_bridge" / "config"
@@ -100,6 +101,9 @@ def start_launch(processes, launch_file, overrides=None):
         link.symlink_to(ROOT / "config")
     started = []
     for node in evaluate(ROOT / "launch" / launch_file, overrides, share_root=str(share)):
+        if node["package"] is None:  # a plain process the launch file starts (AeroSim's broker)
+            started.append(processes.start([node["executable"], *node["arguments"]], name=Path(node["executable"]).name))
+            continue
         if node["package"] != "rflysim_bridge":
             continue
         args = [executable(node["executable"]), *node["arguments"], "--ros-args"]

@@ -21,6 +21,9 @@ class LaunchConfiguration:
     def resolve(self, ctx):
         return resolve(ctx.values[self.name], ctx)
 
+    def perform(self, ctx):
+        return self.resolve(ctx)
+
 
 class PathJoinSubstitution:
     def __init__(self, parts):
@@ -54,6 +57,14 @@ class Node(Recorded):
     pass
 
 
+class ExecuteProcess(Recorded):
+    pass
+
+
+class OpaqueFunction(Recorded):
+    """Its function runs at evaluation, as launch runs it, and returns more actions."""
+
+
 class LaunchDescription(Recorded):
     pass
 
@@ -77,7 +88,8 @@ def load(path: Path):
     """Imports a launch file against this double instead of the real API."""
     modules = {
         "launch": {"LaunchDescription": LaunchDescription},
-        "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument},
+        "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument, "ExecuteProcess": ExecuteProcess,
+                           "OpaqueFunction": OpaqueFunction},
         "launch.conditions": {"IfCondition": IfCondition},
         "launch.substitutions": {"LaunchConfiguration": LaunchConfiguration, "PathJoinSubstitution": PathJoinSubstitution},
         "launch_ros.actions": {"Node": Node},
@@ -103,7 +115,8 @@ def load(path: Path):
 
 
 def evaluate(path: Path, overrides=None, share_root="/opt/share"):
-    """What `ros2 launch` would start: [(executable, namespace, parameters, arguments)]."""
+    """What `ros2 launch` would start: [{executable, package, namespace, parameters, arguments}]; a plain
+    process (ExecuteProcess) has no package."""
     ld = load(path).generate_launch_description()
     actions = ld.args[0]
     values = {}
@@ -113,11 +126,16 @@ def evaluate(path: Path, overrides=None, share_root="/opt/share"):
     values.update(overrides or {})
     ctx = Context(values, share_root)
     started = []
-    for a in actions:
+    pending = list(actions)
+    while pending:
+        a = pending.pop(0)
+        if isinstance(a, OpaqueFunction):
+            pending[:0] = a.kwargs["function"](ctx)
+            continue
+        cond = a.kwargs.get("condition")
+        if cond is not None and not cond.holds(ctx):
+            continue
         if isinstance(a, Node):
-            cond = a.kwargs.get("condition")
-            if cond is not None and not cond.holds(ctx):
-                continue
             started.append({
                 "executable": a.kwargs["executable"],
                 "package": a.kwargs["package"],
@@ -125,4 +143,8 @@ def evaluate(path: Path, overrides=None, share_root="/opt/share"):
                 "parameters": resolve(a.kwargs.get("parameters", []), ctx),
                 "arguments": resolve(a.kwargs.get("arguments", []), ctx),
             })
+        elif isinstance(a, ExecuteProcess):
+            cmd = resolve(a.kwargs["cmd"], ctx)
+            started.append({"executable": cmd[0], "package": None, "namespace": "", "parameters": [],
+                            "arguments": cmd[1:]})
     return started

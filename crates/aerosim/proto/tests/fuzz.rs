@@ -15,28 +15,10 @@ use aerosim_proto::types::{
     check_finite, ActorState, AutopilotCommand, AutopilotFlightPlanCommand, FlightControlCommand, HsiMode, JsonData,
     Pose, PrimaryFlightDisplayData, Quaternion, Vector3, VehicleState,
 };
-use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Overwrite, Rng};
+use fuzz_harness::{one_at_a_time, run_recovering, CountingAlloc, Mutations, Overwrite, JSON_TOKENS};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
-
-const TOKENS: [&[u8]; 15] = [
-    b"null",
-    b"true",
-    b"\"x\"",
-    b"[]",
-    b"{}",
-    b"NaN",
-    b"1e999",
-    b"-2147483649",
-    b"4294967296",
-    b"-0",
-    b"\"",
-    b"{",
-    b"}",
-    b",",
-    b"\\u",
-];
 
 const EXTREMES: [[u8; 4]; 6] = [
     [0xFF; 4],
@@ -46,33 +28,6 @@ const EXTREMES: [[u8; 4]; 6] = [
     [0x01, 0x00, 0x00, 0x00],
     [0x00, 0x10, 0x00, 0x00],
 ];
-
-fn fuzz(
-    name: &str,
-    seeds: &[Vec<u8>],
-    mutations: &Mutations<'_>,
-    per_byte: usize,
-    mut target: impl FnMut(&[u8]),
-    mut recover: impl FnMut(usize, &[u8]),
-) {
-    let mut rng = Rng::from_state(0xA3C5_9AC3_D2F1_0E57 ^ name.len() as u64);
-    let mut largest_input = seeds.iter().map(Vec::len).max().unwrap_or(0);
-    fuzz_harness::reset_largest();
-    for _ in 0..iterations("RFLYSIM_FUZZ_ITERS") {
-        let seed = &seeds[rng.below(seeds.len())];
-        let input = mutate_bytes(&mut rng, seed, seeds, mutations);
-        largest_input = largest_input.max(input.len());
-        measured(|| target(&input));
-        let good = rng.below(seeds.len());
-        recover(good, &seeds[good]);
-    }
-    let largest = fuzz_harness::largest();
-    let bound = per_byte * largest_input + 4096;
-    assert!(
-        largest <= bound,
-        "{name}: an allocation of {largest} bytes (bound {bound}, largest input {largest_input})"
-    );
-}
 
 fn state() -> VehicleState {
     let q = quaternion_from_roll_pitch_yaw(0.1, -0.05, 1.2);
@@ -183,12 +138,13 @@ fn envelopes_decode_and_recover() {
     assert!(expected.iter().all(|d| d.len() == 1), "{expected:?}");
     let (mut ok, mut err) = (0usize, 0usize);
     let mutations = Mutations {
-        overwrite: Overwrite::Tokens(&TOKENS),
+        overwrite: Overwrite::Tokens(&JSON_TOKENS),
         max_rounds: 3,
         max_garbage: 300,
     };
-    fuzz(
+    run_recovering(
         "envelope",
+        "RFLYSIM_FUZZ_ITERS",
         &seeds,
         &mutations,
         64,
@@ -248,8 +204,9 @@ fn image_records_decode_and_recover() {
         max_garbage: 300,
     };
     let (mut ok, mut err) = (0usize, 0usize);
-    fuzz(
+    run_recovering(
         "image",
+        "RFLYSIM_FUZZ_ITERS",
         &seeds,
         &mutations,
         2,

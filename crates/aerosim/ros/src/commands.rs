@@ -165,17 +165,12 @@ enum Incoming {
 }
 
 /// Every actor's command subscriptions, feeding the command path.
+#[allow(missing_debug_implementations)] // holds subscription streams, which are not Debug
 pub struct CommandInputs {
     incoming: SelectAll<BoxStream<'static, Incoming>>,
     inbox: CommandInbox<AircraftCommand>,
     gains: TwistGains,
     time: Arc<TimeBase>,
-}
-
-impl std::fmt::Debug for CommandInputs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandInputs").finish_non_exhaustive()
-    }
 }
 
 impl CommandInputs {

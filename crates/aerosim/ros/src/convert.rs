@@ -7,10 +7,11 @@ use aerosim_proto::types::{
     AutopilotCommand, AutopilotFlightPlanCommand, FlightControlCommand, HsiMode, PrimaryFlightDisplayData, VehicleState,
 };
 use frames::{frd_to_flu, ned_to_enu, rotate, Quat, Vec3};
-use r2r::geometry_msgs::msg::{Twist, TwistWithCovariance, TwistWithCovarianceStamped};
+use r2r::geometry_msgs::msg::{Point, Pose, Twist, TwistWithCovariance, TwistWithCovarianceStamped};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::{Imu, NavSatFix, NavSatStatus};
-use r2r::std_msgs::msg::Header;
+use r2r::std_msgs::msg::{ColorRGBA, Header};
+use r2r::visualization_msgs::msg::Marker;
 use ros_common::msgs::{diagonal3, diagonal6, pose_with_covariance, quaternion, vector3, Covariances};
 
 use crate::settings::TwistGains;
@@ -205,6 +206,51 @@ pub fn flight_display(d: &PrimaryFlightDisplayData, header: Header) -> r2r::rfly
     }
 }
 
+/// Height of the flight-display text in rviz2, metres: legible from the
+/// distance an aircraft is watched at.
+pub const FLIGHT_TEXT_HEIGHT_M: f64 = 12.0;
+
+/// The flight display as text above the aircraft, for rviz2 (which has no
+/// display of its own for flight data): altitude, airspeed, heading,
+/// vertical speed, in the units of the cockpit.
+pub fn flight_display_marker(d: &PrimaryFlightDisplayData, header: Header) -> Marker {
+    Marker {
+        header,
+        ns: "flight_display".into(),
+        type_: Marker::TEXT_VIEW_FACING as i32,
+        action: Marker::ADD as i32,
+        pose: Pose {
+            position: Point {
+                x: 0.0,
+                y: 0.0,
+                z: 3.0 * FLIGHT_TEXT_HEIGHT_M,
+            },
+            orientation: quaternion([1.0, 0.0, 0.0, 0.0]),
+        },
+        scale: r2r::geometry_msgs::msg::Vector3 {
+            z: FLIGHT_TEXT_HEIGHT_M,
+            ..Default::default()
+        },
+        color: ColorRGBA {
+            r: 0.2,
+            g: 1.0,
+            b: 0.2,
+            a: 1.0,
+        },
+        // A second without an update: the text goes (the stream has stopped).
+        lifetime: r2r::builtin_interfaces::msg::Duration { sec: 1, nanosec: 0 },
+        frame_locked: true,
+        text: format!(
+            "ALT {:.0} ft  IAS {:.0} kt\nHDG {:03.0}  VS {:+.0} fpm",
+            d.altitude_ft,
+            d.airspeed_kts,
+            d.heading_deg.rem_euclid(360.0),
+            d.vertical_speed_fpm
+        ),
+        ..Default::default()
+    }
+}
+
 /// Why a command was not sent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CommandError {
@@ -282,12 +328,7 @@ pub fn twist_to_flight_control(t: &Twist, g: &TwistGains) -> Result<FlightContro
         roll_cmd: (-turn * g.roll).clamp(-1.0, 1.0),
         pitch_cmd: (climb * g.pitch).clamp(-1.0, 1.0),
         yaw_cmd: (-turn * g.yaw).clamp(-1.0, 1.0),
-        thrust_tilt_cmd: 0.0,
-        flap_cmd: 0.0,
-        speedbrake_cmd: 0.0,
-        landing_gear_cmd: 0.0,
-        wheel_steer_cmd: 0.0,
-        wheel_brake_cmd: 0.0,
+        ..FlightControlCommand::default()
     })
 }
 

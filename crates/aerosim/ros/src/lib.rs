@@ -17,16 +17,16 @@ use std::sync::{Arc, Mutex};
 
 use aerosim_link::Link;
 use aerosim_proto::topics::{Stream as Topic, Topics};
-use r2r::tf2_msgs::msg::TFMessage;
 use ros_common::bridge::BridgeProcess;
 use ros_common::stats::StreamStats;
+use ros_common::tf::{optical_rotation, Mount};
 use ros_common::time::{ClockPublisher, TimeBase};
 
 use crate::camera::Camera;
 use crate::commands::{CommandInputs, KafkaCommands};
 use crate::convert::ActorFrames;
 use crate::settings::Settings;
-use crate::telemetry::{read_until_stopped, LastStates, Shared, Stream, VehicleOutputs};
+use crate::telemetry::{read_until_stopped, DisplayOutputs, LastStates, Shared, Stream, VehicleOutputs};
 
 pub const NODE_NAME: &str = "aerosim_bridge";
 /// Relative topics land here unless the launch or `__ns` says otherwise.
@@ -132,14 +132,14 @@ fn actors(bridge: &mut BridgeProcess, plan: &Plan, last_states: &LastStates) -> 
         let r = plan.reader(&plan.topics.actor(actor, Topic::VehicleState));
         let each = |state| telemetry::vehicle_states(state, outputs, last_states.clone(), i);
         watch_and_read(bridge, r, state, actor, each);
-        let publisher = bridge
-            .node
-            .create_publisher(&format!("{actor}/flight_display"), plan.qos.clone())
-            .map_err(|e| format!("{actor}/flight_display: {e}"))?;
+        let outputs = DisplayOutputs {
+            display: publisher(&mut bridge.node, format!("{actor}/flight_display"), &plan.qos)?,
+            marker: publisher(&mut bridge.node, format!("{actor}/flight_display/marker"), &plan.qos)?,
+            base_link: frames.base_link.clone(),
+        };
         let display = Stream::new(format!("{actor}: flight_display"), &plan.shared);
         let r = plan.reader(&plan.topics.actor(actor, Topic::PrimaryFlightDisplayData));
-        let base_link = frames.base_link.clone();
-        let each = |display| telemetry::flight_displays(display, publisher, base_link);
+        let each = |display| telemetry::flight_displays(display, outputs);
         watch_and_read(bridge, r, display, actor, each);
         mounts.push(frames);
     }
@@ -205,20 +205,20 @@ fn commands(
 
 /// `<actor>/base_link → <actor>/camera_optical` on `/tf_static`.
 fn camera_mounts(bridge: &mut BridgeProcess, use_sim_time: bool, mounts: Vec<ActorFrames>) -> Result<(), String> {
-    bridge.static_tf(use_sim_time, move |stamp| TFMessage {
-        transforms: mounts
-            .iter()
-            .map(|f| {
-                ros_common::tf::transform(
-                    stamp.clone(),
-                    &f.base_link,
-                    &f.camera_optical,
-                    [0.0; 3],
-                    ros_common::tf::optical_rotation(),
-                )
-            })
-            .collect(),
-    })
+    let mounts: Vec<Mount> = mounts
+        .iter()
+        .map(|f| Mount::new(&f.base_link, &f.camera_optical, [0.0; 3], optical_rotation()))
+        .collect();
+    bridge.static_tf(use_sim_time, &mounts)
+}
+
+fn publisher<T: r2r::WrappedTypesupport>(
+    node: &mut r2r::Node,
+    topic: String,
+    qos: &r2r::QosProfile,
+) -> Result<r2r::Publisher<T>, String> {
+    node.create_publisher(&topic, qos.clone())
+        .map_err(|e| format!("{topic}: {e}"))
 }
 
 /// Watches `stream` in `/diagnostics` and reads `reader` into what `handler`

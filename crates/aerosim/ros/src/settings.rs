@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use aerosim_link::StartFrom;
 use r2r::Node;
-use ros_common::msgs::Covariances;
+use ros_common::msgs::{Covariances, Variance};
 use ros_common::params::{self, BoolParam, ChoiceParam, FloatParam, IntParam};
 use ros_common::time::{StampSource, STAMP_SOURCE};
 
@@ -116,7 +116,6 @@ impl Settings {
             ));
         }
         let d = Covariances::default();
-        let variance = |name: &'static str, default: f64| FloatParam::new(name, default, 0.0..=f64::MAX).read(node);
         Ok(Self {
             bootstrap_servers,
             actors,
@@ -139,15 +138,7 @@ impl Settings {
                 roll: gain(node, "roll_gain", 1.0)?,
                 yaw: gain(node, "yaw_gain", 0.5)?,
             },
-            covariances: Covariances {
-                pose_position: variance("pose_position_variance", d.pose_position)?,
-                pose_orientation: variance("pose_orientation_variance", d.pose_orientation)?,
-                twist_linear: variance("twist_linear_variance", d.twist_linear)?,
-                twist_angular: variance("twist_angular_variance", d.twist_angular)?,
-                imu_gyro: variance("imu_gyro_variance", d.imu_gyro)?,
-                imu_accel: variance("imu_accel_variance", d.imu_accel)?,
-                imu_orientation: variance("imu_orientation_variance", d.imu_orientation)?,
-            },
+            covariances: Covariances::from_params(node, d, &[Variance::POSE, Variance::TWIST, Variance::IMU].concat())?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
             decode_images_always: DECODE_ALWAYS.read(node)?,
             cameras: camera_topics.into_iter().zip(camera_names).collect(),

@@ -14,6 +14,7 @@ use r2r::nav_msgs::msg::Odometry;
 use r2r::rflysim_bridge::msg::FlightDisplay;
 use r2r::sensor_msgs::msg::{Imu, NavSatFix};
 use r2r::tf2_msgs::msg::TFMessage;
+use r2r::visualization_msgs::msg::Marker;
 use r2r::{Node, Publisher, QosProfile};
 use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::lifecycle::StopSignal;
@@ -260,12 +261,17 @@ pub fn vehicle_states(
     }
 }
 
-/// An actor's `primary_flight_display_data` records → `flight_display`.
-pub fn flight_displays(
-    mut stream: Stream,
-    publisher: Publisher<FlightDisplay>,
-    base_link: String,
-) -> impl FnMut(Vec<Fetched>) {
+/// An actor's flight display: the message and, for rviz2, its text.
+#[allow(missing_debug_implementations)] // holds publishers, which are not Debug
+pub struct DisplayOutputs {
+    pub display: Publisher<FlightDisplay>,
+    pub marker: Publisher<Marker>,
+    pub base_link: String,
+}
+
+/// An actor's `primary_flight_display_data` records → `flight_display` and
+/// `flight_display/marker`.
+pub fn flight_displays(mut stream: Stream, out: DisplayOutputs) -> impl FnMut(Vec<Fetched>) {
     move |records| {
         for r in &records {
             let Some(e) = stream.decode::<PrimaryFlightDisplayData>(r) else {
@@ -274,10 +280,12 @@ pub fn flight_displays(
             let Some(stamp) = stream.stamp(e.metadata.timestamp_sim.to_seconds()) else {
                 continue;
             };
-            let sent = publish_if_subscribed(&publisher, || {
-                convert::flight_display(&e.data, header(to_ros_time(stamp.seconds), &base_link))
-            });
-            if stream.stats.count_publish(sent, "publish_failed") {
+            let head = || header(to_ros_time(stamp.seconds), &out.base_link);
+            let sent = publish_if_subscribed(&out.display, || convert::flight_display(&e.data, head()));
+            let text = publish_if_subscribed(&out.marker, || convert::flight_display_marker(&e.data, head()));
+            let display_ok = stream.stats.count_publish(sent, "publish_failed");
+            let text_ok = stream.stats.count_publish(text, "publish_failed");
+            if display_ok && text_ok {
                 stream.published(r.value.len(), e.metadata.timestamp_platform.to_seconds());
             }
         }

@@ -6,9 +6,8 @@
 
 use crate::error::{exact_parts, id_of, WireError};
 use crate::{DEFAULT_MAX_JPEG_BYTES, IMAGE_PARTS};
+use image_codec::{JPEG_END as EOI, JPEG_START as SOI};
 
-const SOI: [u8; 3] = [0xFF, 0xD8, 0xFF];
-const EOI: [u8; 2] = [0xFF, 0xD9];
 const WHAT: &str = "image message";
 
 /// Bounds applied to every camera part.

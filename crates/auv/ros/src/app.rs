@@ -41,7 +41,7 @@ fn run() -> Result<(), String> {
     let _in_runtime = handle.enter();
     let stats: Vec<(u8, AuvStats)> = s.auv_ids.iter().map(|&id| (id, AuvStats::default())).collect();
     let tf = if s.publish_tf {
-        bridge.static_tf(false, |stamp| crate::convert::static_tf(&s.auv_ids, &stamp))?;
+        bridge.static_tf(false, &crate::convert::camera_mounts(&s.auv_ids))?;
         Some(
             bridge
                 .node

@@ -11,11 +11,10 @@ use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{PoseStamped, Twist, TwistWithCovariance};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rflysim_bridge::msg::ThrusterCommand as ThrusterCommandMsg;
-use r2r::tf2_msgs::msg::TFMessage;
 use ros_common::msgs::{
     diagonal6, header, point, pose_with_covariance, quaternion, unknown_covariance, vector3, Covariances,
 };
-use ros_common::tf::{optical_rotation, transform};
+use ros_common::tf::{optical_rotation, Mount};
 
 use crate::names;
 
@@ -50,24 +49,15 @@ pub fn camera_mount(camera: Camera) -> (Vec3, Quat) {
 }
 
 /// The camera mounts of every AUV, for `/tf_static`.
-pub fn static_tf(ids: &[u8], stamp: &Time) -> TFMessage {
-    TFMessage {
-        transforms: ids
-            .iter()
-            .flat_map(|&id| {
-                Camera::ALL.map(|camera| {
-                    let (t, q) = camera_mount(camera);
-                    transform(
-                        stamp.clone(),
-                        &names::base_link(id),
-                        &names::optical_frame(id, camera),
-                        t,
-                        q,
-                    )
-                })
+pub fn camera_mounts(ids: &[u8]) -> Vec<Mount> {
+    ids.iter()
+        .flat_map(|&id| {
+            Camera::ALL.map(|camera| {
+                let (t, q) = camera_mount(camera);
+                Mount::new(&names::base_link(id), &names::optical_frame(id, camera), t, q)
             })
-            .collect(),
-    }
+        })
+        .collect()
 }
 
 pub fn pose_stamped(pose: &Pose, stamp: Time, world_frame: &str) -> PoseStamped {
@@ -161,10 +151,10 @@ mod tests {
             close(rotate(q, [0.0, 0.0, 1.0]), [1.0, 0.0, 0.0]),
             "front optical z is forward"
         );
-        let tf = static_tf(&[0, 5], &Time::default());
-        assert_eq!(tf.transforms.len(), 4);
-        assert_eq!(tf.transforms[3].header.frame_id, "auv5/base_link");
-        assert_eq!(tf.transforms[3].child_frame_id, "auv5/bottom_camera_optical");
+        let mounts = camera_mounts(&[0, 5]);
+        assert_eq!(mounts.len(), 4);
+        assert_eq!(mounts[3].parent, "auv5/base_link");
+        assert_eq!(mounts[3].child, "auv5/bottom_camera_optical");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use r2r::Node;
 use ros_common::params;
 
 use crate::convert::default_covariances;
-use ros_common::msgs::Covariances;
+use ros_common::msgs::{Covariances, Variance};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -102,14 +102,8 @@ impl Settings {
         if !(1.0..=179.0).contains(&fov) {
             return Err(bad("camera_fov_deg", format!("{fov} is outside 1..=179")));
         }
-        let d = default_covariances();
-        let variances = Covariances {
-            pose_position: f("pose_position_variance", d.pose_position)?,
-            pose_orientation: f("pose_orientation_variance", d.pose_orientation)?,
-            twist_linear: f("twist_linear_variance", d.twist_linear)?,
-            twist_angular: f("twist_angular_variance", d.twist_angular)?,
-            ..d
-        };
+        let published = [Variance::POSE, Variance::TWIST].concat();
+        let variances = Covariances::from_params(node, default_covariances(), &published)?;
         let g = MixGains::default();
         Ok(Settings {
             sim_host,

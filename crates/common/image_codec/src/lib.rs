@@ -5,6 +5,11 @@
 
 use std::fmt;
 
+/// The first bytes of every JPEG: the SOI marker and the next marker's 0xFF.
+pub const JPEG_START: [u8; 3] = [0xFF, 0xD8, 0xFF];
+/// The last bytes of a complete JPEG: the EOI marker.
+pub const JPEG_END: [u8; 2] = [0xFF, 0xD9];
+
 use bytes::Bytes;
 
 /// Pixel encodings, named as `sensor_msgs/Image` names them.

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use r2r::builtin_interfaces::msg::Time;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{Context, Node, Publisher};
 use tokio::runtime::{Handle, Runtime};
@@ -18,6 +17,7 @@ use crate::command::{CommandSender, CommandTransport};
 use crate::diagnostics::Watched;
 use crate::lifecycle::StopSignal;
 use crate::stats::StreamStats;
+use crate::tf::Mount;
 use crate::time::{to_ros_time, wall_now};
 
 /// A bridge process while it starts, then while it runs.
@@ -84,13 +84,14 @@ impl BridgeProcess {
 
     /// Publishes the mounts once on `/tf_static`, latched for late
     /// subscribers; stamped 0 under `use_sim_time` (valid at any sim time).
-    pub fn static_tf(&mut self, use_sim_time: bool, mounts: impl FnOnce(Time) -> TFMessage) -> Result<(), String> {
+    pub fn static_tf(&mut self, use_sim_time: bool, mounts: &[Mount]) -> Result<(), String> {
         let p = self
             .node
             .create_publisher::<TFMessage>("/tf_static", crate::qos::latched())
             .map_err(|e| e.to_string())?;
         let stamp = to_ros_time(if use_sim_time { 0.0 } else { wall_now() });
-        p.publish(&mounts(stamp)).map_err(|e| e.to_string())?;
+        let transforms = mounts.iter().map(|m| m.stamped(stamp.clone())).collect();
+        p.publish(&TFMessage { transforms }).map_err(|e| e.to_string())?;
         self.static_tf = Some(p);
         Ok(())
     }

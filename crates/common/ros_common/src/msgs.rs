@@ -142,6 +142,61 @@ impl Default for Covariances {
     }
 }
 
+/// One variance of [`Covariances`], by its parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variance {
+    PosePosition,
+    PoseOrientation,
+    TwistLinear,
+    TwistAngular,
+    ImuGyro,
+    ImuAccel,
+    ImuOrientation,
+}
+
+impl Variance {
+    pub const POSE: &'static [Variance] = &[Variance::PosePosition, Variance::PoseOrientation];
+    pub const TWIST: &'static [Variance] = &[Variance::TwistLinear, Variance::TwistAngular];
+    pub const IMU: &'static [Variance] = &[Variance::ImuGyro, Variance::ImuAccel, Variance::ImuOrientation];
+
+    pub fn parameter(self) -> &'static str {
+        match self {
+            Variance::PosePosition => "pose_position_variance",
+            Variance::PoseOrientation => "pose_orientation_variance",
+            Variance::TwistLinear => "twist_linear_variance",
+            Variance::TwistAngular => "twist_angular_variance",
+            Variance::ImuGyro => "imu_gyro_variance",
+            Variance::ImuAccel => "imu_accel_variance",
+            Variance::ImuOrientation => "imu_orientation_variance",
+        }
+    }
+}
+
+impl Covariances {
+    fn field(&mut self, v: Variance) -> &mut f64 {
+        match v {
+            Variance::PosePosition => &mut self.pose_position,
+            Variance::PoseOrientation => &mut self.pose_orientation,
+            Variance::TwistLinear => &mut self.twist_linear,
+            Variance::TwistAngular => &mut self.twist_angular,
+            Variance::ImuGyro => &mut self.imu_gyro,
+            Variance::ImuAccel => &mut self.imu_accel,
+            Variance::ImuOrientation => &mut self.imu_orientation,
+        }
+    }
+
+    /// `defaults`, with each variance a bridge publishes read from its
+    /// parameter (`<name>_variance`: finite, ≥ 0).
+    pub fn from_params(node: &r2r::Node, defaults: Covariances, published: &[Variance]) -> Result<Self, String> {
+        let mut c = defaults;
+        for &v in published {
+            let slot = c.field(v);
+            *slot = crate::params::FloatParam::new(v.parameter(), *slot, 0.0..=f64::MAX).read(node)?;
+        }
+        Ok(c)
+    }
+}
+
 /// A pose in REP-103 frames with the configured pose covariance.
 pub fn pose_with_covariance(position: Vec3, orientation: Quat, cov: &Covariances) -> PoseWithCovariance {
     PoseWithCovariance {

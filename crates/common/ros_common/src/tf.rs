@@ -1,5 +1,6 @@
-//! TF helpers any simulator's nodes use: a stamped transform, the camera
-//! optical rotation, odom → base_link from an odometry message.
+//! TF helpers any simulator's nodes use: a stamped transform, a fixed
+//! mount, the camera optical rotation, odom → base_link from an odometry
+//! message.
 
 use frames::{euler_to_quat, Quat, Vec3};
 use r2r::builtin_interfaces::msg::Time;
@@ -18,6 +19,32 @@ pub fn transform(stamp: Time, parent: &str, child: &str, t: Vec3, q: Quat) -> Tr
             translation: vector3(t),
             rotation: quaternion(q),
         },
+    }
+}
+
+/// A fixed transform: `child` mounted in `parent` at `translation` (metres),
+/// turned by `rotation` (`[w, x, y, z]`). A bridge lists its mounts; the
+/// skeleton stamps and latches them on `/tf_static`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mount {
+    pub parent: String,
+    pub child: String,
+    pub translation: Vec3,
+    pub rotation: Quat,
+}
+
+impl Mount {
+    pub fn new(parent: &str, child: &str, translation: Vec3, rotation: Quat) -> Self {
+        Mount {
+            parent: parent.to_string(),
+            child: child.to_string(),
+            translation,
+            rotation,
+        }
+    }
+
+    pub fn stamped(&self, stamp: Time) -> TransformStamped {
+        transform(stamp, &self.parent, &self.child, self.translation, self.rotation)
     }
 }
 

@@ -91,6 +91,30 @@ pub fn dds_alone_arguments() -> Option<(String, PathBuf)> {
     Some((args.get(i + 1)?.clone(), PathBuf::from(args.get(i + 2)?)))
 }
 
+/// What this run of an end-to-end bench is: `cargo test`'s listing (nothing
+/// to do), a "DDS alone" child ([`start_dds_alone`]: its namespace and send
+/// log), or the bench itself. DDS stays on this host unless
+/// `ROS_AUTOMATIC_DISCOVERY_RANGE` says otherwise.
+#[derive(Debug)]
+pub enum BenchRole {
+    Listing,
+    DdsAlone(String, PathBuf),
+    Bench,
+}
+
+pub fn bench_role() -> BenchRole {
+    if std::env::args().any(|a| a == "--list") {
+        return BenchRole::Listing;
+    }
+    if std::env::var_os("ROS_AUTOMATIC_DISCOVERY_RANGE").is_none() {
+        std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    }
+    match dds_alone_arguments() {
+        Some((namespace, log)) => BenchRole::DdsAlone(namespace, log),
+        None => BenchRole::Bench,
+    }
+}
+
 /// A ROS time of `seconds`.
 pub fn ros_time(seconds: f64) -> (i32, u32) {
     (
@@ -321,6 +345,56 @@ pub fn percentile(sorted: &[f64], p: f64) -> f64 {
         return f64::NAN;
     }
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// One stream of a case: offered and delivered rates over the window, and
+/// the latencies of what arrived.
+#[derive(Debug, Default, Clone)]
+pub struct StreamResult {
+    pub offered_hz: f64,
+    pub delivered_hz: f64,
+    pub missed: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl StreamResult {
+    /// `expected` messages were sent in `span` seconds; `latencies` (ms) are
+    /// those of the distinct ones received.
+    pub fn summarise(expected: usize, mut latencies: Vec<f64>, span: f64) -> Self {
+        latencies.sort_by(f64::total_cmp);
+        StreamResult {
+            offered_hz: expected as f64 / span,
+            delivered_hz: latencies.len() as f64 / span,
+            missed: expected.saturating_sub(latencies.len()),
+            p50_ms: percentile(&latencies, 0.5),
+            p99_ms: percentile(&latencies, 0.99),
+            max_ms: latencies.last().copied().unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// A case's subscriptions, each mapping a message to a receipt; receipts are
+/// timed when drained, right after a spin.
+pub struct Subscriptions<R>(pub Vec<Box<dyn futures::Stream<Item = R> + Unpin>>);
+
+impl<R> Subscriptions<R> {
+    /// Moves every receipt ready now into `out`.
+    pub fn drain(&mut self, out: &mut Vec<R>) {
+        use futures::{FutureExt, StreamExt};
+        for s in &mut self.0 {
+            while let Some(Some(r)) = s.next().now_or_never() {
+                out.push(r);
+            }
+        }
+    }
+}
+
+impl<R> std::fmt::Debug for Subscriptions<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Subscriptions({})", self.0.len())
+    }
 }
 
 #[cfg(test)]

@@ -98,6 +98,28 @@ pub enum Overwrite<'a> {
     Tokens(&'a [&'a [u8]]),
 }
 
+/// JSON fragments that change a value's type, overflow a number's type or
+/// break the syntax: what the JSON wires' runs write over their inputs.
+pub const JSON_TOKENS: [&[u8]; 17] = [
+    b"null",
+    b"true",
+    b"\"x\"",
+    b"[]",
+    b"{}",
+    b"NaN",
+    b"-Infinity",
+    b"1e999",
+    b"3.5e38",
+    b"-2147483649",
+    b"4294967296",
+    b"-0",
+    b"\"",
+    b"{",
+    b"}",
+    b",",
+    b"\\u",
+];
+
 /// `seed` after one to `max_rounds` mutations: a flipped bit, truncation,
 /// random bytes appended, an [`Overwrite`], a splice with one of `others`, or
 /// replacement by random bytes.
@@ -137,4 +159,36 @@ pub fn mutate_bytes(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>], m: &Mutation
         }
     }
     d
+}
+
+/// A whole fuzz run of one stateless decoder: `target` on `iterations(var)`
+/// mutations of `seeds`, each followed by a known-good seed that `recover`
+/// checks (its index and bytes); then asserts that no single allocation was
+/// above `per_byte` × the largest input, plus a constant.
+pub fn run_recovering(
+    name: &str,
+    var: &str,
+    seeds: &[Vec<u8>],
+    mutations: &Mutations<'_>,
+    per_byte: usize,
+    mut target: impl FnMut(&[u8]),
+    mut recover: impl FnMut(usize, &[u8]),
+) {
+    let mut rng = Rng::from_state(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+    let mut largest_input = seeds.iter().map(Vec::len).max().unwrap_or(0);
+    reset_largest();
+    for _ in 0..iterations(var) {
+        let seed = &seeds[rng.below(seeds.len())];
+        let input = mutate_bytes(&mut rng, seed, seeds, mutations);
+        largest_input = largest_input.max(input.len());
+        measured(|| target(&input));
+        let good = rng.below(seeds.len());
+        recover(good, &seeds[good]);
+    }
+    let bound = per_byte * largest_input + 4096;
+    assert!(
+        largest() <= bound,
+        "{name}: an allocation of {} bytes (bound {bound}, largest input {largest_input})",
+        largest()
+    );
 }

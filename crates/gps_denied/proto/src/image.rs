@@ -7,7 +7,7 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STAN
 use base64::engine::DecodePaddingMode;
 use base64::Engine;
 
-use crate::wire::JPEG_MAGIC;
+use image_codec::JPEG_START;
 
 /// Python's `base64.b64encode` pads; other writers don't. Both are read.
 const LENIENT: GeneralPurpose = GeneralPurpose::new(
@@ -58,7 +58,7 @@ pub fn decode_base64_jpeg(text: &str, max_base64_len: usize) -> Result<Vec<u8>, 
         LENIENT.decode(bytes)
     }
     .map_err(|_| ImageError::BadBase64)?;
-    if decoded.starts_with(&JPEG_MAGIC) {
+    if decoded.starts_with(&JPEG_START) {
         Ok(decoded)
     } else {
         Err(ImageError::NotJpeg)

@@ -32,6 +32,3 @@ pub const TELEMETRY_TOPIC: &str = "/drone/telemetry";
 /// Where commands go as JSON strings in those setups (the protocol names none;
 /// the bridge's choice).
 pub const COMMAND_TOPIC: &str = "/drone/command";
-
-/// The first bytes of every JPEG (SOI marker and the next marker's 0xFF).
-pub const JPEG_MAGIC: [u8; 3] = [0xFF, 0xD8, 0xFF];

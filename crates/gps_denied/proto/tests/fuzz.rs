@@ -7,7 +7,7 @@
 //! largest input (a counting global allocator); and recovery: good messages
 //! interleaved with the mutated ones each decode exactly as they do alone.
 
-use fuzz_harness::{iterations, measured, mutate_bytes, one_at_a_time, CountingAlloc, Mutations, Overwrite, Rng};
+use fuzz_harness::{one_at_a_time, run_recovering, CountingAlloc, Mutations, Overwrite, JSON_TOKENS};
 
 use gps_denied_proto::image::{decode_base64_jpeg, encode_base64};
 use gps_denied_proto::{
@@ -18,59 +18,12 @@ use gps_denied_proto::{
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
 
-/// JSON fragments that change a value's type or break the syntax.
-const TOKENS: [&[u8]; 14] = [
-    b"null",
-    b"true",
-    b"\"x\"",
-    b"[]",
-    b"{}",
-    b"NaN",
-    b"-Infinity",
-    b"1e999",
-    b"-0",
-    b"\"",
-    b"{",
-    b"}",
-    b",",
-    b"\\u",
-];
-
 /// JSON tokens over short runs; rounds and garbage as the RflySim wire's run.
 const MUTATIONS: Mutations<'static> = Mutations {
-    overwrite: Overwrite::Tokens(&TOKENS),
+    overwrite: Overwrite::Tokens(&JSON_TOKENS),
     max_rounds: 4,
     max_garbage: 200,
 };
-
-/// Runs `target` on mutations of `seeds`, each followed by a good seed that
-/// `recover` checks, and checks the allocation bound: `per_byte` × the
-/// largest input, plus a constant.
-fn fuzz(
-    name: &str,
-    seeds: &[Vec<u8>],
-    per_byte: usize,
-    mut target: impl FnMut(&[u8]),
-    mut recover: impl FnMut(usize, &[u8]),
-) {
-    let mut rng = Rng::from_state(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
-    let mut largest_input = seeds.iter().map(Vec::len).max().unwrap_or(0);
-    fuzz_harness::reset_largest();
-    for _ in 0..iterations("RFLYSIM_FUZZ_ITERS") {
-        let seed = &seeds[rng.below(seeds.len())];
-        let input = mutate_bytes(&mut rng, seed, seeds, &MUTATIONS);
-        largest_input = largest_input.max(input.len());
-        measured(|| target(&input));
-        let good = rng.below(seeds.len());
-        recover(good, &seeds[good]);
-    }
-    let largest = fuzz_harness::largest();
-    let bound = per_byte * largest_input + 4096;
-    assert!(
-        largest <= bound,
-        "{name}: an allocation of {largest} bytes (bound {bound}, largest input {largest_input})"
-    );
-}
 
 fn jpeg_like(n: usize) -> Vec<u8> {
     let mut j = vec![0xFF, 0xD8, 0xFF, 0xE0];
@@ -134,9 +87,11 @@ fn telemetry_parser_and_recovery() {
     let expected: Vec<Parsed> = seeds.iter().map(|s| parse_telemetry(s, &limits).unwrap()).collect();
     let (mut ok, mut err) = (0usize, 0usize);
     // serde_json's Value: a few words per input byte at most (arrays of one-byte numbers).
-    fuzz(
+    run_recovering(
         "telemetry",
+        "RFLYSIM_FUZZ_ITERS",
         &seeds,
+        &MUTATIONS,
         64,
         |d| match parse_telemetry(d, &limits) {
             Ok(p) => {
@@ -168,9 +123,11 @@ fn small_limits_bound_what_is_decoded() {
         max_image_base64_bytes: 256,
     };
     let seeds = telemetry_seeds();
-    fuzz(
+    run_recovering(
         "limits",
+        "RFLYSIM_FUZZ_ITERS",
         &seeds,
+        &MUTATIONS,
         64,
         |d| {
             if let Ok(Parsed {
@@ -195,9 +152,11 @@ fn command_decoder_and_recovery() {
         .chain([br#"{"yaw": 0.1, "roll": 0, "pitch": -0.4, "thrust": 1, "mode": "x"}"#.to_vec()])
         .collect();
     let expected: Vec<Command> = seeds.iter().map(|s| Command::decode(s).unwrap()).collect();
-    fuzz(
+    run_recovering(
         "command",
+        "RFLYSIM_FUZZ_ITERS",
         &seeds,
+        &MUTATIONS,
         64,
         |d| {
             if let Ok(c) = Command::decode(d) {
@@ -218,9 +177,11 @@ fn base64_image_decoder() {
         .map(|n| encode_base64(&jpeg_like(n)).into_bytes())
         .collect();
     let max = 1024;
-    fuzz(
+    run_recovering(
         "base64",
+        "RFLYSIM_FUZZ_ITERS",
         &seeds,
+        &MUTATIONS,
         4,
         |d| {
             if let Ok(text) = std::str::from_utf8(d) {

@@ -80,18 +80,13 @@ fn reason(e: &CommandError) -> &'static str {
 }
 
 /// The two command subscriptions, feeding the command path.
+#[allow(missing_debug_implementations)] // holds subscription streams, which are not Debug
 pub struct CommandInputs {
     cmd: BoxStream<'static, AttitudeThrust>,
     cmd_vel: BoxStream<'static, Twist>,
     inbox: CommandInbox<Command>,
     gains: TwistGains,
     time: Arc<TimeBase>,
-}
-
-impl std::fmt::Debug for CommandInputs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CommandInputs").finish_non_exhaustive()
-    }
 }
 
 impl CommandInputs {

@@ -11,10 +11,9 @@ use r2r::nav_msgs::msg::Odometry;
 use r2r::rflysim_bridge::msg::{AttitudeThrust, LandingPad};
 use r2r::sensor_msgs::msg::{Imu, Range};
 use r2r::std_msgs::msg::{Bool, Header};
-use r2r::tf2_msgs::msg::TFMessage;
 use ros_common::msgs::{diagonal3, diagonal6, point, pose_with_covariance, quaternion, unknown_covariance, vector3};
 use ros_common::msgs::{header, Covariances};
-use ros_common::tf::transform;
+use ros_common::tf::Mount;
 
 /// The frame ids, each `frame_prefix` + a fixed name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,19 +226,16 @@ pub fn twist_command(m: &Twist, gains: &TwistGains) -> Result<(Command, bool), C
 
 /// The mounts, published once on `/tf_static`: the camera's optical frame
 /// and the altimeter (x down: pitched a quarter turn), both at `base_link`.
-pub fn static_transforms(ids: &FrameIds, stamp: Time) -> TFMessage {
-    TFMessage {
-        transforms: vec![
-            transform(stamp.clone(), &ids.base, &ids.camera, [0.0; 3], CAMERA_OPTICAL_IN_BODY),
-            transform(
-                stamp,
-                &ids.base,
-                &ids.altimeter,
-                [0.0; 3],
-                euler_to_quat(0.0, std::f64::consts::FRAC_PI_2, 0.0),
-            ),
-        ],
-    }
+pub fn mounts(ids: &FrameIds) -> Vec<Mount> {
+    vec![
+        Mount::new(&ids.base, &ids.camera, [0.0; 3], CAMERA_OPTICAL_IN_BODY),
+        Mount::new(
+            &ids.base,
+            &ids.altimeter,
+            [0.0; 3],
+            euler_to_quat(0.0, std::f64::consts::FRAC_PI_2, 0.0),
+        ),
+    ]
 }
 
 #[cfg(test)]

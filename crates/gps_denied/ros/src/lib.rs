@@ -49,27 +49,17 @@ fn udp_socket(
     ))
 }
 
-pub fn main() -> ExitCode {
-    ros_common::lifecycle::exit_code(NODE_NAME, run())
-}
-
-fn run() -> Result<(), String> {
-    let mut bridge = BridgeProcess::start(NODE_NAME, DEFAULT_NAMESPACE)?;
-    let logger = bridge.logger.clone();
-    let settings = Settings::from_node(&bridge.node)?;
-    let handle = bridge.handle();
-    let _in_runtime = handle.enter();
-    let node = &mut bridge.node;
-    let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
-    let outputs = Outputs::new(node, &settings, &qos)?;
-    let (input, sink, described) = match &settings.source {
+/// The simulator's side: telemetry in and commands out, over UDP or ROS
+/// topics; and how to say so in the start-up line.
+fn wire(node: &mut r2r::Node, source: &Source, logger: &str) -> Result<(TelemetryInput, CommandSink, String), String> {
+    Ok(match source {
         Source::Udp {
             bind,
             sim,
             rcvbuf,
             senders,
         } => {
-            let (socket, commands) = udp_socket(*bind, *rcvbuf, &logger)?;
+            let (socket, commands) = udp_socket(*bind, *rcvbuf, logger)?;
             (
                 TelemetryInput::Udp(socket),
                 CommandSink::Udp {
@@ -98,7 +88,23 @@ fn run() -> Result<(), String> {
                 format!("telemetry from {telemetry_topic}, commands to {command_topic}"),
             )
         }
-    };
+    })
+}
+
+pub fn main() -> ExitCode {
+    ros_common::lifecycle::exit_code(NODE_NAME, run())
+}
+
+fn run() -> Result<(), String> {
+    let mut bridge = BridgeProcess::start(NODE_NAME, DEFAULT_NAMESPACE)?;
+    let logger = bridge.logger.clone();
+    let settings = Settings::from_node(&bridge.node)?;
+    let handle = bridge.handle();
+    let _in_runtime = handle.enter();
+    let node = &mut bridge.node;
+    let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
+    let outputs = Outputs::new(node, &settings, &qos)?;
+    let (input, sink, described) = wire(node, &settings.source, &logger)?;
     let clock = if settings.use_sim_time {
         Some(ClockPublisher::new(node).map_err(|e| e.to_string())?)
     } else {
@@ -115,9 +121,7 @@ fn run() -> Result<(), String> {
     );
     let commands = CommandInputs::new(node, inbox, settings.gains, time.clone())?;
     if settings.publish_tf {
-        bridge.static_tf(settings.use_sim_time, |stamp| {
-            convert::static_transforms(&settings.frames, stamp)
-        })?;
+        bridge.static_tf(settings.use_sim_time, &convert::mounts(&settings.frames))?;
     }
     let diagnostics_period = settings.diagnostics_period;
     let use_sim_time = settings.use_sim_time;

@@ -9,7 +9,7 @@ use gps_denied_proto::wire::{
 };
 use gps_denied_proto::{Limits, TwistGains};
 use r2r::Node;
-use ros_common::msgs::Covariances;
+use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
 use ros_common::params::{self, FloatParam};
 use ros_common::time::{StampSource, STAMP_SOURCE};
@@ -123,7 +123,6 @@ impl Settings {
             .clamp(1 << 10, 64 << 20) as usize;
         let d = Covariances::default();
         let gain = |name: &'static str| float_in(node, name, 1.0, -1e6..=1e6);
-        let variance = |name: &'static str, default: f64| float_in(node, name, default, 0.0..=f64::MAX);
         let length = |name: &'static str, default: f32| float_in(node, name, f64::from(default), 0.0..=1e6);
         let a = AltimeterModel::default();
         Ok(Self {
@@ -145,14 +144,7 @@ impl Settings {
                 pitch: gain("pitch_gain")?,
                 yaw: gain("yaw_gain")?,
             },
-            covariances: Covariances {
-                imu_gyro: variance("imu_gyro_variance", d.imu_gyro)?,
-                imu_accel: variance("imu_accel_variance", d.imu_accel)?,
-                imu_orientation: variance("imu_orientation_variance", d.imu_orientation)?,
-                pose_position: variance("pose_position_variance", d.pose_position)?,
-                pose_orientation: variance("pose_orientation_variance", d.pose_orientation)?,
-                ..d
-            },
+            covariances: Covariances::from_params(node, d, &[Variance::IMU, Variance::POSE].concat())?,
             altimeter: AltimeterModel {
                 field_of_view: float_in(
                     node,

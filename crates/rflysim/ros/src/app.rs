@@ -202,8 +202,8 @@ impl Startup {
             return Ok(());
         }
         let use_sim_time = self.settings.time.use_sim_time;
-        self.bridge
-            .static_tf(use_sim_time, |stamp| crate::tf::static_tf(sensors, stamp))
+        let mounts: Vec<_> = sensors.iter().flat_map(crate::tf::sensor_mounts).collect();
+        self.bridge.static_tf(use_sim_time, &mounts)
     }
 
     /// One node and one task per sensor; a sensor that cannot be bridged is

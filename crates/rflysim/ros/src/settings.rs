@@ -13,9 +13,9 @@ use r2r::{Node, QosProfile};
 
 use rflysim_proto::config::AngleUnit;
 use rflysim_proto::gimbal::GimbalBitTable;
-use ros_common::msgs::Covariances;
+use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
-use ros_common::params::{self, invalid, FloatParam};
+use ros_common::params::{self, invalid};
 use ros_common::time::StampSource;
 
 /// Every parameter of RflySim's executables, with its default and range.
@@ -286,16 +286,8 @@ impl OutputSettings {
     fn from_node(node: &Node) -> Result<Self, String> {
         let depth: usize = param::QOS_DEPTH.read(node)?;
         // The defaults are REP-145's, kept in `Covariances::default`; a variance is finite and ≥ 0.
-        let d = Covariances::default();
-        let variance = |name: &'static str, default: f64| FloatParam::new(name, default, 0.0..=f64::MAX).read(node);
-        let covariances = Covariances {
-            imu_gyro: variance("imu_gyro_variance", d.imu_gyro)?,
-            imu_accel: variance("imu_accel_variance", d.imu_accel)?,
-            imu_orientation: variance("imu_orientation_variance", d.imu_orientation)?,
-            pose_position: variance("pose_position_variance", d.pose_position)?,
-            pose_orientation: variance("pose_orientation_variance", d.pose_orientation)?,
-            ..d
-        };
+        let published = [Variance::IMU, Variance::POSE].concat();
+        let covariances = Covariances::from_params(node, Covariances::default(), &published)?;
         let publish_tf = param::PUBLISH_TF.read(node)?;
         let tf_source = param::TF_SOURCE.read(node)?;
         Ok(Self {

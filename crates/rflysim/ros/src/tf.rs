@@ -2,35 +2,31 @@
 //! (vehicle FLU body → sensor FLU → camera optical), and the publisher of
 //! odom → base_link.
 
-use r2r::builtin_interfaces::msg::Time;
-use r2r::geometry_msgs::msg::TransformStamped;
 use r2r::tf2_msgs::msg::TFMessage;
 use r2r::{Node, Publisher};
-use ros_common::tf::{optical_rotation, transform};
+use ros_common::tf::{optical_rotation, Mount};
 
 use frames::{euler_to_quat, frd_mount_to_flu, frd_to_flu, quat_normalize};
 use rflysim_proto::config::{MountAttitude, SensorConfig};
 
 use crate::names;
 
-/// The mount of one sensor as static transforms (two for a camera).
-pub fn mount_transforms(cfg: &SensorConfig, stamp: Time) -> Vec<TransformStamped> {
+/// The mount of one sensor (two for a camera: the sensor and its optical frame).
+pub fn sensor_mounts(cfg: &SensorConfig) -> Vec<Mount> {
     let q_frd = match cfg.mount_attitude() {
         MountAttitude::Euler([r, p, y]) => euler_to_quat(r, p, y),
         MountAttitude::Quaternion(q) => quat_normalize(q),
     };
     let t = frd_to_flu(cfg.sensor_pos_xyz.map(f64::from));
     let sensor = names::sensor_frame(cfg);
-    let mut out = vec![transform(
-        stamp.clone(),
+    let mut out = vec![Mount::new(
         &names::base_frame(cfg.target_copter),
         &sensor,
         t,
         frd_mount_to_flu(q_frd),
     )];
     if cfg.kind().is_some_and(|k| k.is_camera()) {
-        out.push(transform(
-            stamp,
+        out.push(Mount::new(
             &sensor,
             &names::optical_frame(cfg),
             [0.0; 3],
@@ -43,15 +39,6 @@ pub fn mount_transforms(cfg: &SensorConfig, stamp: Time) -> Vec<TransformStamped
 /// The publisher of odom → base_link on `/tf` (from the LiDAR pose or the true state).
 pub fn odometry_tf_publisher(node: &mut Node) -> r2r::Result<Publisher<TFMessage>> {
     node.create_publisher("/tf", ros_common::qos::tf())
-}
-
-pub fn static_tf(sensors: &[SensorConfig], stamp: Time) -> TFMessage {
-    TFMessage {
-        transforms: sensors
-            .iter()
-            .flat_map(|c| mount_transforms(c, stamp.clone()))
-            .collect(),
-    }
 }
 
 #[cfg(test)]
@@ -67,7 +54,10 @@ mod tests {
             AngleUnit::Radians,
         )
         .unwrap();
-        let tfs = mount_transforms(&cfg[0], Time::default());
+        let tfs: Vec<_> = sensor_mounts(&cfg[0])
+            .iter()
+            .map(|m| m.stamped(Default::default()))
+            .collect();
         assert_eq!(tfs.len(), 2);
         assert_eq!(tfs[0].header.frame_id, "rflysim/uav2/base_link_flu");
         assert_eq!(tfs[0].child_frame_id, "rflysim/uav2/sensor3_flu");

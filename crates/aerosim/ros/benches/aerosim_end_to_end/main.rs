@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use aerosim_link::broker::{free_port, Broker};
 use bench_support::{
-    cores, cpu_seconds, loadavg_line, percentile, release_bin_dir, start_python_reference, wall, SendLog, StoppedOnDrop,
+    cores, cpu_seconds, loadavg_line, percentile, release_bin_dir, start_python_reference, wall, BenchRole, SendLog,
+    StoppedOnDrop,
 };
 use futures::{FutureExt, Stream, StreamExt};
 use r2r::nav_msgs::msg::Odometry;
@@ -329,12 +330,10 @@ fn print(results: &[CaseResult]) {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return;
-    }
-    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
-    if let Some((namespace, log)) = bench_support::dds_alone_arguments() {
-        return dds_alone(&namespace, &log);
+    match bench_support::bench_role() {
+        BenchRole::Listing => return,
+        BenchRole::DdsAlone(namespace, log) => return dds_alone(&namespace, &log),
+        BenchRole::Bench => {}
     }
     let broker =
         Broker::start(free_port().unwrap()).expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");

@@ -24,9 +24,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bench_support::{
-    cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, start_python_reference, wall, StoppedOnDrop,
+    cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, start_python_reference, wall, BenchRole,
+    StoppedOnDrop,
 };
-use measure::{CaseResult, Receipt, Streams};
+use measure::{CaseResult, Receipt};
 
 const AUV_IDS: [u8; 4] = [0, 1, 2, 3];
 const IMAGE_HZ: f64 = 30.0;
@@ -38,10 +39,7 @@ const TAIL_S: f64 = 0.5;
 const LOG_SLACK_S: f64 = 0.002;
 
 fn window() -> f64 {
-    std::env::var("AUV_BENCH_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8.0)
+    bench_support::seconds_from_env("AUV_BENCH_SECONDS", 8.0)
 }
 
 /// `AUV_BENCH_BIN_DIR` runs other builds of `auv_sim` and `auv_bridge` (an older commit's, to compare).
@@ -129,7 +127,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     let republisher = start_republisher(case, ports, &namespace, &log);
     let sim = (!matches!(case.republisher, Republisher::DdsAlone)).then(|| start_sim(ports, &log));
     let mut node = r2r::Node::create(ctx.clone(), &format!("auv_bench_subscriber{index}"), "").unwrap();
-    let mut streams = Streams::subscribe(&mut node, &namespace, &AUV_IDS, case.raw, case.every_topic);
+    let mut streams = measure::subscribe(&mut node, &namespace, &AUV_IDS, case.raw, case.every_topic);
 
     let warm = Instant::now() + Duration::from_secs_f64(WARMUP_S);
     while Instant::now() < warm {
@@ -161,12 +159,10 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return;
-    }
-    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
-    if let Some((namespace, log)) = bench_support::dds_alone_arguments() {
-        return dds_alone::run(&namespace, &log);
+    match bench_support::bench_role() {
+        BenchRole::Listing => return,
+        BenchRole::DdsAlone(namespace, log) => return dds_alone::run(&namespace, &log),
+        BenchRole::Bench => {}
     }
     let ctx = r2r::Context::create().unwrap();
     let base = 30_000 + (std::process::id() % 9_000) as u16 * 3;

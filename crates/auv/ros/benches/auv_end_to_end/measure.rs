@@ -2,8 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bench_support::{percentile, wall};
-use futures::{FutureExt, Stream, StreamExt};
+use bench_support::{wall, StreamResult, Subscriptions};
+use futures::{Stream, StreamExt};
 use r2r::geometry_msgs::msg::PoseStamped;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Image};
@@ -54,87 +54,63 @@ fn ros_common_tf_qos() -> QosProfile {
 }
 
 type ReceiptStream = Box<dyn Stream<Item = Receipt> + Unpin>;
+/// Every subscription of a case.
+pub type Streams = Subscriptions<Receipt>;
 
-/// Every subscription of a case; receipts are timed when drained, right after a spin.
-pub struct Streams(Vec<ReceiptStream>);
-
-impl Streams {
-    /// `every_topic`: camera_info, odom and /tf too, so that the bridge publishes all it can.
-    pub fn subscribe(node: &mut r2r::Node, namespace: &str, ids: &[u8], raw: bool, every_topic: bool) -> Streams {
-        let qos = QosProfile::default().keep_last(10).reliable();
-        let mut subs: Vec<ReceiptStream> = Vec::new();
-        for &auv in ids {
-            for (camera, name) in [(0u8, "front"), (1, "bottom")] {
-                let topic = format!("{namespace}/auv{auv}/{name}/image_raw");
-                let s = node
-                    .subscribe::<CompressedImage>(&format!("{topic}/compressed"), qos.clone())
-                    .unwrap();
-                subs.push(Box::new(s.map(move |m| Receipt::Compressed {
-                    auv,
-                    camera,
-                    seq: sequence_number(&m.data),
-                    stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
-                    at: wall(),
-                })));
-                if every_topic {
-                    let s = node
-                        .subscribe_native::<CameraInfo>(
-                            &format!("{namespace}/auv{auv}/{name}/camera_info"),
-                            qos.clone(),
-                        )
-                        .unwrap();
-                    subs.push(Box::new(s.map(|_| Receipt::Extra)));
-                }
-                if raw {
-                    // Native: the receipt needs only the stamp, not a 2.7 MB copy.
-                    let s = node.subscribe_native::<Image>(&topic, qos.clone()).unwrap();
-                    subs.push(Box::new(s.map(move |m| Receipt::Raw {
-                        auv,
-                        camera,
-                        stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
-                        at: wall(),
-                    })));
-                }
-            }
+/// `every_topic`: camera_info, odom and /tf too, so that the bridge publishes all it can.
+pub fn subscribe(node: &mut r2r::Node, namespace: &str, ids: &[u8], raw: bool, every_topic: bool) -> Streams {
+    let qos = QosProfile::default().keep_last(10).reliable();
+    let mut subs: Vec<ReceiptStream> = Vec::new();
+    for &auv in ids {
+        for (camera, name) in [(0u8, "front"), (1, "bottom")] {
+            let topic = format!("{namespace}/auv{auv}/{name}/image_raw");
             let s = node
-                .subscribe::<PoseStamped>(&format!("{namespace}/auv{auv}/pose"), qos.clone())
+                .subscribe::<CompressedImage>(&format!("{topic}/compressed"), qos.clone())
                 .unwrap();
-            subs.push(Box::new(s.map(move |m| Receipt::Pose {
+            subs.push(Box::new(s.map(move |m| Receipt::Compressed {
                 auv,
+                camera,
+                seq: sequence_number(&m.data),
                 stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
                 at: wall(),
             })));
             if every_topic {
                 let s = node
-                    .subscribe_native::<Odometry>(&format!("{namespace}/auv{auv}/odom"), qos.clone())
+                    .subscribe_native::<CameraInfo>(&format!("{namespace}/auv{auv}/{name}/camera_info"), qos.clone())
                     .unwrap();
                 subs.push(Box::new(s.map(|_| Receipt::Extra)));
             }
-        }
-        if every_topic {
-            let s = node.subscribe_native::<TFMessage>("/tf", ros_common_tf_qos()).unwrap();
-            subs.push(Box::new(s.map(|_| Receipt::Extra)));
-        }
-        Streams(subs)
-    }
-
-    pub fn drain(&mut self, out: &mut Vec<Receipt>) {
-        for s in &mut self.0 {
-            while let Some(Some(r)) = s.next().now_or_never() {
-                out.push(r);
+            if raw {
+                // Native: the receipt needs only the stamp, not a 2.7 MB copy.
+                let s = node.subscribe_native::<Image>(&topic, qos.clone()).unwrap();
+                subs.push(Box::new(s.map(move |m| Receipt::Raw {
+                    auv,
+                    camera,
+                    stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
+                    at: wall(),
+                })));
             }
         }
+        let s = node
+            .subscribe::<PoseStamped>(&format!("{namespace}/auv{auv}/pose"), qos.clone())
+            .unwrap();
+        subs.push(Box::new(s.map(move |m| Receipt::Pose {
+            auv,
+            stamp_ns: ns(m.header.stamp.sec, m.header.stamp.nanosec),
+            at: wall(),
+        })));
+        if every_topic {
+            let s = node
+                .subscribe_native::<Odometry>(&format!("{namespace}/auv{auv}/odom"), qos.clone())
+                .unwrap();
+            subs.push(Box::new(s.map(|_| Receipt::Extra)));
+        }
     }
-}
-
-#[derive(Debug, Default, Clone)]
-pub struct StreamResult {
-    pub offered_hz: f64,
-    pub delivered_hz: f64,
-    pub missed: usize,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
+    if every_topic {
+        let s = node.subscribe_native::<TFMessage>("/tf", ros_common_tf_qos()).unwrap();
+        subs.push(Box::new(s.map(|_| Receipt::Extra)));
+    }
+    Subscriptions(subs)
 }
 
 #[derive(Debug, Default)]
@@ -150,20 +126,6 @@ pub struct CaseResult {
     pub cpu_percent: f64,
     pub sim_cpu_percent: f64,
     pub load: (f64, f64),
-}
-
-/// `expected` messages were sent in the window; `latencies` (ms) are those of
-/// the distinct ones received.
-fn summarise(expected: usize, mut latencies: Vec<f64>, span: f64) -> StreamResult {
-    latencies.sort_by(f64::total_cmp);
-    StreamResult {
-        offered_hz: expected as f64 / span,
-        delivered_hz: latencies.len() as f64 / span,
-        missed: expected.saturating_sub(latencies.len()),
-        p50_ms: percentile(&latencies, 0.5),
-        p99_ms: percentile(&latencies, 0.99),
-        max_ms: latencies.last().copied().unwrap_or(f64::NAN),
-    }
 }
 
 /// Matches receipts to the send log; counts only messages sent in [start, last_send].
@@ -257,9 +219,9 @@ pub fn evaluate(sent_log: &str, receipts: &[Receipt], start: f64, last_send: f64
     let telemetry_in_window = telemetry_sent.values().flatten().filter(|(t, _)| in_window(*t)).count();
     let span = last_send - start;
     CaseResult {
-        compressed: summarise(2 * images_in_window, compressed, span),
-        raw: raw.then(|| summarise(2 * images_in_window, raw_latencies, span)),
-        pose: summarise(telemetry_in_window, poses, span),
+        compressed: StreamResult::summarise(2 * images_in_window, compressed, span),
+        raw: raw.then(|| StreamResult::summarise(2 * images_in_window, raw_latencies, span)),
+        pose: StreamResult::summarise(telemetry_in_window, poses, span),
         unmatched,
         ..Default::default()
     }

@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 
 use bench_support::{
     cores, cpu_seconds, load_average, loadavg_line, release_bin_dir, start_python_reference, udp_rcvbuf_errors, wall,
-    StoppedOnDrop,
+    BenchRole, StoppedOnDrop,
 };
-use measure::{CaseResult, Streams};
+use measure::CaseResult;
 
 /// The simulator's own rate; flat out, sim time still advances 1/25 s per frame.
 const SIM_HZ: f64 = 25.0;
@@ -40,10 +40,7 @@ const WARMUP_S: f64 = 3.0;
 const TAIL_S: f64 = 0.5;
 
 fn window() -> f64 {
-    std::env::var("GPS_BENCH_SECONDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8.0)
+    bench_support::seconds_from_env("GPS_BENCH_SECONDS", 8.0)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,7 +123,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, hz: Option<f64>, port
     let namespace = format!("/gps_bench{index}");
     let load_before = load_average();
     let mut node = r2r::Node::create(ctx.clone(), &format!("gps_bench_subscriber{index}"), "").unwrap();
-    let mut streams = Streams::subscribe(&mut node, &namespace);
+    let mut streams = measure::subscribe(&mut node, &namespace);
     let republisher = start_republisher(case.republisher, ports, &namespace, &log);
     // The republisher's socket is bound before the first frame leaves.
     std::thread::sleep(Duration::from_millis(500));
@@ -176,12 +173,10 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, hz: Option<f64>, port
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
-        return;
-    }
-    std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
-    if let Some((namespace, log)) = bench_support::dds_alone_arguments() {
-        return dds_alone::run(&namespace, &log, SIM_HZ);
+    match bench_support::bench_role() {
+        BenchRole::Listing => return,
+        BenchRole::DdsAlone(namespace, log) => return dds_alone::run(&namespace, &log, SIM_HZ),
+        BenchRole::Bench => {}
     }
     let ctx = r2r::Context::create().unwrap();
     let base = 30_000 + (std::process::id() % 9_000) as u16 * 3;

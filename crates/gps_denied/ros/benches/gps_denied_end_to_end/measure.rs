@@ -3,8 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use bench_support::{percentile, wall};
-use futures::{FutureExt, Stream, StreamExt};
+use bench_support::{wall, StreamResult, Subscriptions};
+use futures::{Stream, StreamExt};
 use r2r::geometry_msgs::msg::{PointStamped, TwistStamped};
 use r2r::rflysim_bridge::msg::LandingPad;
 use r2r::sensor_msgs::msg::{CameraInfo, CompressedImage, Imu, Range};
@@ -36,66 +36,46 @@ pub struct Receipt {
 }
 
 type ReceiptStream = Box<dyn Stream<Item = Receipt> + Unpin>;
+/// Every subscription of a case.
+pub type Streams = Subscriptions<Receipt>;
 
-/// The subscriptions of a case; receipts are timed when drained, right after a spin.
-pub struct Streams(Vec<ReceiptStream>);
-
-impl Streams {
-    /// Native subscriptions: a receipt needs the stamp only, not a conversion.
-    pub fn subscribe(node: &mut r2r::Node, namespace: &str) -> Streams {
-        let qos = QosProfile::default().keep_last(10).reliable();
-        let mut subs: Vec<ReceiptStream> = Vec::new();
-        macro_rules! stamped {
-            ($topic:expr, $t:ty) => {{
-                let topic = TOPICS.iter().position(|t| *t == $topic).unwrap();
-                let s = node
-                    .subscribe_native::<$t>(&format!("{namespace}/{}", $topic), qos.clone())
-                    .unwrap();
-                subs.push(Box::new(s.map(move |m| {
-                    let s = &m.header.stamp;
-                    Receipt {
-                        topic,
-                        stamp_ns: Some(i64::from(s.sec) * 1_000_000_000 + i64::from(s.nanosec)),
-                        at: wall(),
-                    }
-                })));
-            }};
-        }
-        stamped!("imu", Imu);
-        stamped!("altitude", Range);
-        stamped!("velocity", TwistStamped);
-        stamped!("landing_pad", LandingPad);
-        stamped!("landing_pad/point", PointStamped);
-        stamped!("camera/image_raw/compressed", CompressedImage);
-        stamped!("camera/camera_info", CameraInfo);
-        let landed = TOPICS.iter().position(|t| *t == "landed").unwrap();
-        let s = node
-            .subscribe_native::<Bool>(&format!("{namespace}/landed"), qos.clone())
-            .unwrap();
-        subs.push(Box::new(s.map(move |_| Receipt {
-            topic: landed,
-            stamp_ns: None,
-            at: wall(),
-        })));
-        Streams(subs)
+/// Native subscriptions: a receipt needs the stamp only, not a conversion.
+pub fn subscribe(node: &mut r2r::Node, namespace: &str) -> Streams {
+    let qos = QosProfile::default().keep_last(10).reliable();
+    let mut subs: Vec<ReceiptStream> = Vec::new();
+    macro_rules! stamped {
+        ($topic:expr, $t:ty) => {{
+            let topic = TOPICS.iter().position(|t| *t == $topic).unwrap();
+            let s = node
+                .subscribe_native::<$t>(&format!("{namespace}/{}", $topic), qos.clone())
+                .unwrap();
+            subs.push(Box::new(s.map(move |m| {
+                let s = &m.header.stamp;
+                Receipt {
+                    topic,
+                    stamp_ns: Some(i64::from(s.sec) * 1_000_000_000 + i64::from(s.nanosec)),
+                    at: wall(),
+                }
+            })));
+        }};
     }
-
-    pub fn drain(&mut self, out: &mut Vec<Receipt>) {
-        for s in &mut self.0 {
-            while let Some(Some(r)) = s.next().now_or_never() {
-                out.push(r);
-            }
-        }
-    }
-}
-
-#[derive(Debug, Default, Clone)]
-pub struct StreamResult {
-    pub offered_hz: f64,
-    pub delivered_hz: f64,
-    pub missed: usize,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
+    stamped!("imu", Imu);
+    stamped!("altitude", Range);
+    stamped!("velocity", TwistStamped);
+    stamped!("landing_pad", LandingPad);
+    stamped!("landing_pad/point", PointStamped);
+    stamped!("camera/image_raw/compressed", CompressedImage);
+    stamped!("camera/camera_info", CameraInfo);
+    let landed = TOPICS.iter().position(|t| *t == "landed").unwrap();
+    let s = node
+        .subscribe_native::<Bool>(&format!("{namespace}/landed"), qos.clone())
+        .unwrap();
+    subs.push(Box::new(s.map(move |_| Receipt {
+        topic: landed,
+        stamp_ns: None,
+        at: wall(),
+    })));
+    Subscriptions(subs)
 }
 
 #[derive(Debug, Default)]
@@ -124,17 +104,6 @@ impl CaseResult {
     /// Telemetry frames delivered per second of the republisher's CPU time.
     pub fn frames_per_cpu_second(&self) -> f64 {
         self.imu.delivered_hz / (self.cpu_percent / 100.0)
-    }
-}
-
-fn summarise(expected: usize, mut latencies: Vec<f64>, span: f64) -> StreamResult {
-    latencies.sort_by(f64::total_cmp);
-    StreamResult {
-        offered_hz: expected as f64 / span,
-        delivered_hz: latencies.len() as f64 / span,
-        missed: expected.saturating_sub(latencies.len()),
-        p50_ms: percentile(&latencies, 0.5),
-        p99_ms: percentile(&latencies, 0.99),
     }
 }
 
@@ -183,8 +152,8 @@ pub fn evaluate(sent_log: &str, receipts: &[Receipt], start: f64, last_send: f64
     let landed = TOPICS.iter().position(|t| *t == "landed").unwrap_or_default();
     topic_hz[landed] = unstamped as f64 / span;
     CaseResult {
-        imu: summarise(frames, std::mem::take(&mut latencies[IMU]), span),
-        compressed: summarise(images, std::mem::take(&mut latencies[COMPRESSED]), span),
+        imu: StreamResult::summarise(frames, std::mem::take(&mut latencies[IMU]), span),
+        compressed: StreamResult::summarise(images, std::mem::take(&mut latencies[COMPRESSED]), span),
         topic_hz,
         unmatched,
         ..Default::default()
