@@ -198,13 +198,15 @@ build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 
 # ------------------------------------------- AeroSim's Kafka-protocol broker
 # tansu, an Apache-Kafka-compatible broker in Rust, for the AeroSim tests, demo
-# and benchmark; built once into the cache (about 10 minutes on 2 cores).
+# and benchmark; built once into the cache.
 TANSU_VERSION=0.6.0
 TANSU_BIN="$CACHE/tansu/bin/tansu"
 # RFLYSIM_BROKER_BUILD=background (scripts/test.sh) builds it beside the
 # project's own build; scripts/wait-broker.sh waits for it.
 if ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
-  build_broker=(cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu")
+  # Optimised lightly (opt-level 1): a test broker, which builds quicker so.
+  build_broker=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
+    cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu")
   if [ "${RFLYSIM_BROKER_BUILD:-}" = background ]; then
     if ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
       log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu in the background (once)"

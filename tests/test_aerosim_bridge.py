@@ -18,6 +18,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image, Imu, NavSatFix
 from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker
 
 from aerosim_peer import (Broker, Peer, bincode_image, envelope, flight_display, read_records, vehicle_state)
 from rflysim_bridge.msg import AutopilotCommand, FlightControlCommand, FlightDisplay
@@ -159,6 +160,21 @@ def test_flight_display_mirrors_the_primary_flight_display(broker, processes, co
         (101.5, 1234.5, 270.0, -300.0, FlightDisplay.HSI_VOR2)
     assert (m.target_altitude_ft, m.altimeter_pressure_setting_inhg) == (1500.0, 29.92)
     assert m.header.frame_id == "actor1/base_link"
+
+
+def test_flight_display_as_text_above_the_aircraft_for_rviz2(broker, processes, collector):
+    start_bridge(processes, broker.bootstrap)
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(Marker, "/aerosim/actor1/flight_display/marker", qos=RELIABLE, key="text")
+    d = flight_display(airspeed_kts=101.4, altitude_ft=1234.6, heading_deg=-90.0, vertical_speed_fpm=-300.0)
+    wait_subscribed(collector, "text", lambda: peer.send(DISPLAY, envelope(DISPLAY, "PrimaryFlightDisplayData", d,
+                                                                              sim=2.0)))
+    m = collector.messages("text")[-1]
+    assert m.type == Marker.TEXT_VIEW_FACING and m.action == Marker.ADD
+    assert m.header.frame_id == "actor1/base_link" and m.frame_locked
+    assert m.text == "ALT 1235 ft  IAS 101 kt\nHDG 270  VS -300 fpm"
+    assert m.pose.position.z > 0 and m.scale.z > 0 and m.color.a == 1.0
+    assert m.lifetime.sec == 1
 
 
 def publish_until(collector, topic, msg_type, msg, consumer, timeout=15.0):

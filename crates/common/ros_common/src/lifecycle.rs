@@ -124,16 +124,10 @@ pub fn run_until_signalled(
             runtime.spawn(handler);
         }
     }
-    // A few nodes (the AUV and GPS-denied bridges, a RflySim bridge with a
-    // sensor or two) get a thread each, blocked in the node's wait set until
-    // one of its entities is ready: spinning them in turn with short
-    // timeouts woke up 50 times a second per node whatever came, most of an
-    // idle bridge's CPU (≈ 1 % of a core; ≈ 0.65 ms of every 20-Hz LiDAR
-    // frame). Many nodes share one thread that takes them in turn, at the
-    // pace of `RoundPace`: a thread each then wakes every one of them for
-    // each /clock message and costs each an allocator arena (swarm bench, 16
-    // vehicles with use_sim_time, 49 nodes: 112 % of a core and 237 MB
-    // against 85 % and 181 MB).
+    // A few nodes get a thread each, blocked in their wait set (polling in
+    // turn woke an idle bridge 50 times a second per node); many share one
+    // thread at `RoundPace`, since a thread each wakes all of them per /clock
+    // message (the swarm bench: 85 % of a core against 112 % at 49 nodes).
     let wake = SpinnerWake::new(&mut nodes);
     let lone_wait = if wake.is_some() { WOKEN_SPIN_WAIT } else { SPIN_WAIT };
     let groups: Vec<Vec<Node>> = if nodes.len() <= OWN_THREAD_NODES {
