@@ -72,8 +72,8 @@ section_rflysim() {
 
 section_capacity() {
   echo "\$ RFLYSIM_BENCH_CASES=\"flat out,paced\" cargo bench -p rflysim_ros --bench end_to_end   # as shipped"
-  env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE RFLYSIM_BENCH_CASES="flat out,paced" \
-    bench -p rflysim_ros --bench end_to_end
+  (unset FASTRTPS_DEFAULT_PROFILES_FILE FASTDDS_DEFAULT_PROFILES_FILE
+    RFLYSIM_BENCH_CASES="flat out,paced" bench -p rflysim_ros --bench end_to_end)
   echo
   echo "\$ FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES=\"flat out\" cargo bench …   # Fast DDS's defaults everywhere"
   FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES="flat out" bench -p rflysim_ros --bench end_to_end
@@ -88,9 +88,10 @@ section_multi-host() {
     RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end
   echo
   echo "\$ … the publishers on their shipped profile, the subscriber UDP-only (a remote rviz2)"
-  env -u FASTRTPS_DEFAULT_PROFILES_FILE ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
-    RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
-    RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end
+  (unset FASTRTPS_DEFAULT_PROFILES_FILE
+    ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
+      RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
+      RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end)
 }
 
 section_auv() {
@@ -110,7 +111,7 @@ section_aerosim() {
 
 section_swarm() {
   echo "\$ cargo bench -p rflysim_ros --bench swarm   # as shipped"
-  env -u FASTRTPS_DEFAULT_PROFILES_FILE -u FASTDDS_DEFAULT_PROFILES_FILE bench -p rflysim_ros --bench swarm
+  (unset FASTRTPS_DEFAULT_PROFILES_FILE FASTDDS_DEFAULT_PROFILES_FILE; bench -p rflysim_ros --bench swarm)
 }
 
 out="$ROOT/target/bench-report"
