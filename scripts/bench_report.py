@@ -43,7 +43,8 @@ def main():
     taken = (f"Taken at commit `{commit()}` on {datetime.date.today().isoformat()}, "
              f"{machine()}; reproduce with `scripts/bench.sh {{name}}`.")
     for name in sections:
-        output = (out_dir / f"{name}.txt").read_text().rstrip()
+        # Paths into this checkout are the reader's own: shown relative to it.
+        output = (out_dir / f"{name}.txt").read_text().rstrip().replace(str(Path.cwd()) + "/", "")
         pattern = re.compile(rf"(<!-- bench:{re.escape(name)} -->\n).*?(<!-- /bench:{re.escape(name)} -->)", re.S)
         if not pattern.search(doc):
             sys.exit(f"{doc_path}: no markers for section {name}")

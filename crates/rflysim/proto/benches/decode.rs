@@ -122,7 +122,7 @@ fn main() {
     let mut rows = Vec::new();
     let mut t = Duration::ZERO;
 
-    // LiDAR, 100 000 points, seed float layout.
+    // LiDAR, 100 000 points, the protocol's float layout.
     let points: Vec<[f32; 4]> = (0..100_000)
         .map(|i| [i as f32 * 0.01, 1.0, -2.0, (i % 7) as f32])
         .collect();
@@ -135,7 +135,7 @@ fn main() {
     });
     let (w, f) = memcpy_refs(seed.len(), runs);
     rows.push(Row {
-        name: "LiDAR 100k, seed float (1.6 MB)",
+        name: "LiDAR 100k, protocol float (1.6 MB)",
         bytes: seed.len(),
         took,
         memcpy_warm: w,
