@@ -5,7 +5,8 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-bash scripts/setup.sh
+# The RflySim demo needs no Kafka broker: scripts/test.sh builds it.
+RFLYSIM_BROKER_BUILD=none bash scripts/setup.sh
 set +u
 # shellcheck disable=SC1091
 source .cache/env.sh

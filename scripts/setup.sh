@@ -202,8 +202,9 @@ build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 TANSU_VERSION=0.6.0
 TANSU_BIN="$CACHE/tansu/bin/tansu"
 # RFLYSIM_BROKER_BUILD=background (scripts/test.sh) builds it beside the
-# project's own build; scripts/wait-broker.sh waits for it.
-if ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
+# project's own build; scripts/wait-broker.sh waits for it. =none leaves it
+# for later (the RflySim demo needs no broker).
+if [ "${RFLYSIM_BROKER_BUILD:-}" != none ] && ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
   # Optimised lightly (opt-level 1): a test broker, which builds quicker so.
   build_broker=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
     cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu")
