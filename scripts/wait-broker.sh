@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Waits for the Kafka-protocol broker that scripts/setup.sh builds in the
-# background (RFLYSIM_BROKER_BUILD=background), then checks that it runs.
+# background (RFLYSIM_BROKER_BUILD=background), then checks that the one
+# .cache/env.sh names (AEROSIM_BROKER_BIN) runs.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RFLYSIM_CACHE:-$ROOT/.cache}
@@ -13,7 +14,7 @@ if [ -f "$pid_file" ]; then
   fi
   rm -f "$pid_file"
 fi
-if ! "$CACHE/tansu/bin/tansu" --version >/dev/null 2>&1; then
+if ! "${AEROSIM_BROKER_BIN:?source .cache/env.sh first}" --version >/dev/null 2>&1; then
   tail -30 "$CACHE/tansu-build.log" 2>/dev/null || true
   echo "[broker] the broker's build failed"
   exit 1

@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 
 use aerosim_link::broker::{free_port, Broker};
 use bench_support::{
-    cores, cpu_seconds, loadavg_line, percentile, release_bin_dir, start_python_reference, wall, BenchRole, SendLog,
-    StoppedOnDrop,
+    cores, cpu_seconds, loadavg_line, release_bin_dir, start_python_reference, wall, BenchRole, SendLog, StoppedOnDrop,
+    StreamResult, Subscriptions,
 };
-use futures::{FutureExt, Stream, StreamExt};
+use futures::StreamExt;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rflysim_bridge::msg::FlightDisplay;
 use r2r::sensor_msgs::msg::CompressedImage;
@@ -67,9 +67,7 @@ struct Receipt {
     at: f64,
 }
 
-type Receipts = Box<dyn Stream<Item = Receipt> + Unpin>;
-
-fn subscribe(node: &mut r2r::Node, namespace: &str) -> Vec<Receipts> {
+fn subscribe(node: &mut r2r::Node, namespace: &str) -> Subscriptions<Receipt> {
     let qos = QosProfile::default().keep_last(10).best_effort();
     let topic = |i: usize| format!("{namespace}/{}", STREAMS[i].1);
     let receipt = move |stream: usize| {
@@ -80,7 +78,7 @@ fn subscribe(node: &mut r2r::Node, namespace: &str) -> Vec<Receipts> {
         }
     };
     let (r0, r1, r2) = (receipt(0), receipt(1), receipt(2));
-    vec![
+    Subscriptions(vec![
         Box::new(
             node.subscribe_native::<Odometry>(&topic(0), qos.clone())
                 .unwrap()
@@ -96,7 +94,7 @@ fn subscribe(node: &mut r2r::Node, namespace: &str) -> Vec<Receipts> {
                 .unwrap()
                 .map(move |m| r2(m.header.stamp.sec, m.header.stamp.nanosec)),
         ),
-    ]
+    ])
 }
 
 fn start_sim(bootstrap: &str, log: &Path) -> StoppedOnDrop {
@@ -142,15 +140,6 @@ fn start_republisher(r: Republisher, bootstrap: &str, namespace: &str, log: &Pat
     }
 }
 
-#[derive(Debug, Default)]
-struct StreamResult {
-    sent: usize,
-    delivered: usize,
-    delivered_hz: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-}
-
 #[derive(Debug)]
 struct CaseResult {
     name: &'static str,
@@ -179,11 +168,7 @@ fn run_case(ctx: &r2r::Context, index: usize, name: &'static str, r: Republisher
     let mut spin = |until: Instant, out: &mut Vec<Receipt>| {
         while Instant::now() < until {
             node.spin_once(Duration::from_millis(2));
-            for s in &mut subs {
-                while let Some(Some(x)) = s.next().now_or_never() {
-                    out.push(x);
-                }
-            }
+            subs.drain(out);
         }
     };
     spin(Instant::now() + Duration::from_secs_f64(WARMUP_S), &mut Vec::new());
@@ -207,16 +192,13 @@ fn run_case(ctx: &r2r::Context, index: usize, name: &'static str, r: Republisher
                 }
             }
         }
-        let mut latencies: Vec<f64> = seen.into_values().collect();
-        latencies.sort_by(f64::total_cmp);
-        delivered_messages += latencies.len();
-        streams.push(StreamResult {
-            sent: sent.sent_between(stream, start, end - TAIL_S),
-            delivered: latencies.len(),
-            delivered_hz: latencies.len() as f64 / (end - TAIL_S - start),
-            p50_ms: percentile(&latencies, 0.5),
-            p99_ms: percentile(&latencies, 0.99),
-        });
+        delivered_messages += seen.len();
+        let sent_in_window = sent.sent_between(stream, start, end - TAIL_S);
+        streams.push(StreamResult::summarise(
+            sent_in_window,
+            seen.into_values().collect(),
+            end - TAIL_S - start,
+        ));
     }
     CaseResult {
         name,
@@ -303,10 +285,7 @@ fn print(results: &[CaseResult]) {
         let cell = |s: &StreamResult| {
             format!(
                 "{:5.1} ({:3}) {:5.1}/{:5.1}",
-                s.delivered_hz,
-                s.sent.saturating_sub(s.delivered),
-                s.p50_ms,
-                s.p99_ms
+                s.delivered_hz, s.missed, s.p50_ms, s.p99_ms
             )
         };
         let ratio = floor.map_or(f64::NAN, |f| r.cpu_per_message_us / f.cpu_per_message_us);

@@ -321,15 +321,12 @@ fn main() {
         reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0), receive_port);
         return;
     }
-    if args.iter().any(|a| a == "--list") {
-        return;
-    }
     // LOCALHOST unless asked otherwise: with it rmw_fastrtps builds its own
     // transports (shared memory and loopback UDP) and ignores
     // FASTDDS_BUILTIN_TRANSPORTS, so a UDP-only run (a subscriber as on
     // another host) needs SUBNET.
-    if std::env::var_os("ROS_AUTOMATIC_DISCOVERY_RANGE").is_none() {
-        std::env::set_var("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    if let bench_support::BenchRole::Listing = bench_support::bench_role() {
+        return;
     }
     let ctx = r2r::Context::create().unwrap();
     // RFLYSIM_BENCH_CASES=shm runs only the cases whose name contains "shm" (and so on).
