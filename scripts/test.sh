@@ -10,10 +10,13 @@ cd "$ROOT"
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
-step() { printf '\n==== %s\n' "$*"; }
+started=$SECONDS
+step() { printf '\n==== [%dm%02ds] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
 
 step "set-up"
-# The broker (AeroSim's tests) builds beside clippy and the build; cargo test waits for it.
+# The broker (AeroSim's tests) builds in the background, at idle priority: it
+# takes the CPU time the steps below leave, and only the AeroSim tests, last,
+# wait for it.
 RFLYSIM_BROKER_BUILD=background bash scripts/setup.sh
 # colcon's setup files and ours are not written for `set -u`.
 set +u
@@ -54,10 +57,8 @@ cargo clippy --release --locked --workspace --all-targets -- -D warnings
 step "cargo build"
 cargo build --release --locked --workspace --bins
 
-bash scripts/wait-broker.sh
-
-step "cargo test"
-cargo test --release --locked --workspace
+step "cargo test (but the Kafka link's, which needs the broker)"
+cargo test --release --locked --workspace --exclude aerosim_link
 
 step "fuzz runs with overflow checks (profile fuzz: the wire crates, no ROS)"
 cargo test --profile fuzz --locked -p rflysim_proto -p auv_proto -p gps_denied_proto -p aerosim_proto --test fuzz
@@ -76,7 +77,17 @@ fi
 grep -E '^--- ' "$demo_out" | tail -1
 rm -f "$demo_out"
 
-step "rclpy tests over DDS"
-markers=()
-[ $quick = 1 ] && markers=(-m "not slow")
-"$RFLYSIM_PYTHON" -m pytest tests -v -p no:cacheprovider "${markers[@]}"
+step "rclpy tests over DDS (but AeroSim's, which need the broker)"
+not_slow=""
+[ $quick = 1 ] && not_slow=" and not slow"
+"$RFLYSIM_PYTHON" -m pytest tests -v -p no:cacheprovider -m "not broker$not_slow"
+
+step "the Kafka-protocol broker"
+bash scripts/wait-broker.sh
+
+step "cargo test of the Kafka link against the broker"
+cargo test --release --locked -p aerosim_link
+
+step "rclpy tests of AeroSim against the broker"
+"$RFLYSIM_PYTHON" -m pytest tests -v -p no:cacheprovider -m "broker$not_slow"
+step "done"

@@ -27,6 +27,7 @@ def executable(name: str) -> Path:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes minutes (a colcon build); CI runs it")
+    config.addinivalue_line("markers", "broker: needs the Kafka-protocol broker (scripts/test.sh runs these last)")
     # A domain of our own keeps parallel runs and stray nodes out of the tests.
     # At most 101 (ROS 2's own advice): DDS ports are 7400 + 250 * domain + ...,
     # and above 101 they fall in Linux's ephemeral range (32768-60999), where a

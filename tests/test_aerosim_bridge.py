@@ -23,6 +23,8 @@ from visualization_msgs.msg import Marker
 from aerosim_peer import (Broker, Peer, bincode_image, envelope, flight_display, read_records, vehicle_state)
 from rflysim_bridge.msg import AutopilotCommand, FlightControlCommand, FlightDisplay
 
+pytestmark = pytest.mark.broker
+
 RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
 STATE = "aerosim.actor1.vehicle_state"
 DISPLAY = "aerosim.actor1.primary_flight_display_data"

@@ -5,6 +5,7 @@ the launch starts, with a real broker."""
 import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 from aerosim_peer import free_port
@@ -49,6 +50,7 @@ def test_rviz_config_shows_the_vehicle_its_camera_and_its_flight_data():
     assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "world"
 
 
+@pytest.mark.broker
 def test_rviz_stand_in_can_draw_every_display_of_the_one_command_launch(processes, collector):
     """`ros2 launch rflysim_bridge aerosim.launch.py emulator:=true broker:=true` (on a free port) with
     config/aerosim.rviz, rviz2 played by tests/rviz_stand_in.py: the broker, the emulator and the

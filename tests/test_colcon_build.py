@@ -2,8 +2,10 @@
 messages and the Rust executables in one go and installs them where ROS 2
 tools look; the installed executables then talk to rclpy over DDS.
 
-Slow on a cold cache (a release build of r2r); its cargo target directory is
-kept in `.cache/colcon-target` so that warm runs take seconds.
+Slow on a cold cache (a build of r2r); its cargo target directory is kept in
+`.cache/colcon-target` so that warm runs take seconds. It builds cargo's dev
+profile without debug information: the release build of the same code is
+scripts/test.sh's own, and an unoptimised one takes half the time.
 """
 
 import json
@@ -33,6 +35,7 @@ def colcon_env():
     env = dict(os.environ)
     for var in ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH", "LD_LIBRARY_PATH", "PYTHONPATH"):
         env[var] = without_dev_prefixes(env.get(var, ""))
+    env["CARGO_PROFILE_DEV_DEBUG"] = "false"
     return env
 
 
@@ -58,7 +61,7 @@ def colcon_install():
     result = subprocess.run(
         [
             "colcon", "build", "--event-handlers", "console_direct+",
-            "--cmake-args", "-DBUILD_TESTING=OFF",
+            "--cmake-args", "-DBUILD_TESTING=OFF", "-DRFLYSIM_CARGO_PROFILE=dev",
             f"-DRFLYSIM_CARGO_TARGET_DIR={CACHE / 'colcon-target'}",
         ],
         cwd=WORKSPACE, env=colcon_env(), capture_output=True, text=True, timeout=1800,
