@@ -59,7 +59,8 @@ def test_every_readme_command_is_run_by_a_test_or_scripts_test_sh():
     assert not unrun, f"README commands no test runs: {unrun}"
 
 
-@pytest.mark.parametrize("command", launch_lines())
+@pytest.mark.parametrize("command", [pytest.param(c, marks=pytest.mark.broker) if "broker:=true" in c else c
+                                     for c in launch_lines()])
 def test_readme_launch_lines_start_their_nodes(processes, command):
     words = shlex.split(command)
     launch_file = words[3]

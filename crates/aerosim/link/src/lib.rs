@@ -8,6 +8,7 @@
 //! restarted log starts over at the new log's beginning, and every error
 //! is returned to the caller (to count and log) before the next try.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -93,6 +94,10 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = Result<T, Ka
 #[derive(Clone)]
 pub struct Link {
     bootstrap: Vec<String>,
+    /// The brokers' ports, whose connections get Nagle turned off.
+    ports: Vec<u16>,
+    /// When that was last done, in ms since the Unix epoch.
+    nagle_checked_ms: Arc<AtomicI64>,
     client_id: String,
     max_message_bytes: usize,
     client: Arc<tokio::sync::Mutex<Option<Arc<Client>>>>,
@@ -109,12 +114,19 @@ impl std::fmt::Debug for Link {
 impl Link {
     /// `max_message_bytes` bounds what one response may carry.
     pub fn new(bootstrap_servers: &str, client_id: &str, max_message_bytes: usize) -> Self {
+        let bootstrap: Vec<String> = bootstrap_servers
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let ports = bootstrap
+            .iter()
+            .filter_map(|s| s.rsplit_once(':')?.1.parse().ok())
+            .collect();
         Self {
-            bootstrap: bootstrap_servers
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
+            bootstrap,
+            ports,
+            nagle_checked_ms: Arc::default(),
             client_id: client_id.to_string(),
             max_message_bytes,
             client: Arc::default(),
@@ -143,8 +155,20 @@ impl Link {
             .backoff_config(backoff)
             .build();
         let client = Arc::new(within("connect", build).await?);
+        self.keep_nagle_off(true);
         *slot = Some(client.clone());
         Ok(client)
+    }
+
+    /// On the connections made so far: at once when asked (rskafka connects
+    /// to a partition's leader on its first request), else at most once a
+    /// second (it may reconnect by itself within a request's retries).
+    fn keep_nagle_off(&self, now: bool) {
+        let t = now_ms();
+        if now || t - self.nagle_checked_ms.load(Ordering::Relaxed) >= 1000 {
+            self.nagle_checked_ms.store(t, Ordering::Relaxed);
+            nodelay::disable_nagle_to(&self.ports);
+        }
     }
 
     /// After an error that may mean the broker went away: the next call
@@ -261,7 +285,8 @@ impl Reader {
     }
 
     async fn try_next(&mut self) -> Result<Vec<Fetched>, LinkError> {
-        if self.partition.is_none() {
+        let fresh = self.partition.is_none();
+        if fresh {
             let p = match self.link.partition(&self.topic).await {
                 Err(e) if e.reason == "unknown_topic" => {
                     self.link.ensure_topic(&self.topic).await?;
@@ -291,6 +316,7 @@ impl Reader {
         )
         .await
         .map_err(|_| timed_out("fetch"))?;
+        self.link.keep_nagle_off(fresh);
         let (records, high_watermark) = match fetched {
             Ok(r) => r,
             Err(e) => {
@@ -351,7 +377,8 @@ impl Writer {
     /// After an error the next call connects (and creates the topic) again.
     pub async fn send(&self, value: Vec<u8>, timestamp_ms: i64) -> Result<i64, LinkError> {
         let mut slot = self.partition.lock().await;
-        if slot.is_none() {
+        let fresh = slot.is_none();
+        if fresh {
             let p = match self.link.partition(&self.topic).await {
                 Err(e) if e.reason == "unknown_topic" => {
                     self.link.ensure_topic(&self.topic).await?;
@@ -369,7 +396,10 @@ impl Writer {
         };
         let partition = slot.as_ref().expect("set above");
         match within("produce", partition.produce(vec![record], Compression::NoCompression)).await {
-            Ok(offsets) => Ok(offsets.first().copied().unwrap_or(-1)),
+            Ok(offsets) => {
+                self.link.keep_nagle_off(fresh);
+                Ok(offsets.first().copied().unwrap_or(-1))
+            }
             Err(e) => {
                 *slot = None;
                 if e.reason == "broker_unreachable" || e.reason == "timeout" {
@@ -389,3 +419,4 @@ pub fn now_ms() -> i64 {
 }
 
 pub mod broker;
+mod nodelay;

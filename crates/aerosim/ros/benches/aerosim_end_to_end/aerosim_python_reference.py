@@ -1,12 +1,13 @@
 """The Python reference of the aerosim_end_to_end benchmark: what AeroSim's
 users run today, a confluent-kafka + rclpy republisher.
 
-Reads an actor's vehicle state and flight display and the renderer's images
-from their ends (assign, no group, as AeroSim's consumers do; the same
-2-ms fetch wait as the bridge), and publishes nav_msgs/Odometry (NED/FRD ->
-ENU/FLU, AeroSim's quaternion taken apart as the bridge does),
-rflysim_bridge/FlightDisplay and sensor_msgs/CompressedImage, stamped with
-AeroSim's simulation time. Written like a user's script: one thread, one
+Reads an actor's vehicle state and flight display, the renderer's images and
+the clock from their ends (assign, no group, as AeroSim's consumers do; the
+same 2-ms fetch wait as the bridge), and publishes nav_msgs/Odometry (NED/FRD
+-> ENU/FLU, AeroSim's quaternion taken apart as the bridge does) with its
+transform on /tf, rflysim_bridge/FlightDisplay, sensor_msgs/CompressedImage
+and /clock, stamped with AeroSim's simulation time: what the bridge publishes
+for the benchmark's subscriber. Written like a user's script: one thread, one
 consumer, json.loads.
 
 Usage: python aerosim_python_reference.py BOOTSTRAP ACTOR [--ros-args ...]
@@ -21,9 +22,12 @@ import sys
 
 import rclpy
 from confluent_kafka import OFFSET_END, Consumer, TopicPartition
+from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CompressedImage
+from tf2_msgs.msg import TFMessage
 
 from rflysim_bridge.msg import FlightDisplay
 
@@ -77,16 +81,21 @@ def main():
     odom_pub = node.create_publisher(Odometry, f"{actor}/odom", qos)
     display_pub = node.create_publisher(FlightDisplay, f"{actor}/flight_display", qos)
     image_pub = node.create_publisher(CompressedImage, "camera/image_raw/compressed", qos)
+    tf_pub = node.create_publisher(TFMessage, "/tf", QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                                                                 durability=DurabilityPolicy.VOLATILE))
+    clock_pub = node.create_publisher(Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
     state_topic = f"aerosim.{actor}.vehicle_state"
     display_topic = f"aerosim.{actor}.primary_flight_display_data"
     image_topic = "aerosim.renderer.responses"
+    clock_topic = "aerosim.clock"
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "aerosim_python_reference",
                          "enable.auto.commit": False, "fetch.wait.max.ms": 2})
-    consumer.assign([TopicPartition(t, 0, OFFSET_END) for t in (state_topic, display_topic, image_topic)])
+    topics = (state_topic, display_topic, image_topic, clock_topic)
+    consumer.assign([TopicPartition(t, 0, OFFSET_END) for t in topics])
     # SIGTERM stops it as Ctrl-C does.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        republish(consumer, actor, (state_topic, display_topic, image_topic), (odom_pub, display_pub, image_pub))
+        republish(consumer, actor, topics, (odom_pub, display_pub, image_pub, tf_pub, clock_pub))
     except KeyboardInterrupt:
         pass
     consumer.close()
@@ -95,8 +104,8 @@ def main():
 
 
 def republish(consumer, actor, topics, publishers):
-    state_topic, display_topic, image_topic = topics
-    odom_pub, display_pub, image_pub = publishers
+    state_topic, display_topic, image_topic, clock_topic = topics
+    odom_pub, display_pub, image_pub, tf_pub, clock_pub = publishers
     while True:
         m = consumer.poll(0.1)
         if m is None or m.error():
@@ -123,7 +132,11 @@ def republish(consumer, actor, topics, publishers):
         ts = record["metadata"]["timestamp_sim"]
         t = ts["sec"] + ts["nanosec"] * 1e-9
         data = record["data"]
-        if topic == state_topic:
+        if topic == clock_topic:
+            msg = Clock()
+            msg.clock.sec, msg.clock.nanosec = ts["sec"], ts["nanosec"]
+            clock_pub.publish(msg)
+        elif topic == state_topic:
             pose = data["state"]["pose"]
             p, v, w = pose["position"], data["velocity"], data["angular_velocity"]
             q = orientation_enu_flu(pose["orientation"])
@@ -140,6 +153,10 @@ def republish(consumer, actor, topics, publishers):
             ang = msg.twist.twist.angular
             ang.x, ang.y, ang.z = w["x"], -w["y"], -w["z"]
             odom_pub.publish(msg)
+            tf = TransformStamped(header=msg.header, child_frame_id=msg.child_frame_id)
+            tf.transform.translation.x, tf.transform.translation.y, tf.transform.translation.z = p["y"], p["x"], -p["z"]
+            tf.transform.rotation = msg.pose.pose.orientation
+            tf_pub.publish(TFMessage(transforms=[tf]))
         elif topic == display_topic:
             msg = FlightDisplay()
             msg.header.frame_id = f"{actor}/base_link"

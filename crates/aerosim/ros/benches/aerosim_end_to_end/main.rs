@@ -7,6 +7,8 @@
 //! publishers of the same messages: what AeroSim's users write today), or
 //! no Kafka at all: "DDS alone", this executable publishing pre-built
 //! messages of the same sizes at the same rates, the floor no bridge can beat.
+//! Each publishes what the bridge publishes for this subscriber: the three
+//! topics, TF and `/clock`.
 //!
 //! Every republisher stamps with AeroSim's simulation time (the bridge with
 //! `use_sim_time:=true`; the emulator gives images that time too, with
@@ -34,7 +36,9 @@ use bench_support::{
 use futures::StreamExt;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::rflysim_bridge::msg::FlightDisplay;
+use r2r::rosgraph_msgs::msg::Clock;
 use r2r::sensor_msgs::msg::CompressedImage;
+use r2r::tf2_msgs::msg::TFMessage;
 use r2r::QosProfile;
 
 const WARMUP_S: f64 = 3.0;
@@ -231,8 +235,13 @@ fn paced<'a, T: r2r::WrappedTypesupport + 'static>(
     }
 }
 
-/// DDS alone: pre-built messages of the bridge's sizes at AeroSim's rates,
-/// stamped with their publish time and logged as the emulator logs its records.
+/// What the bridge publishes besides the three topics taken here, with no
+/// subscriber: TF and `/clock`, each at the vehicle state's rate.
+const UNTAKEN: [&str; 2] = ["tf", "clock"];
+
+/// DDS alone: pre-built messages of the bridge's sizes at AeroSim's rates
+/// (the three taken here and [`UNTAKEN`]), stamped with their publish time
+/// and logged as the emulator logs its records.
 fn dds_alone(namespace: &str, log: &Path) {
     let ctx = r2r::Context::create().unwrap();
     let mut node = r2r::Node::create(ctx, "aerosim_bench_dds_alone", namespace).unwrap();
@@ -242,6 +251,12 @@ fn dds_alone(namespace: &str, log: &Path) {
         .create_publisher::<FlightDisplay>(STREAMS[1].1, qos.clone())
         .unwrap();
     let image_pub = node.create_publisher::<CompressedImage>(STREAMS[2].1, qos).unwrap();
+    let tf_pub = node
+        .create_publisher::<TFMessage>("/tf", ros_common::qos::tf())
+        .unwrap();
+    let clock_pub = node
+        .create_publisher::<Clock>("/clock", QosProfile::default().keep_last(1).reliable())
+        .unwrap();
     let (w, h) = CAMERA;
     let jpeg = aerosim_sim::render::jpeg(&aerosim_sim::render::horizon(w, h, 0.1, 0.05, 90.0), w, h, 80).unwrap();
     let mut odom = Odometry::default();
@@ -255,11 +270,31 @@ fn dds_alone(namespace: &str, log: &Path) {
         ..Default::default()
     };
     image.header.frame_id = format!("{ACTOR}/camera_optical");
+    let mut tf = ros_common::tf::odometry_tf(&odom);
+    let mut clock = Clock::default();
     let stop = ros_common::lifecycle::stop_flag_at_signal();
     let mut streams = [
         paced(0, &odom_pub, &mut odom, |m| &mut m.header),
         paced(1, &display_pub, &mut display, |m| &mut m.header),
         paced(2, &image_pub, &mut image, |m| &mut m.header),
+        bench_support::PacedStream {
+            name: UNTAKEN[0],
+            hz: STREAMS[0].2,
+            publish: Box::new(|t| {
+                let (sec, nanosec) = bench_support::ros_time(t);
+                tf.transforms[0].header.stamp = r2r::builtin_interfaces::msg::Time { sec, nanosec };
+                tf_pub.publish(&tf).is_ok()
+            }),
+        },
+        bench_support::PacedStream {
+            name: UNTAKEN[1],
+            hz: STREAMS[0].2,
+            publish: Box::new(|t| {
+                let (sec, nanosec) = bench_support::ros_time(t);
+                clock.clock = r2r::builtin_interfaces::msg::Time { sec, nanosec };
+                clock_pub.publish(&clock).is_ok()
+            }),
+        },
     ];
     let log_text = bench_support::publish_paced(&mut streams, || stop.load(std::sync::atomic::Ordering::Relaxed));
     std::fs::write(log, log_text).unwrap();
