@@ -158,16 +158,19 @@ where
             on_signal(signal);
             // Ctrl-C under `ros2 launch` comes twice at once (the terminal's to the
             // group, then launch's own): only a signal after SECOND_SIGNAL_GRACE is
-            // the user insisting, and it ends the process at once.
+            // the user insisting, and it ends a job still running at once. A job
+            // that has ended keeps the handlers: the caller's clean-up is next.
             let since = std::time::Instant::now();
             while !handle.is_finished() && since.elapsed() < SECOND_SIGNAL_GRACE {
                 thread::sleep(POLL);
+            }
+            if !handle.is_finished() {
+                restore_default_handlers();
             }
             break;
         }
         thread::sleep(POLL);
     }
-    restore_default_handlers();
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
@@ -244,11 +247,21 @@ mod tests {
             libc::sigaction(signal, std::ptr::null(), &mut old);
             old.sa_sigaction
         };
-        assert_eq!(
+        let defaults = (libc::SIG_DFL, libc::SIG_DFL);
+        assert_ne!(
             (disposition(libc::SIGINT), disposition(libc::SIGTERM)),
-            (libc::SIG_DFL, libc::SIG_DFL),
-            "after the first signal, a second one is not swallowed"
+            defaults,
+            "a job that ended at the signal leaves the caller's clean-up to a second one's mercy"
         );
+        // A job still running after the grace: the next signal ends the process.
+        let late = run_until_signal(
+            move || {
+                thread::sleep(SECOND_SIGNAL_GRACE + Duration::from_millis(300));
+                (disposition(libc::SIGINT), disposition(libc::SIGTERM))
+            },
+            |_| {},
+        );
+        assert_eq!(late, defaults, "after the grace, a second signal is not swallowed");
         assert!(
             ran >= Duration::from_millis(50),
             "the job ran until the signal: {ran:?}"
