@@ -105,8 +105,8 @@ section_gps-denied() {
 }
 
 section_aerosim() {
-  echo "\$ cargo bench -p aerosim_ros --bench aerosim_end_to_end"
-  bench -p aerosim_ros --bench aerosim_end_to_end
+  echo "\$ AEROSIM_BENCH_ROUNDS=3 cargo bench -p aerosim_ros --bench aerosim_end_to_end"
+  AEROSIM_BENCH_ROUNDS=3 bench -p aerosim_ros --bench aerosim_end_to_end
 }
 
 section_swarm() {

@@ -20,8 +20,8 @@
 //! --bench aerosim_end_to_end`. Prints a table; asserts nothing.
 //! `AEROSIM_BENCH_SECONDS` sets the window (default 10 s, after 3 s of
 //! warm-up); `AEROSIM_BENCH_CASES=dds,bridge` runs the cases whose name
-//! contains a word. Needs the broker (`AEROSIM_BROKER_BIN`, set by
-//! `.cache/env.sh`).
+//! contains a word; `AEROSIM_BENCH_ROUNDS=N` runs them N times in turn.
+//! Needs the broker (`AEROSIM_BROKER_BIN`, set by `.cache/env.sh`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -353,21 +353,57 @@ fn main() {
         Broker::start(free_port().unwrap()).expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
     let ctx = r2r::Context::create().unwrap();
     let only = std::env::var("AEROSIM_BENCH_CASES").unwrap_or_default().to_lowercase();
+    // One round's CPU ratio moves with the machine (DDS alone's own CPU per
+    // message does): AEROSIM_BENCH_ROUNDS=N runs the cases N times in turn
+    // and sums the ratios up by their median.
+    let rounds = std::env::var("AEROSIM_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1usize)
+        .max(1);
     let load_at_start = loadavg_line();
-    let mut results = Vec::new();
-    for (i, (name, r)) in [
-        ("DDS alone (no Kafka)", Republisher::DdsAlone),
-        ("aerosim_bridge", Republisher::Bridge),
-        ("Python reference", Republisher::Python),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        if only.is_empty() || only.split(',').any(|w| name.to_lowercase().contains(w)) {
-            results.push(run_case(&ctx, i, name, r, &broker));
+    let mut ratios: Vec<(&str, Vec<f64>)> = Vec::new();
+    for round in 0..rounds {
+        let mut results = Vec::new();
+        for (i, (name, r)) in [
+            ("DDS alone (no Kafka)", Republisher::DdsAlone),
+            ("aerosim_bridge", Republisher::Bridge),
+            ("Python reference", Republisher::Python),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if only.is_empty() || only.split(',').any(|w| name.to_lowercase().contains(w)) {
+                results.push(run_case(&ctx, round * 10 + i, name, r, &broker));
+            }
+        }
+        if rounds > 1 {
+            println!("\nround {} of {rounds}:", round + 1);
+        }
+        print(&results);
+        if let Some(floor) = results.iter().find(|r| r.name.starts_with("DDS alone")) {
+            for r in results.iter().filter(|r| !r.name.starts_with("DDS alone")) {
+                let ratio = r.cpu_per_message_us / floor.cpu_per_message_us;
+                match ratios.iter_mut().find(|(n, _)| *n == r.name) {
+                    Some((_, v)) => v.push(ratio),
+                    None => ratios.push((r.name, vec![ratio])),
+                }
+            }
         }
     }
-    print(&results);
+    if rounds > 1 {
+        let medians: Vec<String> = ratios
+            .iter_mut()
+            .map(|(name, v)| {
+                v.sort_by(f64::total_cmp);
+                format!("{name} {:.2}", v[v.len() / 2])
+            })
+            .collect();
+        println!(
+            "\nCPU per message over DDS alone's, median of {rounds} rounds: {}",
+            medians.join(", ")
+        );
+    }
     println!(
         "/proc/loadavg at start: {load_at_start}; at end: {}; {} cores",
         loadavg_line(),
