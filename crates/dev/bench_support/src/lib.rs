@@ -339,6 +339,17 @@ fn parse_udp_drops(table: &str) -> HashMap<u16, u64> {
     drops
 }
 
+/// The median of an ascending, non-empty slice (of an even count, the mean
+/// of the middle two).
+pub fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
 /// The `p` quantile (0..=1, nearest rank) of an ascending slice; NaN when empty.
 pub fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {

@@ -300,8 +300,15 @@ fn dds_alone(namespace: &str, log: &Path) {
     std::fs::write(log, log_text).unwrap();
 }
 
+/// The case every ratio is taken over.
+const DDS_ALONE: &str = "DDS alone (no Kafka)";
+
+fn floor_of(results: &[CaseResult]) -> Option<&CaseResult> {
+    results.iter().find(|r| r.name == DDS_ALONE)
+}
+
 fn print(results: &[CaseResult]) {
-    let floor = results.iter().find(|r| r.name.starts_with("DDS alone"));
+    let floor = floor_of(results);
     println!(
         "\n== AeroSim over Kafka: vehicle state {} Hz, flight display {} Hz, {}x{} JPEG camera {} Hz; \
          {:.0}-s window after {WARMUP_S:.0} s of warm-up",
@@ -364,7 +371,7 @@ fn main() {
     for round in 0..rounds {
         let mut results = Vec::new();
         for (i, (name, r)) in [
-            ("DDS alone (no Kafka)", Republisher::DdsAlone),
+            (DDS_ALONE, Republisher::DdsAlone),
             ("aerosim_bridge", Republisher::Bridge),
             ("Python reference", Republisher::Python),
         ]
@@ -384,8 +391,8 @@ fn main() {
             println!("\nround {} of {rounds}:", round + 1);
         }
         print(&results);
-        if let Some(floor) = results.iter().find(|r| r.name.starts_with("DDS alone")) {
-            for r in results.iter().filter(|r| !r.name.starts_with("DDS alone")) {
+        if let Some(floor) = floor_of(&results) {
+            for r in results.iter().filter(|r| r.name != DDS_ALONE) {
                 let ratio = r.cpu_per_message_us / floor.cpu_per_message_us;
                 match ratios.iter_mut().find(|(n, _)| *n == r.name) {
                     Some((_, v)) => v.push(ratio),
@@ -399,7 +406,7 @@ fn main() {
             .iter_mut()
             .map(|(name, v)| {
                 v.sort_by(f64::total_cmp);
-                format!("{name} {:.2}", v[v.len() / 2])
+                format!("{name} {:.2}", bench_support::median(v))
             })
             .collect();
         println!(

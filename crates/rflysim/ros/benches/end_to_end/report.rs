@@ -77,15 +77,6 @@ pub fn print_table(rows: &[Result]) {
     }
 }
 
-pub fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
 pub fn ms_per_frame(r: &Result) -> Option<f64> {
     r.cpu_percent
         .filter(|_| r.delivered > 0.0)
@@ -205,7 +196,7 @@ pub fn print_rounds_against(rounds: &[Vec<Result>], against: Against) {
         println!(
             "| {s}{paced} | {} | {:.2} | {:.2}-{:.2} | {:.2} / {:.2} | {:.2} |",
             listed.join(", "),
-            median(&sorted),
+            bench_support::median(&sorted),
             sorted[0],
             sorted[sorted.len() - 1],
             mean(&bridge_ms),
