@@ -55,6 +55,7 @@ class Collector:
         self.rclpy = rclpy
         self.node = rclpy.create_node(name)
         self.received = {}
+        self.topics = {}
         self.lock = threading.Lock()
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
@@ -73,6 +74,7 @@ class Collector:
         key = key or topic
         with self.lock:
             self.received.setdefault(key, [])
+            self.topics[key] = topic
 
         def on_msg(msg, key=key):
             with self.lock:
@@ -91,7 +93,15 @@ class Collector:
             if len(self.messages(key)) >= count:
                 return self.messages(key)
             time.sleep(0.02)
-        raise AssertionError(f"only {len(self.messages(key))} of {count} messages on {key} within {timeout} s")
+        raise AssertionError(f"only {len(self.messages(key))} of {count} messages on {key} within {timeout} s"
+                             f" ({self.seen()})")
+
+    def seen(self):
+        """What a failed wait shows: each topic's message count and the publishers discovered."""
+        with self.lock:
+            counts = {k: len(v) for k, v in self.received.items()}
+        return ", ".join(f"{k}: {n} from {self.node.count_publishers(self.topics[k])} publisher(s)"
+                         for k, n in counts.items())
 
     def close(self):
         self.running = False

@@ -294,6 +294,48 @@ def test_camera_images_as_received_and_decoded_on_demand(broker, processes, coll
     collector.wait_for("jpeg", n + 1)
 
 
+def test_latest_only_for_images_when_the_bridge_falls_behind(broker, processes, collector):
+    import io
+    bridge = start_bridge(processes, broker.bootstrap)
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(CompressedImage, "/aerosim/camera/image_raw/compressed", qos=RELIABLE, key="jpeg")
+    collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diag")
+    topic = "aerosim.renderer.responses"
+
+    def jpeg(colour):
+        buf = io.BytesIO()
+        PilImage.new("RGB", (320, 200), colour).save(buf, "JPEG", quality=90)
+        return buf.getvalue()
+    warm = jpeg((0, 0, 0))
+    wait_subscribed(collector, "jpeg", lambda: peer.send(topic, bincode_image(topic, warm)))
+    time.sleep(0.5)
+    before = len(collector.messages("jpeg"))
+    burst = [jpeg((10 * i, 255 - 10 * i, 100)) for i in range(20)]
+    # Held still while the burst waits in the broker, as a stall or a slow
+    # decode would hold it: what it fetches then is a batch of 20 images.
+    bridge.send_signal(signal.SIGSTOP)
+    try:
+        for b in burst:
+            peer.send(topic, bincode_image(topic, b))
+    finally:
+        bridge.send_signal(signal.SIGCONT)
+    deadline = time.monotonic() + 10
+    while bytes(collector.messages("jpeg")[-1].data) != burst[-1]:
+        assert time.monotonic() < deadline, "the newest image is published"
+        time.sleep(0.05)
+    published = len(collector.messages("jpeg")) - before
+    assert published < len(burst) // 2, "older images were dropped, not queued"
+    deadline = time.monotonic() + 5
+    superseded = None
+    while superseded != len(burst) - published:
+        assert time.monotonic() < deadline, f"superseded {superseded}, expected {len(burst) - published}"
+        for m in collector.messages("diag"):
+            for st in m.status:
+                if st.name.endswith(": camera"):
+                    superseded = next((int(kv.value) for kv in st.values if kv.key == "dropped_superseded"), 0)
+        time.sleep(0.1)
+
+
 def test_start_order_and_a_broker_restart_do_not_matter(processes, collector):
     from aerosim_peer import free_port
     port = free_port()

@@ -283,7 +283,7 @@ def test_bad_input_is_counted_and_the_next_good_message_published(collector, pro
 
 
 def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes, sim):
-    start_bridge(processes, sim.params(), auv_ids="[5]", diagnostics_period=0.2)
+    bridge = start_bridge(processes, sim.params(), auv_ids="[5]", diagnostics_period=0.2)
     front = collector.subscribe(CompressedImage, "/auv5/front/image_raw/compressed", RELIABLE)
     collector.subscribe(Image, "/auv5/front/image_raw", RELIABLE)  # each message costs a 1280×720 decode
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
@@ -292,8 +292,17 @@ def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes,
     time.sleep(0.5)
     burst = [jpeg(1280, 720, (i, 255 - i, 100), quality=70) for i in range(60)]
     before = len(collector.messages(front))
-    for b in burst:
-        sim.send_images(5, b, warm)
+    # The bridge is held still while the burst queues up in ZeroMQ, as a
+    # scheduling stall would hold it: on resuming it reads the 60 queued
+    # messages far faster than it can decode one for the raw subscriber.
+    # Sent while it runs, a fast machine kept up with the burst.
+    bridge.send_signal(signal.SIGSTOP)
+    try:
+        for b in burst:
+            sim.send_images(5, b, warm)
+        time.sleep(0.3)
+    finally:
+        bridge.send_signal(signal.SIGCONT)
     deadline = time.monotonic() + 10
     while bytes(collector.messages(front)[-1].data) != burst[-1]:
         assert time.monotonic() < deadline, "the newest image is published"
