@@ -275,10 +275,7 @@ impl Reader {
     pub async fn next(&mut self) -> Result<Vec<Fetched>, LinkError> {
         let r = self.try_next().await;
         if let Err(e) = &r {
-            self.partition = None;
-            if e.reason == "broker_unreachable" || e.reason == "timeout" {
-                self.link.forget().await;
-            }
+            self.failed(e).await;
             tokio::time::sleep(RETRY_PAUSE).await;
         }
         r
@@ -286,7 +283,36 @@ impl Reader {
 
     async fn try_next(&mut self) -> Result<Vec<Fetched>, LinkError> {
         let fresh = self.partition.is_none();
-        if fresh {
+        let offset = self.prepare().await?;
+        let partition = self.partition.as_ref().expect("prepared");
+        let wait = Duration::from_millis(u64::try_from(self.fetch_wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
+        let fetched = tokio::time::timeout(
+            wait,
+            partition.fetch_records(offset, 1..self.max_fetch_bytes, self.fetch_wait_ms),
+        )
+        .await
+        .map_err(|_| timed_out("fetch"))?;
+        self.link.keep_nagle_off(fresh);
+        match fetched {
+            Ok((records, high_watermark)) => {
+                let records = records
+                    .into_iter()
+                    .map(|r| Fetched {
+                        offset: r.offset,
+                        value: r.record.value.unwrap_or_default(),
+                        timestamp_ms: r.record.timestamp.timestamp_millis(),
+                    })
+                    .collect();
+                self.absorb(offset, records, high_watermark).await
+            }
+            Err(e) => Err(self.refused(link_error(&e)).await),
+        }
+    }
+
+    /// Ready to fetch: the partition found (the topic created when missing)
+    /// and the offset to fetch from.
+    async fn prepare(&mut self) -> Result<i64, LinkError> {
+        if self.partition.is_none() {
             let p = match self.link.partition(&self.topic).await {
                 Err(e) if e.reason == "unknown_topic" => {
                     self.link.ensure_topic(&self.topic).await?;
@@ -297,8 +323,8 @@ impl Reader {
             self.partition = Some(p);
         }
         let partition = self.partition.as_ref().expect("set above");
-        let offset = match self.next {
-            Some(o) => o,
+        match self.next {
+            Some(o) => Ok(o),
             None => {
                 let at = match self.start {
                     StartFrom::Latest => OffsetAt::Latest,
@@ -306,46 +332,61 @@ impl Reader {
                 };
                 let o = within("offset", partition.get_offset(at)).await?;
                 self.next = Some(o);
-                o
+                Ok(o)
             }
-        };
-        let wait = Duration::from_millis(u64::try_from(self.fetch_wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
-        let fetched = tokio::time::timeout(
-            wait,
-            partition.fetch_records(offset, 1..self.max_fetch_bytes, self.fetch_wait_ms),
-        )
-        .await
-        .map_err(|_| timed_out("fetch"))?;
-        self.link.keep_nagle_off(fresh);
-        let (records, high_watermark) = match fetched {
-            Ok(r) => r,
-            Err(e) => {
-                let e = link_error(&e);
-                if e.reason == "offset_out_of_range" {
-                    self.next = Some(earliest(partition).await?);
-                }
-                return Err(e);
-            }
-        };
+        }
+    }
+
+    /// What a fetch from `offset` brought: the records from `offset` on.
+    async fn absorb(
+        &mut self,
+        offset: i64,
+        records: Vec<Fetched>,
+        high_watermark: i64,
+    ) -> Result<Vec<Fetched>, LinkError> {
         if records.is_empty() && high_watermark < offset {
             // The log is shorter than where we are: the broker restarted
             // with an empty store. Its new records are all new.
-            self.next = Some(earliest(partition).await?);
+            self.next = Some(self.earliest().await?);
             return Ok(Vec::new());
         }
-        let mut out = Vec::with_capacity(records.len());
-        for r in records {
-            if r.offset < offset {
-                continue; // a batch starts before the offset asked for
-            }
-            self.next = Some(r.offset + 1);
-            out.push(Fetched {
-                offset: r.offset,
-                value: r.record.value.unwrap_or_default(),
-                timestamp_ms: r.record.timestamp.timestamp_millis(),
-            });
+        // A batch may start before the offset asked for.
+        let out: Vec<Fetched> = records.into_iter().filter(|r| r.offset >= offset).collect();
+        if let Some(last) = out.last() {
+            self.next = Some(last.offset + 1);
         }
         Ok(out)
+    }
+
+    /// The broker refused a fetch: past the end of a restarted log, the
+    /// reader starts over at its beginning.
+    async fn refused(&mut self, e: LinkError) -> LinkError {
+        if e.reason == "offset_out_of_range" {
+            match self.earliest().await {
+                Ok(o) => self.next = Some(o),
+                Err(e) => return e,
+            }
+        }
+        e
+    }
+
+    async fn earliest(&self) -> Result<i64, LinkError> {
+        match &self.partition {
+            Some(p) => earliest(p).await,
+            None => Err(LinkError {
+                reason: "kafka_error",
+                detail: format!("{}: no partition to ask for its earliest offset", self.topic),
+            }),
+        }
+    }
+
+    /// After an error: counted by the caller; the next try finds the
+    /// partition again (and connects again if the broker may be gone).
+    async fn failed(&mut self, e: &LinkError) {
+        self.partition = None;
+        if e.reason == "broker_unreachable" || e.reason == "timeout" {
+            self.link.forget().await;
+        }
     }
 }
 
@@ -420,3 +461,6 @@ pub fn now_ms() -> i64 {
 
 pub mod broker;
 mod nodelay;
+mod topics_reader;
+
+pub use topics_reader::TopicsReader;

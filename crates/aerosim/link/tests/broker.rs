@@ -1,11 +1,11 @@
 //! The link against a real broker: what is written is read back exactly,
 //! a reader starts at the end unless asked, and both resume after the
-//! broker restarts empty.
+//! broker restarts empty; the same for several topics read in one request.
 
 use std::time::{Duration, Instant};
 
 use aerosim_link::broker::{free_port, Broker};
-use aerosim_link::{now_ms, Fetched, Link, Reader, StartFrom};
+use aerosim_link::{now_ms, Fetched, Link, Reader, StartFrom, TopicsReader};
 
 const WAIT: Duration = Duration::from_millis(5);
 
@@ -71,6 +71,115 @@ async fn a_reader_and_a_writer_resume_after_the_broker_restarts_empty() {
     assert!(sent, "the writer resumed");
     let got = read_until(&mut reader, 1, Duration::from_secs(5)).await;
     assert_eq!(got.first().map(|f| f.value.as_slice()), Some(&b"after"[..]));
+    assert!(
+        restarted.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        restarted.elapsed()
+    );
+}
+
+/// Rounds of `reader` until `want` records per topic came or `within` passed;
+/// the records by topic, and the errors seen.
+async fn read_topics_until(reader: &mut TopicsReader, want: usize, within: Duration) -> (Vec<Vec<Fetched>>, usize) {
+    let n = reader.topics().count();
+    let deadline = Instant::now() + within;
+    let (mut got, mut errors) = (vec![Vec::new(); n], 0);
+    while got.iter().any(|g| g.len() < want) && Instant::now() < deadline {
+        for (i, r) in reader.next().await {
+            match r {
+                Ok(records) => got[i].extend(records),
+                Err(_) => errors += 1,
+            }
+        }
+    }
+    (got, errors)
+}
+
+const TOPICS: [&str; 3] = [
+    "aerosim.clock",
+    "aerosim.actor1.vehicle_state",
+    "aerosim.renderer.responses",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_topics_in_one_request_each_record_once_in_order() {
+    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
+    let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
+    // Before the reader: what it must not read (it starts at the end).
+    writers[1].send(b"old".to_vec(), now_ms()).await.unwrap();
+    let mut reader = TopicsReader::new(
+        TOPICS
+            .iter()
+            .map(|t| link.reader(t, StartFrom::Latest, WAIT, 1 << 20))
+            .collect(),
+    );
+    // Topics missing on the broker are created; the offsets are taken.
+    let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
+    assert_eq!(errors, 0);
+    for round in 0..30u8 {
+        for (k, w) in writers.iter().enumerate() {
+            // Sizes up to ~60 KB: records of several segments, as images are.
+            let size = 10 + 2000 * usize::from(round) * k;
+            w.send(vec![round; size], now_ms()).await.unwrap();
+        }
+    }
+    let (got, errors) = read_topics_until(&mut reader, 30, Duration::from_secs(10)).await;
+    assert_eq!(errors, 0);
+    for (k, records) in got.iter().enumerate() {
+        let values: Vec<Vec<u8>> = records.iter().map(|f| f.value.clone()).collect();
+        let expected: Vec<Vec<u8>> = (0..30u8).map(|r| vec![r; 10 + 2000 * usize::from(r) * k]).collect();
+        assert!(
+            values == expected,
+            "{}: {} records, not the 30 sent in order",
+            TOPICS[k],
+            values.len()
+        );
+        assert!(records.windows(2).all(|w| w[1].offset == w[0].offset + 1));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_topics_resume_after_the_broker_restarts_empty() {
+    let port = free_port().unwrap();
+    let mut broker = Broker::start(port).unwrap();
+    let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
+    let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
+    let mut reader = TopicsReader::new(
+        TOPICS
+            .iter()
+            .map(|t| link.reader(t, StartFrom::Latest, WAIT, 1 << 20))
+            .collect(),
+    );
+    read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
+    for i in 0..20u8 {
+        for w in &writers {
+            w.send(vec![i], now_ms()).await.unwrap();
+        }
+    }
+    let (got, _) = read_topics_until(&mut reader, 20, Duration::from_secs(5)).await;
+    assert!(
+        got.iter().all(|g| g.len() == 20),
+        "{:?}",
+        got.iter().map(Vec::len).collect::<Vec<_>>()
+    );
+    broker.stop();
+    let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(500)).await;
+    assert!(errors > 0, "a broker gone is reported");
+    let _broker = Broker::start(port).unwrap();
+    let restarted = Instant::now();
+    let mut sent = 0;
+    while sent < TOPICS.len() && restarted.elapsed() < Duration::from_secs(5) {
+        sent = 0;
+        for w in &writers {
+            sent += usize::from(w.send(b"after".to_vec(), now_ms()).await.is_ok());
+        }
+    }
+    assert_eq!(sent, TOPICS.len(), "the writers resumed");
+    let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(5)).await;
+    for (k, g) in got.iter().enumerate() {
+        assert!(g.iter().any(|f| f.value == b"after"), "{}: {g:?}", TOPICS[k]);
+    }
     assert!(
         restarted.elapsed() < Duration::from_secs(2),
         "{:?}",

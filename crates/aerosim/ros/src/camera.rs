@@ -1,9 +1,10 @@
 //! AeroSim's rendered cameras: bincode `CompressedImage` records on the
 //! renderer's topic, published as received on `image_raw/compressed`, with
 //! `camera_info`, and decoded to `image_raw` only while somebody subscribes
-//! to it. Runs on its own thread (a decode takes milliseconds), and of the
-//! records one fetch brings only the newest image is published: a
-//! subscriber that falls behind gets the latest frame, not a queue.
+//! to it. Runs on its own thread (a decode takes milliseconds), handed the
+//! records of each fetch through a one-place mailbox: only the newest image
+//! is published, and a subscriber that falls behind gets the latest frame,
+//! not a queue.
 
 use aerosim_link::Fetched;
 use aerosim_proto::image::{classify, decode_image, ImageFormat, PayloadKind};
@@ -11,9 +12,22 @@ use image_codec::Encoding;
 use r2r::Node;
 use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::msgs::header;
+use ros_common::stats::StreamStats;
 use ros_common::time::to_ros_time;
 
 use crate::telemetry::Stream;
+
+fn is_image(record: &Fetched) -> bool {
+    classify(&record.value) != PayloadKind::Json
+}
+
+/// Counts the images among `records` as superseded: a newer one was
+/// published instead.
+pub fn superseded(stats: &StreamStats, records: &[Fetched]) {
+    for _ in records.iter().filter(|r| is_image(r)) {
+        stats.drop_frame("superseded");
+    }
+}
 
 /// The largest image decoded, in pixels (4K).
 const MAX_PIXELS: usize = 3840 * 2160;
@@ -52,17 +66,11 @@ impl Camera {
     /// The newest image of a batch (the renderer's JSON responses on the
     /// same topic are passed over); the older ones are counted as superseded.
     pub fn on_records(&mut self, records: Vec<Fetched>) {
-        let images: Vec<&Fetched> = records
-            .iter()
-            .filter(|r| classify(&r.value) != PayloadKind::Json)
-            .collect();
-        let Some((newest, older)) = images.split_last() else {
+        let Some(newest) = records.iter().rposition(is_image) else {
             return;
         };
-        for _ in older {
-            self.stream.stats.drop_frame("superseded");
-        }
-        self.publish(newest);
+        superseded(&self.stream.stats, &records[..newest]);
+        self.publish(&records[newest]);
     }
 
     fn publish(&mut self, record: &Fetched) {

@@ -14,19 +14,21 @@ pub mod telemetry;
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use aerosim_link::Link;
+use aerosim_link::{Fetched, Link};
 use aerosim_proto::topics::{Stream as Topic, Topics};
 use ros_common::bridge::BridgeProcess;
+use ros_common::latest::Latest;
 use ros_common::stats::StreamStats;
 use ros_common::tf::{optical_rotation, Mount};
 use ros_common::time::{ClockPublisher, TimeBase};
 
-use crate::camera::Camera;
+use crate::camera::{superseded, Camera};
 use crate::commands::{CommandInputs, KafkaCommands};
 use crate::convert::ActorFrames;
 use crate::settings::Settings;
-use crate::telemetry::{read_until_stopped, DisplayOutputs, LastStates, Shared, Stream, VehicleOutputs};
+use crate::telemetry::{read_until_stopped, DisplayOutputs, LastStates, Reading, Shared, Stream, VehicleOutputs};
 
 pub const NODE_NAME: &str = "aerosim_bridge";
 /// Relative topics land here unless the launch or `__ns` says otherwise.
@@ -81,18 +83,19 @@ fn run() -> Result<(), String> {
         s,
     };
     let last_states: LastStates = Arc::new(Mutex::new(vec![None; plan.s.actors.len()]));
-    let mounts = actors(&mut bridge, &plan, &last_states)?;
+    let mut readings = Vec::new();
+    let mounts = actors(&mut bridge, &plan, &last_states, &mut readings)?;
     if plan.s.use_sim_time {
         let ticks = Stream::new("clock".into(), &plan.shared);
-        watch_and_read(
-            &mut bridge,
-            plan.reader(&plan.topics.clock()),
-            ticks,
-            "aerosim",
-            telemetry::clock_ticks,
-        );
+        let r = plan.reader(&plan.topics.clock());
+        readings.push(watched(&mut bridge, r, ticks, "aerosim", telemetry::clock_ticks));
     }
-    cameras(&mut bridge, &plan, &mounts[0])?;
+    cameras(&mut bridge, &plan, &mounts[0], &mut readings)?;
+    bridge.handle().spawn(read_until_stopped(
+        readings,
+        bridge.logger.clone(),
+        bridge.stop_signal(),
+    ));
     commands(&mut bridge, &plan, last_states, time)?;
     if plan.s.publish_tf {
         camera_mounts(&mut bridge, plan.s.use_sim_time, mounts)?;
@@ -114,7 +117,12 @@ fn run() -> Result<(), String> {
 
 /// Each actor's vehicle state (odometry, TF, IMU, GNSS) and flight display;
 /// its frames.
-fn actors(bridge: &mut BridgeProcess, plan: &Plan, last_states: &LastStates) -> Result<Vec<ActorFrames>, String> {
+fn actors(
+    bridge: &mut BridgeProcess,
+    plan: &Plan,
+    last_states: &LastStates,
+    readings: &mut Vec<Reading>,
+) -> Result<Vec<ActorFrames>, String> {
     let s = &plan.s;
     let mut mounts = Vec::new();
     for (i, actor) in s.actors.iter().enumerate() {
@@ -131,7 +139,7 @@ fn actors(bridge: &mut BridgeProcess, plan: &Plan, last_states: &LastStates) -> 
         let state = Stream::new(format!("{actor}: vehicle_state"), &plan.shared);
         let r = plan.reader(&plan.topics.actor(actor, Topic::VehicleState));
         let each = |state| telemetry::vehicle_states(state, outputs, last_states.clone(), i);
-        watch_and_read(bridge, r, state, actor, each);
+        readings.push(watched(bridge, r, state, actor, each));
         let outputs = DisplayOutputs {
             display: publisher(&mut bridge.node, format!("{actor}/flight_display"), &plan.qos)?,
             marker: publisher(&mut bridge.node, format!("{actor}/flight_display/marker"), &plan.qos)?,
@@ -140,15 +148,21 @@ fn actors(bridge: &mut BridgeProcess, plan: &Plan, last_states: &LastStates) -> 
         let display = Stream::new(format!("{actor}: flight_display"), &plan.shared);
         let r = plan.reader(&plan.topics.actor(actor, Topic::PrimaryFlightDisplayData));
         let each = |display| telemetry::flight_displays(display, outputs);
-        watch_and_read(bridge, r, display, actor, each);
+        readings.push(watched(bridge, r, display, actor, each));
         mounts.push(frames);
     }
     Ok(mounts)
 }
 
 /// The renderer's images, each camera on a thread of its own (a decode takes
-/// milliseconds); the cameras are mounted on the first actor.
-fn cameras(bridge: &mut BridgeProcess, plan: &Plan, mount: &ActorFrames) -> Result<(), String> {
+/// milliseconds) that the read loop hands the newest records; the cameras
+/// are mounted on the first actor.
+fn cameras(
+    bridge: &mut BridgeProcess,
+    plan: &Plan,
+    mount: &ActorFrames,
+    readings: &mut Vec<Reading>,
+) -> Result<(), String> {
     for (topic, name) in &plan.s.cameras {
         let stream = Stream::new(name.clone(), &plan.shared);
         let stats = stream.stats.clone();
@@ -162,13 +176,25 @@ fn cameras(bridge: &mut BridgeProcess, plan: &Plan, mount: &ActorFrames) -> Resu
             plan.s.camera_fov_deg,
             plan.s.decode_images_always,
         )?;
-        let images = plan.reader(topic);
-        let (stop, runtime, log) = (bridge.stop_signal(), bridge.handle(), bridge.logger.clone());
+        let newest: Arc<Latest<Vec<Fetched>>> = Arc::default();
+        let (taken, stop) = (newest.clone(), bridge.stop_signal());
         bridge.thread(&format!("camera {name}"), move || {
-            runtime.block_on(read_until_stopped(images, stats, log, stop, |batch| {
-                camera.on_records(batch)
-            }));
+            while !*stop.borrow() {
+                if let Some(batch) = taken.take(Duration::from_millis(100)) {
+                    camera.on_records(batch);
+                }
+            }
         })?;
+        let counted = stats.clone();
+        readings.push(Reading {
+            reader: plan.reader(topic),
+            stats,
+            each: Box::new(move |batch| {
+                if let Some(missed) = newest.put(batch) {
+                    superseded(&counted, &missed);
+                }
+            }),
+        });
     }
     Ok(())
 }
@@ -221,27 +247,24 @@ fn publisher<T: r2r::WrappedTypesupport>(
         .map_err(|e| format!("{topic}: {e}"))
 }
 
-/// Watches `stream` in `/diagnostics` and reads `reader` into what `handler`
-/// makes of the stream, until the stop.
-fn watch_and_read<F: FnMut(Vec<aerosim_link::Fetched>) + Send + 'static>(
+/// Watches `stream` in `/diagnostics`; its records go to what `handler`
+/// makes of the stream.
+fn watched<F: FnMut(Vec<Fetched>) + Send + 'static>(
     bridge: &mut BridgeProcess,
     reader: aerosim_link::Reader,
     stream: Stream,
     hardware_id: &str,
     handler: impl FnOnce(Stream) -> F,
-) {
+) -> Reading {
     let stats = stream.stats.clone();
     bridge.watch(
         format!("{NODE_NAME}: {}", stream.name),
         hardware_id.to_string(),
         stats.clone(),
     );
-    let each = handler(stream);
-    bridge.handle().spawn(read_until_stopped(
+    Reading {
         reader,
         stats,
-        bridge.logger.clone(),
-        bridge.stop_signal(),
-        each,
-    ));
+        each: Box::new(handler(stream)),
+    }
 }

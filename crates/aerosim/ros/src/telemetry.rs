@@ -1,12 +1,13 @@
-//! AeroSim's streams in: one task per Kafka topic, each decoding records in
-//! order, stamping them through the shared time base and publishing what
-//! somebody subscribes to. A bad record is counted and logged (limited in
-//! rate) and the next one is read as if nothing happened.
+//! AeroSim's streams in: every Kafka topic read in one fetch per round, each
+//! decoding its records in order, stamping them through the shared time
+//! base and publishing what somebody subscribes to. A bad record is counted
+//! and logged (limited in rate) and the next one is read as if nothing
+//! happened.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aerosim_link::{Fetched, Reader};
+use aerosim_link::{Fetched, Reader, TopicsReader};
 use aerosim_proto::envelope::{decode_envelope, Envelope};
 use aerosim_proto::types::{JsonData, PrimaryFlightDisplayData, VehicleState};
 use r2r::geometry_msgs::msg::TwistWithCovarianceStamped;
@@ -116,34 +117,44 @@ impl Stream {
     }
 }
 
-/// Reads `reader` until the stop, handing every record to `each`; a broker
-/// that is away is counted once per try and logged (limited in rate).
-pub async fn read_until_stopped(
-    mut reader: Reader,
-    stats: Arc<StreamStats>,
-    logger: String,
-    mut stop: StopSignal,
-    mut each: impl FnMut(Vec<Fetched>),
-) {
-    let mut log = RateLimitedLog::new(Duration::from_secs(5));
+/// One topic's reading: its counters and what is done with its records.
+#[allow(missing_debug_implementations)] // a closure
+pub struct Reading {
+    pub reader: Reader,
+    pub stats: Arc<StreamStats>,
+    pub each: Box<dyn FnMut(Vec<Fetched>) + Send>,
+}
+
+/// Reads every topic together (one fetch per broker and round) until the
+/// stop, handing each topic's records to its `each`; an error is counted on
+/// its topic's stream and logged (limited in rate).
+pub async fn read_until_stopped(readings: Vec<Reading>, logger: String, mut stop: StopSignal) {
+    let (readers, mut streams): (Vec<Reader>, Vec<_>) = readings
+        .into_iter()
+        .map(|r| (r.reader, (r.stats, r.each, RateLimitedLog::new(Duration::from_secs(5)))))
+        .unzip();
+    let topics: Vec<String> = readers.iter().map(|r| r.topic().to_string()).collect();
+    let mut reader = TopicsReader::new(readers);
     loop {
-        let batch = tokio::select! {
+        let round = tokio::select! {
             // The stop first: after it the runtime may be shutting down.
             biased;
             _ = stop.changed() => return,
-            b = reader.next() => b,
+            r = reader.next() => r,
         };
-        match batch {
-            Ok(records) if !records.is_empty() => each(records),
-            Ok(_) => {}
-            Err(e) => {
-                stats.drop_frame(e.reason);
-                if let Some(held) = log.allow() {
-                    r2r::log_warn!(
-                        &logger,
-                        "{}: {e}; trying again ({held} more since the last report)",
-                        reader.topic()
-                    );
+        for (i, result) in round {
+            let (stats, each, log) = &mut streams[i];
+            match result {
+                Ok(records) => each(records),
+                Err(e) => {
+                    stats.drop_frame(e.reason);
+                    if let Some(held) = log.allow() {
+                        r2r::log_warn!(
+                            &logger,
+                            "{}: {e}; trying again ({held} more since the last report)",
+                            topics[i]
+                        );
+                    }
                 }
             }
         }

@@ -16,9 +16,9 @@ use ros_common::msgs::header;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{from_ros_time, to_ros_time, wall_now};
 
-use crate::latest::Latest;
 use crate::link::{first_byte, receive_all, stopping, Part};
 use crate::names;
+use ros_common::latest::Latest;
 
 /// What the receiver hands to an AUV's publisher.
 pub type Arrived = (ImageMessage<Part>, Time);
@@ -51,7 +51,7 @@ pub fn receive(
                 .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
             match ImageMessage::parse(parts, &limits) {
                 Ok(m) => {
-                    if auv.newest.put((m, to_ros_time(wall_now()))) {
+                    if auv.newest.put((m, to_ros_time(wall_now()))).is_some() {
                         auv.stats.drop_frame("superseded");
                     }
                 }

@@ -5,7 +5,6 @@
 pub mod app;
 pub mod convert;
 pub mod images;
-pub mod latest;
 pub mod link;
 pub mod names;
 pub mod settings;

@@ -11,6 +11,7 @@ pub mod dds;
 pub mod deadline;
 pub mod demand;
 pub mod diagnostics;
+pub mod latest;
 pub mod lifecycle;
 pub mod memory;
 pub mod msgs;

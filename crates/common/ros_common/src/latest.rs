@@ -21,14 +21,9 @@ impl<T> Default for Latest<T> {
 }
 
 impl<T> Latest<T> {
-    /// Puts `item` in; `true` when it replaced one nobody took.
-    pub fn put(&self, item: T) -> bool {
-        let replaced = self
-            .slot
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .replace(item)
-            .is_some();
+    /// Puts `item` in; returns the one it replaced, which nobody took.
+    pub fn put(&self, item: T) -> Option<T> {
+        let replaced = self.slot.lock().unwrap_or_else(|e| e.into_inner()).replace(item);
         self.ready.notify_one();
         replaced
     }
@@ -53,9 +48,9 @@ mod tests {
     #[test]
     fn keeps_only_the_newest() {
         let l = Latest::default();
-        assert!(!l.put(1));
-        assert!(l.put(2));
-        assert!(l.put(3));
+        assert_eq!(l.put(1), None);
+        assert_eq!(l.put(2), Some(1));
+        assert_eq!(l.put(3), Some(2));
         assert_eq!(l.take(Duration::ZERO), Some(3));
         assert_eq!(l.take(Duration::from_millis(10)), None);
     }
@@ -67,7 +62,7 @@ mod tests {
         let t = Instant::now();
         let h = std::thread::spawn(move || l2.take(Duration::from_secs(5)));
         std::thread::sleep(Duration::from_millis(50));
-        l.put("x");
+        assert_eq!(l.put("x"), None);
         assert_eq!(h.join().unwrap(), Some("x"));
         assert!(t.elapsed() < Duration::from_secs(2));
     }

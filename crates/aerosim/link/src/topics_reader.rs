@@ -1,0 +1,354 @@
+//! Several topics read with one Fetch request per broker and round, as
+//! Kafka's own consumers do, instead of one request loop per topic. A broker
+//! that holds every fetch for its whole wait (tansu does) is polled once per
+//! wait, whatever the number of topics: that polling is most of what an idle
+//! or lightly loaded reader costs.
+//!
+//! Each topic keeps its [`Reader`]'s bookkeeping (partition found or
+//! created, start offset, a restarted log read from its beginning); only the
+//! fetch itself goes over this reader's own connections, one per partition
+//! leader, found from the brokers' metadata.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rskafka::messenger::Messenger;
+use rskafka::protocol::error::Error as ApiError;
+use rskafka::protocol::messages::{
+    FetchRequest, FetchRequestPartition, FetchRequestTopic, FetchResponse, IsolationLevel, MetadataRequest,
+    MetadataRequestTopic, NORMAL_CONSUMER,
+};
+use rskafka::protocol::primitives::{Int32, Int64, String_};
+use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
+use tokio::io::BufStream;
+use tokio::net::TcpStream;
+
+use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
+
+type Connection = Arc<Messenger<BufStream<TcpStream>>>;
+
+/// What one round brought: for each topic (by its index) that had records or
+/// an error, those records or that error.
+pub type Round = Vec<(usize, Result<Vec<Fetched>, LinkError>)>;
+
+/// Reads the topics of its [`Reader`]s together.
+pub struct TopicsReader {
+    readers: Vec<Reader>,
+    /// A topic that failed is left out of the rounds until then.
+    paused_until: Vec<Option<Instant>>,
+    /// Each topic's partition leader, by node id; `None`: to be looked up.
+    leaders: Option<Vec<Option<i32>>>,
+    addresses: HashMap<i32, String>,
+    connections: HashMap<i32, Connection>,
+}
+
+impl std::fmt::Debug for TopicsReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TopicsReader")
+            .field("topics", &self.readers.iter().map(Reader::topic).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+fn request_failed(what: &str, e: impl std::fmt::Display) -> LinkError {
+    LinkError {
+        reason: "broker_unreachable",
+        detail: format!("{what}: {e}"),
+    }
+}
+
+fn api_error(topic: &str, e: ApiError) -> LinkError {
+    let reason = match e {
+        ApiError::OffsetOutOfRange => "offset_out_of_range",
+        ApiError::UnknownTopicOrPartition => "unknown_topic",
+        ApiError::NotLeaderOrFollower | ApiError::LeaderNotAvailable => "not_leader",
+        _ => "broker_error",
+    };
+    LinkError {
+        reason,
+        detail: format!("{topic}: {e:?}"),
+    }
+}
+
+impl TopicsReader {
+    /// The readers must come from one [`crate::Link`] (one bootstrap list
+    /// and one size bound).
+    pub fn new(readers: Vec<Reader>) -> Self {
+        Self {
+            paused_until: vec![None; readers.len()],
+            readers,
+            leaders: None,
+            addresses: HashMap::new(),
+            connections: HashMap::new(),
+        }
+    }
+
+    pub fn topics(&self) -> impl Iterator<Item = &str> {
+        self.readers.iter().map(Reader::topic)
+    }
+
+    /// One round: every topic that is not paused fetched from where it is,
+    /// one request per leader, the requests at the same time. Errors come
+    /// back per topic (to count and log); a topic that failed pauses.
+    pub async fn next(&mut self) -> Round {
+        let mut round = Round::new();
+        let now = Instant::now();
+        let mut ready = Vec::new();
+        for i in 0..self.readers.len() {
+            if self.paused_until[i].is_some_and(|t| now < t) {
+                continue;
+            }
+            match self.readers[i].prepare().await {
+                Ok(offset) => ready.push((i, offset)),
+                Err(e) => self.fail(i, e, &mut round).await,
+            }
+        }
+        if ready.is_empty() {
+            let wake = self.paused_until.iter().flatten().min().copied();
+            tokio::time::sleep_until(wake.unwrap_or(now + RETRY_PAUSE).into()).await;
+            return round;
+        }
+        if let Err(e) = self.find_leaders().await {
+            for (i, _) in ready {
+                self.fail(i, e.clone(), &mut round).await;
+            }
+            return round;
+        }
+        let mut groups: HashMap<i32, Vec<(usize, i64)>> = HashMap::new();
+        for (i, offset) in ready {
+            match self.leaders.as_ref().and_then(|l| l[i]) {
+                Some(node) => groups.entry(node).or_default().push((i, offset)),
+                None => {
+                    let e = LinkError {
+                        reason: "not_leader",
+                        detail: format!("{}: no leader in the brokers' metadata", self.readers[i].topic()),
+                    };
+                    self.fail(i, e, &mut round).await;
+                }
+            }
+        }
+        let mut requests = Vec::new();
+        for (node, topics) in groups {
+            match self.connection(node).await {
+                Ok(c) => requests.push((node, topics.clone(), self.fetch(c, topics))),
+                Err(e) => {
+                    for (i, _) in topics {
+                        self.fail(i, e.clone(), &mut round).await;
+                    }
+                }
+            }
+        }
+        let (heads, fetches): (Vec<_>, Vec<_>) = requests.into_iter().map(|(n, t, f)| ((n, t), f)).unzip();
+        let answers = futures::future::join_all(fetches).await;
+        for ((node, topics), answer) in heads.into_iter().zip(answers) {
+            match answer {
+                Ok(response) => self.take(response, &topics, &mut round).await,
+                Err(e) => {
+                    self.connections.remove(&node);
+                    self.leaders = None;
+                    for (i, _) in topics {
+                        self.fail(i, e.clone(), &mut round).await;
+                    }
+                }
+            }
+        }
+        round
+    }
+
+    fn fetch(
+        &self,
+        connection: Connection,
+        topics: Vec<(usize, i64)>,
+    ) -> impl std::future::Future<Output = Result<FetchResponse, LinkError>> + 'static {
+        let first = &self.readers[topics[0].0];
+        let (wait_ms, per_topic) = (first.fetch_wait_ms, first.max_fetch_bytes);
+        let request = FetchRequest {
+            replica_id: NORMAL_CONSUMER,
+            max_wait_ms: Int32(wait_ms),
+            min_bytes: Int32(1),
+            max_bytes: Some(Int32(
+                per_topic.saturating_mul(i32::try_from(topics.len()).unwrap_or(i32::MAX)),
+            )),
+            isolation_level: Some(IsolationLevel::ReadCommitted),
+            topics: topics
+                .iter()
+                .map(|&(i, offset)| FetchRequestTopic {
+                    topic: String_(self.readers[i].topic().to_string()),
+                    partitions: vec![FetchRequestPartition {
+                        partition: Int32(PARTITION),
+                        fetch_offset: Int64(offset),
+                        partition_max_bytes: Int32(per_topic),
+                    }],
+                })
+                .collect(),
+        };
+        let limit = Duration::from_millis(u64::try_from(wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
+        async move {
+            match tokio::time::timeout(limit, connection.request(&request)).await {
+                Ok(r) => r.map_err(|e| request_failed("fetch", e)),
+                Err(_) => Err(crate::timed_out("fetch")),
+            }
+        }
+    }
+
+    /// Hands each partition's records (or error) to its topic's reader.
+    async fn take(&mut self, response: FetchResponse, asked: &[(usize, i64)], round: &mut Round) {
+        for topic in response.responses {
+            for partition in topic.partitions {
+                let Some(&(i, offset)) = asked.iter().find(|(i, _)| {
+                    self.readers[*i].topic() == topic.topic.0 && partition.partition_index.0 == PARTITION
+                }) else {
+                    continue;
+                };
+                if let Some(e) = partition.error_code {
+                    let e = api_error(&topic.topic.0, e);
+                    let e = self.readers[i].refused(e).await;
+                    self.fail(i, e, round).await;
+                    continue;
+                }
+                let records = match records_of(partition.records.0) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.fail(i, e, round).await;
+                        continue;
+                    }
+                };
+                match self.readers[i]
+                    .absorb(offset, records, partition.high_watermark.0)
+                    .await
+                {
+                    Ok(r) if r.is_empty() => {}
+                    Ok(r) => round.push((i, Ok(r))),
+                    Err(e) => self.fail(i, e, round).await,
+                }
+            }
+        }
+    }
+
+    async fn fail(&mut self, i: usize, e: LinkError, round: &mut Round) {
+        self.readers[i].failed(&e).await;
+        match e.reason {
+            "broker_unreachable" | "timeout" => {
+                self.connections.clear();
+                self.leaders = None;
+            }
+            "not_leader" | "unknown_topic" => self.leaders = None,
+            _ => {}
+        }
+        self.paused_until[i] = Some(Instant::now() + RETRY_PAUSE);
+        round.push((i, Err(e)));
+    }
+
+    /// Each topic's leader, from the metadata of a broker of the bootstrap
+    /// list (or of one connected already).
+    async fn find_leaders(&mut self) -> Result<(), LinkError> {
+        if self.leaders.is_some() {
+            return Ok(());
+        }
+        let connection = match self.connections.values().next() {
+            Some(c) => c.clone(),
+            None => self.bootstrap_connection().await?,
+        };
+        let request = MetadataRequest {
+            topics: Some(
+                self.readers
+                    .iter()
+                    .map(|r| MetadataRequestTopic {
+                        name: String_(r.topic().to_string()),
+                    })
+                    .collect(),
+            ),
+            allow_auto_topic_creation: None,
+        };
+        let metadata = match tokio::time::timeout(REQUEST_TIMEOUT, connection.request(&request)).await {
+            Ok(r) => r.map_err(|e| request_failed("metadata", e))?,
+            Err(_) => return Err(crate::timed_out("metadata")),
+        };
+        self.addresses = metadata
+            .brokers
+            .iter()
+            .map(|b| (b.node_id.0, format!("{}:{}", b.host.0, b.port.0)))
+            .collect();
+        let leader_of = |name: &str| {
+            let topic = metadata.topics.iter().find(|t| t.name.0 == name && t.error.is_none())?;
+            let p = topic
+                .partitions
+                .iter()
+                .find(|p| p.partition_index.0 == PARTITION && p.error.is_none())?;
+            (p.leader_id.0 >= 0).then_some(p.leader_id.0)
+        };
+        self.leaders = Some(self.readers.iter().map(|r| leader_of(r.topic())).collect());
+        Ok(())
+    }
+
+    async fn connection(&mut self, node: i32) -> Result<Connection, LinkError> {
+        if let Some(c) = self.connections.get(&node) {
+            return Ok(c.clone());
+        }
+        let address = self.addresses.get(&node).cloned().ok_or_else(|| LinkError {
+            reason: "not_leader",
+            detail: format!("broker {node} is not in the metadata"),
+        })?;
+        let c = self.connect(&address).await?;
+        self.connections.insert(node, c.clone());
+        Ok(c)
+    }
+
+    async fn bootstrap_connection(&self) -> Result<Connection, LinkError> {
+        let mut last = None;
+        for address in &self.readers[0].link.bootstrap {
+            match self.connect(address).await {
+                Ok(c) => return Ok(c),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| request_failed("connect", "no bootstrap server")))
+    }
+
+    /// A connection with Nagle's algorithm off (a camera record is more than
+    /// one segment) and the API versions agreed with the broker.
+    async fn connect(&self, address: &str) -> Result<Connection, LinkError> {
+        let link = &self.readers[0].link;
+        let work = async {
+            let stream = TcpStream::connect(address)
+                .await
+                .map_err(|e| request_failed(address, e))?;
+            stream.set_nodelay(true).map_err(|e| request_failed(address, e))?;
+            let per_topic = usize::try_from(self.readers[0].max_fetch_bytes).unwrap_or(0);
+            let limit = link.max_message_bytes.max(per_topic * self.readers.len()) + (64 << 10);
+            let mut messenger = Messenger::new(BufStream::new(stream), limit, Arc::from(link.client_id.as_str()));
+            messenger
+                .sync_versions()
+                .await
+                .map_err(|e| request_failed(address, e))?;
+            Ok(Arc::new(messenger))
+        };
+        match tokio::time::timeout(REQUEST_TIMEOUT, work).await {
+            Ok(r) => r,
+            Err(_) => Err(crate::timed_out("connect")),
+        }
+    }
+}
+
+/// The records of a partition's batches (control batches are Kafka's own).
+fn records_of(batches: Vec<RecordBatch>) -> Result<Vec<Fetched>, LinkError> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let ControlBatchOrRecords::Records(records) = batch.records else {
+            continue;
+        };
+        for r in records {
+            let timestamp_ms = batch.first_timestamp.checked_add(r.timestamp_delta).ok_or(LinkError {
+                reason: "invalid_response",
+                detail: "a record's timestamp overflows".into(),
+            })?;
+            out.push(Fetched {
+                offset: batch.base_offset + i64::from(r.offset_delta),
+                value: r.value.unwrap_or_default(),
+                timestamp_ms,
+            });
+        }
+    }
+    Ok(out)
+}
