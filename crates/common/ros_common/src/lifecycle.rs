@@ -106,6 +106,23 @@ pub fn stop_flag_at_signal() -> Arc<AtomicBool> {
     stop
 }
 
+/// Sets the node's `use_sim_time` parameter if it has one; returns what it
+/// was. (r2r's own switch for its /clock subscription exists only in some of
+/// its builds; the parameter it reads exists in all.)
+fn set_use_sim_time(node: &Node, on: bool) -> bool {
+    let mut params = node.params.lock().unwrap_or_else(|e| e.into_inner());
+    match params.get_mut("use_sim_time") {
+        Some(p) => match std::mem::replace(&mut p.value, r2r::ParameterValue::Bool(on)) {
+            r2r::ParameterValue::Bool(was) => was,
+            other => {
+                p.value = other;
+                false
+            }
+        },
+        None => false,
+    }
+}
+
 /// Serves the nodes' parameters, spins them, and returns at SIGINT or
 /// SIGTERM after stopping every task of `runtime` through `stop` and
 /// joining `threads` (a command sender's last neutral command may still
@@ -118,16 +135,21 @@ pub fn run_until_signalled(
     logger: &str,
 ) {
     let _guard = runtime.enter();
-    // Parameter services (`ros2 param`), and use_sim_time's /clock subscription.
+    // Parameter services (`ros2 param`). Under use_sim_time r2r also
+    // subscribes the node to /clock for its ROS clock, which no bridge reads
+    // (stamps come from the time base, and the bridge publishes /clock): that
+    // subscription would only wake it once per tick, so it is dropped.
     for node in &mut nodes {
+        let use_sim_time = set_use_sim_time(node, false);
         if let Ok((handler, _events)) = node.make_parameter_handler() {
             runtime.spawn(handler);
         }
+        set_use_sim_time(node, use_sim_time);
     }
     // A few nodes get a thread each, blocked in their wait set (polling in
     // turn woke an idle bridge 50 times a second per node); many share one
-    // thread at `RoundPace`, since a thread each wakes all of them per /clock
-    // message (the swarm bench: 85 % of a core against 112 % at 49 nodes).
+    // thread at `RoundPace` (the swarm bench, when every node still took
+    // /clock: 85 % of a core against 112 % with a thread each at 49 nodes).
     let wake = SpinnerWake::new(&mut nodes);
     let lone_wait = if wake.is_some() { WOKEN_SPIN_WAIT } else { SPIN_WAIT };
     let groups: Vec<Vec<Node>> = if nodes.len() <= OWN_THREAD_NODES {
