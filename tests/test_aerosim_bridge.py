@@ -387,6 +387,15 @@ def test_clock_from_aerosim_under_use_sim_time(broker, processes, collector):
     peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", {"data": "{}"}, sim=1e6))
     time.sleep(0.5)
     assert all(m.clock.sec < 1000 for m in collector.messages("clock"))
+    # The bridge is the clock's source: it does not take its own /clock back
+    # (no wake-up per tick), and its parameter still says use_sim_time.
+    readers = [i.node_name for i in collector.node.get_subscriptions_info_by_topic("/clock")]
+    assert "aerosim_bridge" not in readers, readers
+    from rcl_interfaces.srv import GetParameters
+    client = collector.node.create_client(GetParameters, "/aerosim/aerosim_bridge/get_parameters")
+    assert client.wait_for_service(timeout_sec=5)
+    answer = client.call(GetParameters.Request(names=["use_sim_time"]), timeout_sec=5)
+    assert answer.values[0].bool_value is True
 
 
 def test_the_emulator_flies_through_the_bridge_and_follows_cmd_vel(broker, processes, collector):
