@@ -113,10 +113,14 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             next_state = now + Duration::from_millis(10);
         }
         if o.heartbeat && next_beat <= now {
-            let sim_us = (t * 1e6) as i64;
+            // Sim time and wall time read together: `t` is from the top of
+            // this round, and the sends since then may have taken milliseconds
+            // on a loaded machine, which would move the epoch beat to beat.
+            let (sim_now, wall) = (clock.now(), clock.wall_elapsed());
+            let sim_us = (sim_now * 1e6) as i64;
             let beat = Heartbeat {
                 copter_id: i32::from(id),
-                start_time_us: started_epoch_us + clock.wall_elapsed().as_micros() as i64 - sim_us,
+                start_time_us: started_epoch_us + wall.as_micros() as i64 - sim_us,
                 sim_time_us: sim_us,
                 reserved: 0,
             };
