@@ -56,15 +56,7 @@ impl std::error::Error for LinkError {}
 fn link_error(e: &KafkaError) -> LinkError {
     let reason = match e {
         KafkaError::Connection(_) | KafkaError::Request(_) | KafkaError::RetryFailed(_) => "broker_unreachable",
-        KafkaError::ServerError {
-            protocol_error: ProtocolError::UnknownTopicOrPartition,
-            ..
-        } => "unknown_topic",
-        KafkaError::ServerError {
-            protocol_error: ProtocolError::OffsetOutOfRange,
-            ..
-        } => "offset_out_of_range",
-        KafkaError::ServerError { .. } => "broker_error",
+        KafkaError::ServerError { protocol_error, .. } => protocol_reason(protocol_error),
         KafkaError::InvalidResponse(_) => "invalid_response",
         KafkaError::Timeout => "timeout",
         _ => "kafka_error",
@@ -75,6 +67,15 @@ fn link_error(e: &KafkaError) -> LinkError {
     }
 }
 
+/// The reason counted for an error code the broker answered with.
+fn protocol_reason(e: &ProtocolError) -> &'static str {
+    match e {
+        ProtocolError::UnknownTopicOrPartition => "unknown_topic",
+        ProtocolError::OffsetOutOfRange => "offset_out_of_range",
+        _ => "broker_error",
+    }
+}
+
 fn timed_out(what: &str) -> LinkError {
     LinkError {
         reason: "timeout",
@@ -82,11 +83,19 @@ fn timed_out(what: &str) -> LinkError {
     }
 }
 
+/// `f`'s answer, or a timeout error for `what` once `limit` has passed.
+async fn bounded<T>(
+    limit: Duration,
+    what: &str,
+    f: impl std::future::Future<Output = Result<T, LinkError>>,
+) -> Result<T, LinkError> {
+    tokio::time::timeout(limit, f)
+        .await
+        .unwrap_or_else(|_| Err(timed_out(what)))
+}
+
 async fn within<T>(what: &str, f: impl std::future::Future<Output = Result<T, KafkaError>>) -> Result<T, LinkError> {
-    match tokio::time::timeout(REQUEST_TIMEOUT, f).await {
-        Ok(r) => r.map_err(|e| link_error(&e)),
-        Err(_) => Err(timed_out(what)),
-    }
+    bounded(REQUEST_TIMEOUT, what, async { f.await.map_err(|e| link_error(&e)) }).await
 }
 
 /// A connection to the broker (`host:port[,host:port…]`), made on first
@@ -372,7 +381,7 @@ impl Reader {
 
     async fn earliest(&self) -> Result<i64, LinkError> {
         match &self.partition {
-            Some(p) => earliest(p).await,
+            Some(p) => within("offset", p.get_offset(OffsetAt::Earliest)).await,
             None => Err(LinkError {
                 reason: "kafka_error",
                 detail: format!("{}: no partition to ask for its earliest offset", self.topic),
@@ -388,10 +397,6 @@ impl Reader {
             self.link.forget().await;
         }
     }
-}
-
-async fn earliest(partition: &PartitionClient) -> Result<i64, LinkError> {
-    within("offset", partition.get_offset(OffsetAt::Earliest)).await
 }
 
 /// Produces to one topic; a record is sent once the broker acknowledged it.

@@ -78,23 +78,6 @@ fn set_nodelay(fd: RawFd) -> bool {
 mod tests {
     use super::*;
     use std::net::{TcpListener, TcpStream};
-    use std::os::fd::AsRawFd;
-
-    fn nodelay(fd: RawFd) -> bool {
-        let mut on: libc::c_int = 0;
-        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: a query of a socket this test owns.
-        unsafe {
-            libc::getsockopt(
-                fd,
-                libc::IPPROTO_TCP,
-                libc::TCP_NODELAY,
-                (&raw mut on).cast(),
-                &raw mut len,
-            )
-        };
-        on != 0
-    }
 
     #[test]
     fn sets_nodelay_only_towards_the_ports_asked_for() {
@@ -102,9 +85,9 @@ mod tests {
         let other = TcpListener::bind("127.0.0.1:0").unwrap();
         let to_broker = TcpStream::connect(broker.local_addr().unwrap()).unwrap();
         let to_other = TcpStream::connect(other.local_addr().unwrap()).unwrap();
-        assert!(!nodelay(to_broker.as_raw_fd()) && !nodelay(to_other.as_raw_fd()));
+        assert!(!to_broker.nodelay().unwrap() && !to_other.nodelay().unwrap());
         assert!(disable_nagle_to(&[broker.local_addr().unwrap().port()]) >= 1);
-        assert!(nodelay(to_broker.as_raw_fd()));
-        assert!(!nodelay(to_other.as_raw_fd()));
+        assert!(to_broker.nodelay().unwrap());
+        assert!(!to_other.nodelay().unwrap());
     }
 }

@@ -24,7 +24,7 @@ use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
 use tokio::io::BufStream;
 use tokio::net::TcpStream;
 
-use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
+use crate::{bounded, Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
 
 type Connection = Arc<Messenger<BufStream<TcpStream>>>;
 
@@ -59,11 +59,11 @@ fn request_failed(what: &str, e: impl std::fmt::Display) -> LinkError {
 }
 
 fn api_error(topic: &str, e: ApiError) -> LinkError {
+    // rskafka's partition clients find a new leader by themselves; here the
+    // leaders are looked up again.
     let reason = match e {
-        ApiError::OffsetOutOfRange => "offset_out_of_range",
-        ApiError::UnknownTopicOrPartition => "unknown_topic",
         ApiError::NotLeaderOrFollower | ApiError::LeaderNotAvailable => "not_leader",
-        _ => "broker_error",
+        _ => crate::protocol_reason(&e),
     };
     LinkError {
         reason,
@@ -128,10 +128,13 @@ impl TopicsReader {
                 }
             }
         }
-        let mut requests = Vec::new();
+        let (mut asked, mut fetches) = (Vec::new(), Vec::new());
         for (node, topics) in groups {
             match self.connection(node).await {
-                Ok(c) => requests.push((node, topics.clone(), self.fetch(c, topics))),
+                Ok(c) => {
+                    fetches.push(self.fetch(c, &topics));
+                    asked.push((node, topics));
+                }
                 Err(e) => {
                     for (i, _) in topics {
                         self.fail(i, e.clone(), &mut round).await;
@@ -139,9 +142,8 @@ impl TopicsReader {
                 }
             }
         }
-        let (heads, fetches): (Vec<_>, Vec<_>) = requests.into_iter().map(|(n, t, f)| ((n, t), f)).unzip();
         let answers = futures::future::join_all(fetches).await;
-        for ((node, topics), answer) in heads.into_iter().zip(answers) {
+        for ((node, topics), answer) in asked.into_iter().zip(answers) {
             match answer {
                 Ok(response) => self.take(response, &topics, &mut round).await,
                 Err(e) => {
@@ -159,7 +161,7 @@ impl TopicsReader {
     fn fetch(
         &self,
         connection: Connection,
-        topics: Vec<(usize, i64)>,
+        topics: &[(usize, i64)],
     ) -> impl std::future::Future<Output = Result<FetchResponse, LinkError>> + 'static {
         let first = &self.readers[topics[0].0];
         let (wait_ms, per_topic) = (first.fetch_wait_ms, first.max_fetch_bytes);
@@ -185,10 +187,13 @@ impl TopicsReader {
         };
         let limit = Duration::from_millis(u64::try_from(wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
         async move {
-            match tokio::time::timeout(limit, connection.request(&request)).await {
-                Ok(r) => r.map_err(|e| request_failed("fetch", e)),
-                Err(_) => Err(crate::timed_out("fetch")),
-            }
+            let answer = async {
+                connection
+                    .request(&request)
+                    .await
+                    .map_err(|e| request_failed("fetch", e))
+            };
+            bounded(limit, "fetch", answer).await
         }
     }
 
@@ -261,10 +266,13 @@ impl TopicsReader {
             ),
             allow_auto_topic_creation: None,
         };
-        let metadata = match tokio::time::timeout(REQUEST_TIMEOUT, connection.request(&request)).await {
-            Ok(r) => r.map_err(|e| request_failed("metadata", e))?,
-            Err(_) => return Err(crate::timed_out("metadata")),
+        let answer = async {
+            connection
+                .request(&request)
+                .await
+                .map_err(|e| request_failed("metadata", e))
         };
+        let metadata = bounded(REQUEST_TIMEOUT, "metadata", answer).await?;
         self.addresses = metadata
             .brokers
             .iter()
@@ -324,10 +332,7 @@ impl TopicsReader {
                 .map_err(|e| request_failed(address, e))?;
             Ok(Arc::new(messenger))
         };
-        match tokio::time::timeout(REQUEST_TIMEOUT, work).await {
-            Ok(r) => r,
-            Err(_) => Err(crate::timed_out("connect")),
-        }
+        bounded(REQUEST_TIMEOUT, "connect", work).await
     }
 }
 

@@ -176,6 +176,15 @@ pub fn seconds_from_env(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+/// How many rounds the environment variable `name` asks for (at least 1; 1 when unset).
+pub fn rounds_from_env(name: &str) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1usize)
+        .max(1)
+}
+
 /// What `rflysim_sim --send-log` wrote: when each stream's item (a sensor's
 /// frame by its SeqID, `imu<id>` for IMU samples) with a given
 /// simulation-time stamp left the emulator (wall-clock seconds).

@@ -361,11 +361,7 @@ fn main() {
     // One round's CPU ratio moves with the machine (DDS alone's own CPU per
     // message does): AEROSIM_BENCH_ROUNDS=N runs the cases N times in turn
     // and sums the ratios up by their median.
-    let rounds = std::env::var("AEROSIM_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(1usize)
-        .max(1);
+    let rounds = bench_support::rounds_from_env("AEROSIM_BENCH_ROUNDS");
     let load_at_start = loadavg_line();
     let mut ratios: Vec<(&str, Vec<f64>)> = Vec::new();
     for round in 0..rounds {

@@ -334,11 +334,7 @@ fn main() {
     // One round's ratio moves by ±20 % with the machine (the reference's
     // own CPU per frame does): RFLYSIM_BENCH_ROUNDS=N runs the cases N
     // times in turn and sums the rounds up by their median.
-    let rounds = std::env::var("RFLYSIM_BENCH_ROUNDS")
-        .ok()
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(1usize)
-        .max(1);
+    let rounds = bench_support::rounds_from_env("RFLYSIM_BENCH_ROUNDS");
     let mut all_rounds = Vec::new();
     for round in 0..rounds {
         let rows = run_round(&ctx, &only, round * 100);
