@@ -278,6 +278,11 @@ impl Reader {
         &self.topic
     }
 
+    /// How long a fetch may take before it counts as failed.
+    fn fetch_timeout(&self) -> Duration {
+        Duration::from_millis(u64::try_from(self.fetch_wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT
+    }
+
     /// The next records (none when the broker had none within the fetch
     /// wait). After an error the caller counts it and calls again: the
     /// reader has paused and set itself up to resume.
@@ -294,9 +299,8 @@ impl Reader {
         let fresh = self.partition.is_none();
         let offset = self.prepare().await?;
         let partition = self.partition.as_ref().expect("prepared");
-        let wait = Duration::from_millis(u64::try_from(self.fetch_wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
         let fetched = tokio::time::timeout(
-            wait,
+            self.fetch_timeout(),
             partition.fetch_records(offset, 1..self.max_fetch_bytes, self.fetch_wait_ms),
         )
         .await
@@ -464,6 +468,7 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
+mod blocking;
 pub mod broker;
 mod nodelay;
 mod topics_reader;

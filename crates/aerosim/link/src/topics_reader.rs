@@ -7,13 +7,13 @@
 //! Each topic keeps its [`Reader`]'s bookkeeping (partition found or
 //! created, start offset, a restarted log read from its beginning); only the
 //! fetch itself goes over this reader's own connections, one per partition
-//! leader, found from the brokers' metadata.
+//! leader, found from the brokers' metadata. Those connections block
+//! ([`BlockingConnection`]): a round holds its thread for the fetch wait, so
+//! the reader runs on a thread of its own.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use rskafka::messenger::Messenger;
 use rskafka::protocol::error::Error as ApiError;
 use rskafka::protocol::messages::{
     FetchRequest, FetchRequestPartition, FetchRequestTopic, FetchResponse, IsolationLevel, MetadataRequest,
@@ -21,12 +21,9 @@ use rskafka::protocol::messages::{
 };
 use rskafka::protocol::primitives::{Int32, Int64, String_};
 use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
-use tokio::io::BufStream;
-use tokio::net::TcpStream;
 
-use crate::{bounded, Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
-
-type Connection = Arc<Messenger<BufStream<TcpStream>>>;
+use crate::blocking::BlockingConnection;
+use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
 
 /// What one round brought: for each topic (by its index) that had records or
 /// an error, those records or that error.
@@ -40,7 +37,7 @@ pub struct TopicsReader {
     /// Each topic's partition leader, by node id; `None`: to be looked up.
     leaders: Option<Vec<Option<i32>>>,
     addresses: HashMap<i32, String>,
-    connections: HashMap<i32, Connection>,
+    connections: HashMap<i32, BlockingConnection>,
 }
 
 impl std::fmt::Debug for TopicsReader {
@@ -48,13 +45,6 @@ impl std::fmt::Debug for TopicsReader {
         f.debug_struct("TopicsReader")
             .field("topics", &self.readers.iter().map(Reader::topic).collect::<Vec<_>>())
             .finish_non_exhaustive()
-    }
-}
-
-fn request_failed(what: &str, e: impl std::fmt::Display) -> LinkError {
-    LinkError {
-        reason: "broker_unreachable",
-        detail: format!("{what}: {e}"),
     }
 }
 
@@ -89,8 +79,9 @@ impl TopicsReader {
     }
 
     /// One round: every topic that is not paused fetched from where it is,
-    /// one request per leader, the requests at the same time. Errors come
-    /// back per topic (to count and log); a topic that failed pauses.
+    /// one request per leader, every request out before the first answer is
+    /// read. Errors come back per topic (to count and log); a topic that
+    /// failed pauses.
     pub async fn next(&mut self) -> Round {
         let mut round = Round::new();
         let now = Instant::now();
@@ -128,44 +119,46 @@ impl TopicsReader {
                 }
             }
         }
-        let (mut asked, mut fetches) = (Vec::new(), Vec::new());
+        let mut asked = Vec::new();
         for (node, topics) in groups {
-            match self.connection(node).await {
-                Ok(c) => {
-                    fetches.push(self.fetch(c, &topics));
-                    asked.push((node, topics));
-                }
-                Err(e) => {
-                    for (i, _) in topics {
-                        self.fail(i, e.clone(), &mut round).await;
-                    }
-                }
+            let request = self.fetch_request(&topics);
+            let sent = self
+                .connection(node)
+                .and_then(|c| c.send(&request, c.version_of::<FetchRequest>()?));
+            match sent {
+                Ok(()) => asked.push((node, topics)),
+                Err(e) => self.failed_on(node, e, topics, &mut round).await,
             }
         }
-        let answers = futures::future::join_all(fetches).await;
-        for ((node, topics), answer) in asked.into_iter().zip(answers) {
+        for (node, topics) in asked {
+            let answer = match self.connections.get_mut(&node) {
+                Some(c) => c
+                    .version_of::<FetchRequest>()
+                    .and_then(|v| c.receive::<FetchRequest>(v, self.readers[topics[0].0].fetch_timeout())),
+                None => continue,
+            };
             match answer {
                 Ok(response) => self.take(response, &topics, &mut round).await,
-                Err(e) => {
-                    self.connections.remove(&node);
-                    self.leaders = None;
-                    for (i, _) in topics {
-                        self.fail(i, e.clone(), &mut round).await;
-                    }
-                }
+                Err(e) => self.failed_on(node, e, topics, &mut round).await,
             }
         }
         round
     }
 
-    fn fetch(
-        &self,
-        connection: Connection,
-        topics: &[(usize, i64)],
-    ) -> impl std::future::Future<Output = Result<FetchResponse, LinkError>> + 'static {
+    /// The connection to `node` failed: it goes, the leaders are looked up
+    /// again and its topics fail.
+    async fn failed_on(&mut self, node: i32, e: LinkError, topics: Vec<(usize, i64)>, round: &mut Round) {
+        self.connections.remove(&node);
+        self.leaders = None;
+        for (i, _) in topics {
+            self.fail(i, e.clone(), round).await;
+        }
+    }
+
+    fn fetch_request(&self, topics: &[(usize, i64)]) -> FetchRequest {
         let first = &self.readers[topics[0].0];
         let (wait_ms, per_topic) = (first.fetch_wait_ms, first.max_fetch_bytes);
-        let request = FetchRequest {
+        FetchRequest {
             replica_id: NORMAL_CONSUMER,
             max_wait_ms: Int32(wait_ms),
             min_bytes: Int32(1),
@@ -184,16 +177,6 @@ impl TopicsReader {
                     }],
                 })
                 .collect(),
-        };
-        let limit = Duration::from_millis(u64::try_from(wait_ms).unwrap_or(0)) + REQUEST_TIMEOUT;
-        async move {
-            let answer = async {
-                connection
-                    .request(&request)
-                    .await
-                    .map_err(|e| request_failed("fetch", e))
-            };
-            bounded(limit, "fetch", answer).await
         }
     }
 
@@ -251,9 +234,10 @@ impl TopicsReader {
         if self.leaders.is_some() {
             return Ok(());
         }
-        let connection = match self.connections.values().next() {
-            Some(c) => c.clone(),
-            None => self.bootstrap_connection().await?,
+        let mut bootstrap = None;
+        let connection = match self.connections.values_mut().next() {
+            Some(c) => c,
+            None => bootstrap.insert(self.bootstrap_connection()?),
         };
         let request = MetadataRequest {
             topics: Some(
@@ -266,13 +250,7 @@ impl TopicsReader {
             ),
             allow_auto_topic_creation: None,
         };
-        let answer = async {
-            connection
-                .request(&request)
-                .await
-                .map_err(|e| request_failed("metadata", e))
-        };
-        let metadata = bounded(REQUEST_TIMEOUT, "metadata", answer).await?;
+        let metadata = connection.request(&request, REQUEST_TIMEOUT)?;
         self.addresses = metadata
             .brokers
             .iter()
@@ -290,49 +268,38 @@ impl TopicsReader {
         Ok(())
     }
 
-    async fn connection(&mut self, node: i32) -> Result<Connection, LinkError> {
-        if let Some(c) = self.connections.get(&node) {
-            return Ok(c.clone());
+    fn connection(&mut self, node: i32) -> Result<&mut BlockingConnection, LinkError> {
+        if !self.connections.contains_key(&node) {
+            let address = self.addresses.get(&node).cloned().ok_or_else(|| LinkError {
+                reason: "not_leader",
+                detail: format!("broker {node} is not in the metadata"),
+            })?;
+            let c = self.connect(&address)?;
+            self.connections.insert(node, c);
         }
-        let address = self.addresses.get(&node).cloned().ok_or_else(|| LinkError {
-            reason: "not_leader",
-            detail: format!("broker {node} is not in the metadata"),
-        })?;
-        let c = self.connect(&address).await?;
-        self.connections.insert(node, c.clone());
-        Ok(c)
+        Ok(self.connections.get_mut(&node).expect("inserted above"))
     }
 
-    async fn bootstrap_connection(&self) -> Result<Connection, LinkError> {
+    fn bootstrap_connection(&self) -> Result<BlockingConnection, LinkError> {
         let mut last = None;
         for address in &self.readers[0].link.bootstrap {
-            match self.connect(address).await {
+            match self.connect(address) {
                 Ok(c) => return Ok(c),
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| request_failed("connect", "no bootstrap server")))
+        Err(last.unwrap_or_else(|| LinkError {
+            reason: "broker_unreachable",
+            detail: "no bootstrap server".into(),
+        }))
     }
 
-    /// A connection with Nagle's algorithm off (a camera record is more than
-    /// one segment) and the API versions agreed with the broker.
-    async fn connect(&self, address: &str) -> Result<Connection, LinkError> {
+    /// A connection whose responses may carry every topic's largest fetch.
+    fn connect(&self, address: &str) -> Result<BlockingConnection, LinkError> {
         let link = &self.readers[0].link;
-        let work = async {
-            let stream = TcpStream::connect(address)
-                .await
-                .map_err(|e| request_failed(address, e))?;
-            stream.set_nodelay(true).map_err(|e| request_failed(address, e))?;
-            let per_topic = usize::try_from(self.readers[0].max_fetch_bytes).unwrap_or(0);
-            let limit = link.max_message_bytes.max(per_topic * self.readers.len()) + (64 << 10);
-            let mut messenger = Messenger::new(BufStream::new(stream), limit, Arc::from(link.client_id.as_str()));
-            messenger
-                .sync_versions()
-                .await
-                .map_err(|e| request_failed(address, e))?;
-            Ok(Arc::new(messenger))
-        };
-        bounded(REQUEST_TIMEOUT, "connect", work).await
+        let per_topic = usize::try_from(self.readers[0].max_fetch_bytes).unwrap_or(0);
+        let limit = link.max_message_bytes.max(per_topic * self.readers.len()) + (64 << 10);
+        BlockingConnection::connect(address, &link.client_id, limit, REQUEST_TIMEOUT)
     }
 }
 

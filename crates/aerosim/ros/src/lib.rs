@@ -91,11 +91,9 @@ fn run() -> Result<(), String> {
         readings.push(watched(&mut bridge, r, ticks, "aerosim", telemetry::clock_ticks));
     }
     cameras(&mut bridge, &plan, &mounts[0], &mut readings)?;
-    bridge.handle().spawn(read_until_stopped(
-        readings,
-        bridge.logger.clone(),
-        bridge.stop_signal(),
-    ));
+    // The topics reader blocks on its socket for each fetch: a thread of its own.
+    let (logger, stop) = (bridge.logger.clone(), bridge.stop_signal());
+    bridge.loop_thread("kafka_reader", read_until_stopped(readings, logger, stop))?;
     commands(&mut bridge, &plan, last_states, time)?;
     if plan.s.publish_tf {
         camera_mounts(&mut bridge, plan.s.use_sim_time, mounts)?;

@@ -130,6 +130,22 @@ impl BridgeProcess {
         Ok(())
     }
 
+    /// A wire loop on a thread of its own, on a single-threaded runtime: for
+    /// a loop that blocks on its transport (the AeroSim topics reader), or
+    /// whose wake-ups should stay on one thread. `body` must end at the stop
+    /// signal; the thread is joined then.
+    pub fn loop_thread(
+        &mut self,
+        name: &str,
+        body: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> Result<(), String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("runtime of {name}: {e}"))?;
+        self.thread(name, move || runtime.block_on(body))
+    }
+
     /// The command sender's thread: it runs until the stop, then sends
     /// every vehicle's neutral command before the process exits.
     pub fn command_sender<T: CommandTransport + 'static>(&mut self, sender: CommandSender<T>) -> Result<(), String> {
