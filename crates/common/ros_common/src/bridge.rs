@@ -131,9 +131,9 @@ impl BridgeProcess {
     }
 
     /// A wire loop on a thread of its own, on a single-threaded runtime: for
-    /// a loop that blocks on its transport (the AeroSim topics reader), or
-    /// whose wake-ups should stay on one thread. `body` must end at the stop
-    /// signal; the thread is joined then.
+    /// a loop that blocks on its transport (the AeroSim topics reader), which
+    /// would hold up the shared runtime's workers. `body` must end at the
+    /// stop signal; the thread is joined then.
     pub fn loop_thread(
         &mut self,
         name: &str,
