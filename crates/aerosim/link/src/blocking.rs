@@ -21,7 +21,7 @@ use rskafka::protocol::traits::ReadType;
 
 use crate::LinkError;
 
-fn unreachable_broker(what: &str, e: impl std::fmt::Display) -> LinkError {
+pub(crate) fn unreachable_broker(what: &str, e: impl std::fmt::Display) -> LinkError {
     LinkError {
         reason: "broker_unreachable",
         detail: format!("{what}: {e}"),
@@ -37,10 +37,7 @@ fn invalid(what: &str, e: impl std::fmt::Display) -> LinkError {
 
 fn io_error(what: &str, e: &std::io::Error) -> LinkError {
     match e.kind() {
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => LinkError {
-            reason: "timeout",
-            detail: format!("{what}: no answer in time"),
-        },
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => crate::timed_out(what),
         _ => unreachable_broker(what, e),
     }
 }
@@ -104,7 +101,7 @@ impl BlockingConnection {
             tagged_fields: None,
         };
         let version = ApiVersion(Int16(0));
-        connection.send(&asked, version)?;
+        connection.send_as(&asked, version)?;
         let answer: ApiVersionsResponse = connection.receive::<ApiVersionsRequest>(version, timeout)?;
         if let Some(e) = answer.error_code {
             return Err(LinkError {
@@ -122,7 +119,7 @@ impl BlockingConnection {
 
     /// The version `R` goes out in, or an error when the broker speaks none
     /// that this client does.
-    pub fn version_of<R: RequestBody>(&self) -> Result<ApiVersion, LinkError> {
+    fn version_of<R: RequestBody>(&self) -> Result<ApiVersion, LinkError> {
         self.versions
             .get(&R::API_KEY)
             .and_then(|&broker| common_version(broker, R::API_VERSION_RANGE))
@@ -138,14 +135,23 @@ impl BlockingConnection {
         R: RequestBody + WriteVersionedType<Vec<u8>>,
         R::ResponseBody: ReadVersionedType<Cursor<Vec<u8>>>,
     {
-        let version = self.version_of::<R>()?;
-        self.send(body, version)?;
+        let version = self.send(body)?;
         self.receive::<R>(version, timeout)
     }
 
-    /// Writes `body` as the next request; [`Self::receive`] reads its answer
-    /// (several connections can each have a request out before any is read).
-    pub fn send<R>(&mut self, body: &R, version: ApiVersion) -> Result<(), LinkError>
+    /// Writes `body` as the next request, in the version it returns;
+    /// [`Self::receive`] reads its answer (several connections can each have
+    /// a request out before any is read).
+    pub fn send<R>(&mut self, body: &R) -> Result<ApiVersion, LinkError>
+    where
+        R: RequestBody + WriteVersionedType<Vec<u8>>,
+    {
+        let version = self.version_of::<R>()?;
+        self.send_as(body, version)?;
+        Ok(version)
+    }
+
+    fn send_as<R>(&mut self, body: &R, version: ApiVersion) -> Result<(), LinkError>
     where
         R: RequestBody + WriteVersionedType<Vec<u8>>,
     {
@@ -219,6 +225,7 @@ impl BlockingConnection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rskafka::protocol::messages::{FetchRequest, MetadataRequest};
     use std::net::TcpListener;
 
     fn range(min: i16, max: i16) -> ApiVersionRange {
@@ -232,20 +239,55 @@ mod tests {
         assert_eq!(common_version(range(5, 9), range(0, 4)), None);
     }
 
-    /// A peer that reads the request and answers with `answer`.
-    fn peer(answer: Vec<u8>) -> String {
+    /// A peer that reads each connection's first request and answers it
+    /// with the next of `answers`.
+    fn peer_of(answers: Vec<Vec<u8>>) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut length = [0; 4];
-            s.read_exact(&mut length).unwrap();
-            let mut request = vec![0; i32::from_be_bytes(length) as usize];
-            s.read_exact(&mut request).unwrap();
-            let _ = s.write_all(&answer);
+            let mut open = Vec::new();
+            for answer in answers {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut length = [0; 4];
+                s.read_exact(&mut length).unwrap();
+                let mut request = vec![0; i32::from_be_bytes(length) as usize];
+                s.read_exact(&mut request).unwrap();
+                let _ = s.write_all(&answer);
+                open.push(s);
+            }
             std::thread::sleep(Duration::from_secs(2));
         });
         address
+    }
+
+    fn peer(answer: Vec<u8>) -> String {
+        peer_of(vec![answer])
+    }
+
+    /// ApiVersions v0's answer to the first request: Fetch (key 1) in 4..=4.
+    fn fetch_v4_only() -> Vec<u8> {
+        let body: [&[u8]; 5] = [
+            &1i32.to_be_bytes(), // correlation id
+            &0i16.to_be_bytes(), // no error
+            &1i32.to_be_bytes(), // one API
+            &1i16.to_be_bytes(), // Fetch
+            &[0, 4, 0, 4],       // versions 4 to 4
+        ];
+        let body = body.concat();
+        [&(body.len() as i32).to_be_bytes()[..], &body].concat()
+    }
+
+    #[test]
+    fn after_a_bad_answer_the_next_connection_agrees_its_versions() {
+        let address = peer_of(vec![i32::MAX.to_be_bytes().to_vec(), fetch_v4_only()]);
+        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2)).unwrap_err();
+        assert_eq!(e.reason, "invalid_response", "{e}");
+        let c = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2)).unwrap();
+        assert_eq!(c.version_of::<FetchRequest>().unwrap(), ApiVersion(Int16(4)));
+        assert!(
+            c.version_of::<MetadataRequest>().is_err(),
+            "the peer lists no Metadata version"
+        );
     }
 
     #[test]

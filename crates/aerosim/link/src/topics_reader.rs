@@ -22,7 +22,7 @@ use rskafka::protocol::messages::{
 use rskafka::protocol::primitives::{Int32, Int64, String_};
 use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
 
-use crate::blocking::BlockingConnection;
+use crate::blocking::{unreachable_broker, BlockingConnection};
 use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
 
 /// What one round brought: for each topic (by its index) that had records or
@@ -122,19 +122,15 @@ impl TopicsReader {
         let mut asked = Vec::new();
         for (node, topics) in groups {
             let request = self.fetch_request(&topics);
-            let sent = self
-                .connection(node)
-                .and_then(|c| c.send(&request, c.version_of::<FetchRequest>()?));
-            match sent {
-                Ok(()) => asked.push((node, topics)),
+            match self.connection(node).and_then(|c| c.send(&request)) {
+                Ok(version) => asked.push((node, version, topics)),
                 Err(e) => self.failed_on(node, e, topics, &mut round).await,
             }
         }
-        for (node, topics) in asked {
+        for (node, version, topics) in asked {
+            let timeout = self.readers[topics[0].0].fetch_timeout();
             let answer = match self.connections.get_mut(&node) {
-                Some(c) => c
-                    .version_of::<FetchRequest>()
-                    .and_then(|v| c.receive::<FetchRequest>(v, self.readers[topics[0].0].fetch_timeout())),
+                Some(c) => c.receive::<FetchRequest>(version, timeout),
                 None => continue,
             };
             match answer {
@@ -288,10 +284,7 @@ impl TopicsReader {
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| LinkError {
-            reason: "broker_unreachable",
-            detail: "no bootstrap server".into(),
-        }))
+        Err(last.unwrap_or_else(|| unreachable_broker("connect", "no bootstrap server")))
     }
 
     /// A connection whose responses may carry every topic's largest fetch.
