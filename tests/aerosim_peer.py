@@ -9,6 +9,7 @@ import os
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_END
@@ -25,8 +26,11 @@ def free_port():
 
 
 class Broker:
-    def __init__(self, port=None):
+    """`advertised_port`: the port clients are told to connect to (a proxy's)."""
+
+    def __init__(self, port=None, advertised_port=None):
         self.port = port or free_port()
+        self.advertised_port = advertised_port or self.port
         self.proc = None
         self.start()
 
@@ -36,8 +40,9 @@ class Broker:
 
     def start(self):
         url = f"tcp://127.0.0.1:{self.port}"
+        advertised = f"tcp://127.0.0.1:{self.advertised_port}"
         self.proc = subprocess.Popen([os.environ.get("AEROSIM_BROKER_BIN", "tansu"), "broker", "--listener-url", url,
-                                      "--advertised-listener-url", url, "--storage-engine", "memory://tansu/"],
+                                      "--advertised-listener-url", advertised, "--storage-engine", "memory://tansu/"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -53,9 +58,10 @@ class Broker:
             self.proc.kill()
             self.proc.wait()
 
-    def create(self, *topics):
+    def create(self, *topics, max_message_bytes=None):
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        for f in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).values():
+        config = {"max.message.bytes": str(max_message_bytes)} if max_message_bytes else {}
+        for f in admin.create_topics([NewTopic(t, 1, 1, config=config) for t in topics]).values():
             try:
                 f.result(10)
             except Exception as e:  # an existing topic is fine
@@ -132,7 +138,8 @@ class Peer:
 
     def __init__(self, bootstrap):
         self.bootstrap = bootstrap
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+        # Up to 10 MB a record: the tests send records over the bridge's limits.
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "message.max.bytes": 10_000_000})
 
     def send(self, topic, payload, key=b"key"):
         self.producer.produce(topic, key=key, value=payload)
@@ -155,3 +162,28 @@ def read_records(consumer, count=1, timeout=10.0):
             continue
         out.append(m)
     return out
+
+
+class States:
+    """Sends actor1's vehicle state at 20 Hz, as AeroSim does while it runs."""
+
+    def __init__(self, peer, topic="aerosim.actor1.vehicle_state", position=(0, 0, -300.0), yaw=math.radians(90),
+                 velocity=(0.0, 40.0, 0.0)):
+        self.peer, self.topic, self.running = peer, topic, True
+        self.state = vehicle_state(position, yaw=yaw, velocity=velocity)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        t = 0.0
+        while self.running:
+            t += 0.05
+            # Not flushed one by one: over a slow link they still go at 20 Hz.
+            self.peer.producer.produce(self.topic, key=b"key",
+                                       value=envelope(self.topic, "VehicleState", self.state, sim=t))
+            self.peer.producer.poll(0)
+            time.sleep(0.05)
+
+    def stop(self):
+        self.running = False
+        self.thread.join(timeout=5)

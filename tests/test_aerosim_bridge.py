@@ -20,7 +20,7 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, Imu, NavSatFix
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker
 
-from aerosim_peer import (Broker, Peer, bincode_image, envelope, flight_display, read_records, vehicle_state)
+from aerosim_peer import (Broker, Peer, States, bincode_image, envelope, flight_display, read_records, vehicle_state)
 from rflysim_bridge.msg import AutopilotCommand, FlightControlCommand, FlightDisplay
 
 pytestmark = pytest.mark.broker
@@ -236,27 +236,34 @@ def is_hold(rec, altitude_ft, heading_deg, airspeed_kts):
 
 
 def test_a_silent_controller_and_a_stopped_bridge_leave_the_aircraft_holding(broker, processes, collector):
-    bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
     peer = Peer(broker.bootstrap)
     collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
-    # 300 m up, facing east at 40 m/s.
-    state = vehicle_state((0, 0, -300.0), yaw=math.radians(90), velocity=(0.0, 40.0, 0.0))
-    wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(STATE, "VehicleState", state, sim=3.0)))
-    ap = peer.reader(AUTOPILOT)
-    fc = peer.reader(FLIGHT_CONTROL)
-    twist = Twist()
-    twist.linear.x = 30.0
-    publish_until(collector, "/aerosim/actor1/cmd_vel", Twist, twist, fc)
-    sent = time.monotonic()
-    holds = read_records(ap, 1, timeout=3.0)
-    assert holds, "no failsafe after the controller went silent"
-    assert time.monotonic() - sent < 0.5 + 1.0
-    alt_ft, kts = 300.0 / 0.3048, 40.0 * 3600 / 1852
-    assert is_hold(json.loads(holds[0].value()), alt_ft, 90.0, kts), holds[0].value()
-    # No flight-control command after the failsafe.
-    assert not read_records(fc, 1, timeout=1.0)
-    bridge.send_signal(signal.SIGINT)
-    bridge.wait(timeout=5)
+    # 300 m up, facing east at 40 m/s, a state every 50 ms.
+    states = States(peer, position=(0, 0, -300.0), yaw=math.radians(90), velocity=(0.0, 40.0, 0.0))
+    try:
+        bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+        collector.wait_for("odom", 1, timeout=30)
+        ap = peer.reader(AUTOPILOT)
+        fc = peer.reader(FLIGHT_CONTROL)
+        twist = Twist()
+        twist.linear.x = 30.0
+        publish_until(collector, "/aerosim/actor1/cmd_vel", Twist, twist, fc)
+        sent = time.monotonic()
+        holds = read_records(ap, 1, timeout=3.0)
+        assert holds, "no failsafe after the controller went silent"
+        assert time.monotonic() - sent < 0.5 + 1.0
+        alt_ft, kts = 300.0 / 0.3048, 40.0 * 3600 / 1852
+        assert is_hold(json.loads(holds[0].value()), alt_ft, 90.0, kts), holds[0].value()
+        # The sticks centred once, and nothing more of the controller.
+        sticks = [json.loads(m.value())["data"] for m in read_records(fc, 5, timeout=1.0)]
+        assert [(s["roll_cmd"], s["pitch_cmd"], s["yaw_cmd"]) for s in sticks][-1:] == [(0.0, 0.0, 0.0)], sticks
+        assert all(s["power_cmd"] == [0.6] for s in sticks)
+        # A command again, then the stop: the hold at the stop.
+        publish_until(collector, "/aerosim/actor1/cmd_vel", Twist, twist, fc)
+        bridge.send_signal(signal.SIGINT)
+        assert bridge.wait(timeout=5) == 0
+    finally:
+        states.stop()
     at_stop = read_records(ap, 1, timeout=3.0)
     assert at_stop and is_hold(json.loads(at_stop[0].value()), alt_ft, 90.0, kts)
 
@@ -426,6 +433,19 @@ def test_the_emulator_flies_through_the_bridge_and_follows_cmd_vel(broker, proce
         o = collector.messages("odom")[-1]
         speed = math.hypot(o.twist.twist.linear.x, o.twist.twist.linear.y)
     assert speed >= 50.0, speed
+    # A climb request and a left turn (REP-103: +angular.z turns left): in
+    # AeroSim's terms negative pitch_cmd (nose up) and a falling compass heading.
+    z0 = collector.messages("odom")[-1].pose.pose.position.z
+    h0 = collector.messages("fd")[-1].heading_deg
+    t.linear.x, t.linear.z, t.angular.z = 50.0, 3.0, 0.5
+    for _ in range(40):
+        pub.publish(t)
+        time.sleep(0.1)
+    z1 = collector.messages("odom")[-1].pose.pose.position.z
+    h1 = collector.messages("fd")[-1].heading_deg
+    assert z1 > z0 + 3.0, f"asked to climb, went from {z0:.1f} m to {z1:.1f} m"
+    turned = (h1 - h0 + 540.0) % 360.0 - 180.0
+    assert turned < -5.0, f"asked to turn left, the heading went from {h0:.1f}° to {h1:.1f}°"
     sim.send_signal(signal.SIGINT)
     sim.wait(timeout=5)
     out = processes.output(sim)

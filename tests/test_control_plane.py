@@ -3,6 +3,7 @@ the built-in emulator and the bridge over DDS."""
 
 import json
 import math
+import signal
 import socket
 import struct
 import time
@@ -125,9 +126,65 @@ def test_invalid_commands_send_nothing_and_say_why(collector, processes, tmp_pat
     ctrl.publish(CameraCtrl(others=[0, 5]))
     ai.publish(CameraAICtrl(ctrl_id=1, pixel_pos=[1, 2, 3]))
     assert rfly.requests(timeout=1.5) == []
+    # Logged at a limited rate (the first one), every one counted.
     log = processes.output(node)
-    assert log.count("rejected, nothing sent") == 5, log
-    assert "unknown bits" in log and "pixel_pos" in log
+    assert "refused, nothing sent (invalid): CameraCtrl: ctrl_type 0x80: unknown bits" in log, log
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    deadline = time.monotonic() + 10
+    counted = None
+    while time.monotonic() < deadline and counted != 5:
+        for array in collector.messages(diag):
+            for st in array.status:
+                if "gimbal commands" in st.name:
+                    counted = next((int(kv.value) for kv in st.values if kv.key == "dropped_invalid"), None)
+        time.sleep(0.1)
+    assert counted == 5
+
+
+def rate_command(yaw_rate=1500, pitch_rate=1000):
+    return CameraCtrl(others=[0, 1, yaw_rate, 1, pitch_rate])
+
+
+def is_stop(r):
+    return r["bitmask"] == 1 << 6 and r["other"][2] == 0.0 and r["other"][3] == 0.0
+
+
+def test_a_silent_gimbal_controller_stops_the_gimbal(collector, processes, tmp_path):
+    """Rate commands at 10 Hz for 2 s, then silence: cmd_timeout later the
+    rates are set to zero, once; a stop after that sends nothing more."""
+    rfly = FakeRflySim3D(window_id=17)
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 17, 43104, extra=["-p", "cmd_timeout:=0.5"])
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    for _ in range(20):
+        ctrl.publish(rate_command())
+        time.sleep(0.1)
+    last = time.monotonic()
+    got = rfly.requests(timeout=3.0, want=100)
+    moving = [r for r in got if not is_stop(r)]
+    stops = [r for r in got if is_stop(r)]
+    assert len(moving) >= 15 and all(r["other"][3] == pytest.approx(math.radians(15)) for r in moving)
+    assert len(stops) == 1, f"one zero-rate request after the silence, got {len(stops)}"
+    assert got[-1] is stops[0], "nothing after it"
+    assert time.monotonic() - last > 2.5
+    node.send_signal(signal.SIGINT)
+    assert node.wait(timeout=2) == 0
+    assert rfly.requests(timeout=0.5) == [], "the gimbal already stopped: nothing at the stop"
+
+
+def test_a_stopped_gimbal_node_stops_a_slewing_gimbal(collector, processes, tmp_path):
+    rfly = FakeRflySim3D(window_id=18)
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 18, 43105, extra=["-p", "cmd_timeout:=5.0"])
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    ctrl.publish(rate_command())
+    assert not is_stop(rfly.requests()[0])
+    began = time.monotonic()
+    node.send_signal(signal.SIGINT)
+    stop = rfly.requests(timeout=2.0)
+    assert stop and is_stop(stop[0]), stop
+    assert node.wait(timeout=2) == 0
+    assert time.monotonic() - began < 1.5
 
 
 def test_echo_becomes_camera_status_and_control_closes_the_loop(collector, processes, tmp_path):

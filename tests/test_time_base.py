@@ -8,6 +8,7 @@ import struct
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Image, Imu
 
 from rflysim_scenario import Scenario, sensor, stamp_seconds
@@ -50,4 +51,64 @@ def test_bad_sim_times_are_dropped_and_change_no_other_stamp(collector, processe
     assert any("imu" in n and c == len(bad_times) for n, c in drops.items()), drops
     # A frame's NaN or infinite stamp is refused by the reassembler already (bad_length); the finite ones here.
     assert any("sensor831" in n and c >= 3 for n, c in drops.items()), drops
+    assert sc.bridge.poll() is None
+
+
+def _imu_rates_and_stamps(collector, keys, seconds):
+    """Messages per key that arrived within `seconds`, and each message's (arrival, stamp)."""
+    before = {k: len(collector.messages(k)) for k in keys}
+    t0 = time.time()
+    time.sleep(seconds)
+    return {k: collector.messages(k)[before[k]:] for k in keys}, t0
+
+
+def _never_backwards(messages, label):
+    stamps = [stamp_seconds(m.header) for m in messages]
+    assert all(b >= a for a, b in zip(stamps, stamps[1:])), f"{label}: a stamp went back"
+    return stamps
+
+
+def test_a_swarm_on_staggered_clocks_keeps_every_vehicle(collector, processes, tmp_path):
+    """Two CopterSims 30 s apart (a swarm started one vehicle after another),
+    IMU at 200 Hz each, and a camera mounted on the second: every stream at
+    full rate, stamped near the wall clock, never backwards."""
+    port = 42841
+    sc = Scenario(processes, tmp_path, [sensor(841, 1, 2, port=port, hz=20, TargetCopter=2)], copters=(1, 2),
+                  sim_args=["--window-id", "11", "--clock-offset", "2:30", "--start-time", "5"],
+                  bridge_params={"window_id": 11, "use_sim_time": False})
+    keys = [collector.subscribe(Imu, f"/uav{i}/rflysim/imu") for i in (1, 2)]
+    camera = collector.subscribe(Image, "/rflysim/sensor841/img_rgb")
+    for k in keys:
+        collector.wait_for(k, 50, timeout=30)
+    collector.wait_for(camera, 5)
+    got, _ = _imu_rates_and_stamps(collector, keys + [camera], 4.0)
+    now = time.time()
+    for k in keys:
+        assert len(got[k]) >= 0.85 * 800, f"{k}: {len(got[k])} of 800 samples in 4 s"
+    assert len(got[camera]) >= 0.85 * 80, f"camera: {len(got[camera])} of 80 frames in 4 s"
+    for k in keys + [camera]:
+        stamps = _never_backwards(got[k], k)
+        assert -0.5 < now - stamps[-1] < 1.0, f"{k}: the last stamp is {now - stamps[-1]:.3f} s from the wall clock"
+    assert "stamp_outlier" not in sc.bridge_output()
+
+
+def test_under_sim_time_a_swarm_shares_one_clock(collector, processes, tmp_path):
+    """With use_sim_time, the second vehicle (30 s ahead on its own clock) is
+    mapped onto the clock /clock carries: the same instant, the same stamp."""
+    sc = Scenario(processes, tmp_path, [], copters=(1, 2),
+                  sim_args=["--window-id", "12", "--clock-offset", "2:30", "--start-time", "5"],
+                  bridge_params={"window_id": 12, "use_sim_time": True})
+    keys = [collector.subscribe(Imu, f"/uav{i}/rflysim/imu") for i in (1, 2)]
+    clock = collector.subscribe(Clock, "/clock")
+    for k in keys:
+        collector.wait_for(k, 50, timeout=30)
+    got, _ = _imu_rates_and_stamps(collector, keys + [clock], 3.0)
+    for k in keys:
+        assert len(got[k]) >= 0.85 * 600, f"{k}: {len(got[k])} of 600 samples in 3 s"
+        _never_backwards(got[k], k)
+    last1, last2 = (stamp_seconds(got[k][-1].header) for k in keys)
+    assert abs(last1 - last2) < 0.3, f"vehicle 1 at {last1:.3f} s, vehicle 2 at {last2:.3f} s"
+    ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in got[clock]]
+    assert ticks and all(b >= a for a, b in zip(ticks, ticks[1:]))
+    assert abs(ticks[-1] - last1) < 0.5, f"/clock at {ticks[-1]:.3f}, vehicle 1 at {last1:.3f}"
     assert sc.bridge.poll() is None

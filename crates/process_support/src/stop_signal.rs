@@ -131,7 +131,8 @@ fn name(signal: libc::c_int) -> &'static str {
     }
 }
 
-fn restore_default_handlers() {
+/// SIGINT and SIGTERM end the process again, at once.
+pub fn restore_default_handlers() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
         // SAFETY: resetting a signal's disposition to the default.
         unsafe {

@@ -7,14 +7,15 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rskafka::protocol::api_key::ApiKey;
 use rskafka::protocol::api_version::{ApiVersion, ApiVersionRange};
 use rskafka::protocol::messages::{
-    ApiVersionsRequest, ApiVersionsResponse, ReadVersionedType, RequestBody, RequestHeader, ResponseHeader,
-    WriteVersionedType,
+    ApiVersionsRequest, ApiVersionsResponse, ReadVersionedType, RequestBody, RequestHeader, WriteVersionedType,
 };
 use rskafka::protocol::primitives::{Int16, Int32, NullableString, TaggedFields};
 use rskafka::protocol::traits::ReadType;
@@ -42,6 +43,52 @@ fn io_error(what: &str, e: &std::io::Error) -> LinkError {
     }
 }
 
+/// Ends the blocking calls of the connections registered with it, from
+/// another thread: at the stop, a thread blocked in a read must not wait
+/// for a broker that trickles or never answers.
+#[derive(Debug, Clone, Default)]
+pub struct Closer {
+    inner: Arc<Mutex<CloserState>>,
+}
+
+#[derive(Debug, Default)]
+struct CloserState {
+    closed: bool,
+    /// A clone of each open connection's socket, by connection number.
+    open: Vec<(u64, TcpStream)>,
+}
+
+/// Numbers the connections a closer knows.
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
+impl Closer {
+    /// Shuts every registered socket down (their reads and writes fail at
+    /// once) and refuses new connections from now on.
+    pub fn close(&self) {
+        let mut state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        state.closed = true;
+        for (_, s) in state.open.drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn register(&self, stream: &TcpStream) -> Result<u64, LinkError> {
+        let mut state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if state.closed {
+            return Err(unreachable_broker("connect", "the reader is stopping"));
+        }
+        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+        let clone = stream.try_clone().map_err(|e| unreachable_broker("connect", e))?;
+        state.open.push((id, clone));
+        Ok(id)
+    }
+
+    fn forget(&self, id: u64) {
+        let mut state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        state.open.retain(|(i, _)| *i != id);
+    }
+}
+
 /// The highest version both sides speak (what rskafka's own connection picks).
 fn common_version(broker: ApiVersionRange, ours: ApiVersionRange) -> Option<ApiVersion> {
     (broker.min() <= ours.max() && ours.min() <= broker.max()).then(|| broker.max().min(ours.max()))
@@ -59,16 +106,137 @@ pub struct BlockingConnection {
     versions: HashMap<ApiKey, ApiVersionRange>,
     request: Vec<u8>,
     read_timeout: Option<Duration>,
+    /// Its number with the closer that can end its calls.
+    closer: Option<(Closer, u64)>,
 }
 
+impl Drop for BlockingConnection {
+    fn drop(&mut self) {
+        if let Some((closer, id)) = &self.closer {
+            closer.forget(*id);
+        }
+    }
+}
+
+/// The body of a response as it comes off the socket, bounded by its
+/// length and its deadline.
+struct Body<'a> {
+    connection: &'a mut BlockingConnection,
+    left: usize,
+    deadline: Instant,
+}
+
+impl Read for Body<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.left);
+        if n == 0 {
+            return Ok(0);
+        }
+        let got = self
+            .connection
+            .read_some(&mut buf[..n], self.deadline)
+            .map_err(std::io::Error::other)?;
+        self.left -= got;
+        Ok(got)
+    }
+}
+
+/// The longest one read waits before the deadline is looked at again.
+const READ_SLICE: Duration = Duration::from_millis(100);
+
+/// The reason of a response longer than the connection allows.
+pub const TOO_LARGE: &str = "response_too_large";
+
 impl BlockingConnection {
+    /// Some bytes into `buf` (at least one) before `deadline`.
+    fn read_some(&mut self, buf: &mut [u8], deadline: Instant) -> Result<usize, LinkError> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(LinkError {
+                    reason: "timeout",
+                    detail: format!("{}: the response did not come whole in time", self.address),
+                });
+            }
+            // Each read waits a slice at most, never past the deadline.
+            let slice = left.min(READ_SLICE).max(Duration::from_millis(1));
+            if self.read_timeout.is_none_or(|t| t > left || t * 2 < slice) {
+                self.stream
+                    .set_read_timeout(Some(slice))
+                    .map_err(|e| io_error(&self.address, &e))?;
+                self.read_timeout = Some(slice);
+            }
+            match self.stream.read(buf) {
+                Ok(0) => return Err(unreachable_broker(&self.address, "the broker closed the connection")),
+                Ok(n) => return Ok(n),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => return Err(io_error(&self.address, &e)),
+            }
+        }
+    }
+
+    /// Fills `buf` from the socket before `deadline`.
+    fn read_by(&mut self, buf: &mut [u8], deadline: Instant) -> Result<(), LinkError> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            filled += self.read_some(&mut buf[filled..], deadline)?;
+        }
+        Ok(())
+    }
+
+    /// The length and header of the answer to the last request: how many
+    /// bytes of body follow.
+    fn response_header(&mut self, deadline: Instant) -> Result<usize, LinkError> {
+        let mut head = [0; 8];
+        self.read_by(&mut head, deadline)?;
+        let length = usize::try_from(i32::from_be_bytes(head[..4].try_into().expect("4 bytes")))
+            .ok()
+            .and_then(|n| n.checked_sub(4))
+            .ok_or_else(|| invalid(&self.address, "a response of negative length"))?;
+        if i32::from_be_bytes(head[4..].try_into().expect("4 bytes")) != self.correlation_id {
+            return Err(invalid(&self.address, "a response to another request"));
+        }
+        Ok(length)
+    }
+
+    /// The answer to a Fetch v4 [`Self::send`] wrote last, read batch by
+    /// batch straight off the socket (never whole: see `fetch_response`),
+    /// at most `keep` bytes of batches kept per partition; whole within `timeout`.
+    pub fn receive_fetch(
+        &mut self,
+        version: ApiVersion,
+        timeout: Duration,
+        keep: usize,
+    ) -> Result<Vec<crate::fetch_response::PartitionData>, LinkError> {
+        if version != ApiVersion(Int16(4)) {
+            return Err(invalid(&self.address, format!("fetch version {version:?} (4 is read)")));
+        }
+        let deadline = Instant::now() + timeout;
+        let length = self.response_header(deadline)?;
+        let mut body = Body {
+            connection: self,
+            left: length,
+            deadline,
+        };
+        let parts = crate::fetch_response::read(&mut body, keep)?;
+        // Whatever the parts did not use.
+        let left = body.left;
+        std::io::copy(&mut body.take(left as u64), &mut std::io::sink()).map_err(|e| invalid("fetch", e))?;
+        Ok(parts)
+    }
+
     /// Connects (Nagle off: a camera record is more than one segment) and
-    /// asks the broker for its API versions.
+    /// asks the broker for its API versions; `closer` can end its calls.
     pub fn connect(
         address: &str,
         client_id: &str,
         max_message_bytes: usize,
         timeout: Duration,
+        closer: Option<&Closer>,
     ) -> Result<Self, LinkError> {
         let addresses = address.to_socket_addrs().map_err(|e| unreachable_broker(address, e))?;
         let mut last = None;
@@ -84,6 +252,10 @@ impl BlockingConnection {
         stream
             .set_write_timeout(Some(timeout))
             .map_err(|e| io_error(address, &e))?;
+        let closer = match closer {
+            Some(c) => Some((c.clone(), c.register(&stream)?)),
+            None => None,
+        };
         let mut connection = Self {
             stream,
             address: address.to_string(),
@@ -93,6 +265,7 @@ impl BlockingConnection {
             versions: HashMap::new(),
             request: Vec::new(),
             read_timeout: None,
+            closer,
         };
         // Version 0: every broker answers it.
         let asked = ApiVersionsRequest {
@@ -180,37 +353,28 @@ impl BlockingConnection {
         self.stream.write_all(buf).map_err(|e| io_error(&self.address, &e))
     }
 
-    /// The answer to the request [`Self::send`] wrote last, waiting at most
-    /// `timeout` for each read.
+    /// The answer to the request [`Self::send`] wrote last, whole within
+    /// `timeout` (a broker that trickles bytes gets no more time than a
+    /// silent one).
     pub fn receive<R>(&mut self, version: ApiVersion, timeout: Duration) -> Result<R::ResponseBody, LinkError>
     where
         R: RequestBody,
         R::ResponseBody: ReadVersionedType<Cursor<Vec<u8>>>,
     {
-        if self.read_timeout != Some(timeout) {
-            self.stream
-                .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))
-                .map_err(|e| io_error(&self.address, &e))?;
-            self.read_timeout = Some(timeout);
+        let deadline = Instant::now() + timeout;
+        let length = self.response_header(deadline)?;
+        if length > self.max_message_bytes {
+            return Err(LinkError {
+                reason: TOO_LARGE,
+                detail: format!(
+                    "{}: a response of {length} bytes, more than the {} allowed",
+                    self.address, self.max_message_bytes
+                ),
+            });
         }
-        let mut length = [0; 4];
-        self.stream
-            .read_exact(&mut length)
-            .map_err(|e| io_error(&self.address, &e))?;
-        let length = usize::try_from(i32::from_be_bytes(length))
-            .ok()
-            .filter(|&n| n <= self.max_message_bytes)
-            .ok_or_else(|| invalid(&self.address, "a response longer than allowed, or negative"))?;
         let mut message = vec![0; length];
-        self.stream
-            .read_exact(&mut message)
-            .map_err(|e| io_error(&self.address, &e))?;
+        self.read_by(&mut message, deadline)?;
         let mut cursor = Cursor::new(message);
-        let header = ResponseHeader::read_versioned(&mut cursor, ApiVersion(Int16(0)))
-            .map_err(|e| invalid("response header", e))?;
-        if header.correlation_id.0 != self.correlation_id {
-            return Err(invalid(&self.address, "a response to another request"));
-        }
         if version >= R::FIRST_TAGGED_FIELD_IN_RESPONSE_VERSION {
             TaggedFields::read(&mut cursor).map_err(|e| invalid("response header", e))?;
         }
@@ -279,10 +443,13 @@ mod tests {
 
     #[test]
     fn after_a_bad_answer_the_next_connection_agrees_its_versions() {
-        let address = peer_of(vec![i32::MAX.to_be_bytes().to_vec(), fetch_v4_only()]);
-        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2)).unwrap_err();
-        assert_eq!(e.reason, "invalid_response", "{e}");
-        let c = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2)).unwrap();
+        let address = peer_of(vec![
+            [i32::MAX.to_be_bytes(), 1i32.to_be_bytes()].concat(),
+            fetch_v4_only(),
+        ]);
+        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2), None).unwrap_err();
+        assert_eq!(e.reason, TOO_LARGE, "{e}");
+        let c = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2), None).unwrap();
         assert_eq!(c.version_of::<FetchRequest>().unwrap(), ApiVersion(Int16(4)));
         assert!(
             c.version_of::<MetadataRequest>().is_err(),
@@ -292,16 +459,66 @@ mod tests {
 
     #[test]
     fn a_response_longer_than_allowed_is_refused_unread() {
-        let address = peer(i32::MAX.to_be_bytes().to_vec());
-        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2)).unwrap_err();
-        assert_eq!(e.reason, "invalid_response", "{e}");
+        let address = peer([i32::MAX.to_be_bytes(), 1i32.to_be_bytes()].concat());
+        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2), None).unwrap_err();
+        assert_eq!(e.reason, TOO_LARGE, "{e}");
+    }
+
+    /// A peer that answers the first request one byte at a time, `every` apart.
+    fn trickling_peer(every: Duration) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut length = [0; 4];
+            s.read_exact(&mut length).unwrap();
+            let mut request = vec![0; i32::from_be_bytes(length) as usize];
+            s.read_exact(&mut request).unwrap();
+            for b in fetch_v4_only() {
+                std::thread::sleep(every);
+                if s.write_all(&[b]).is_err() {
+                    return;
+                }
+            }
+        });
+        address
+    }
+
+    #[test]
+    fn a_trickling_broker_gets_one_deadline_for_the_whole_response() {
+        // 27 bytes at 150 ms: 4 s in all, each byte well within the timeout.
+        let address = trickling_peer(Duration::from_millis(150));
+        let began = Instant::now();
+        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_millis(600), None).unwrap_err();
+        assert_eq!(e.reason, "timeout", "{e}");
+        assert!(began.elapsed() < Duration::from_millis(900), "{:?}", began.elapsed());
+    }
+
+    #[test]
+    fn the_closer_ends_a_blocked_read_at_once_and_refuses_new_connections() {
+        let address = peer(Vec::new());
+        let closer = Closer::default();
+        let (a, c) = (address.clone(), closer.clone());
+        let blocked = std::thread::spawn(move || {
+            let began = Instant::now();
+            let r = BlockingConnection::connect(&a, "test", 1 << 20, Duration::from_secs(30), Some(&c));
+            (r.map(|_| ()), began.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        closer.close();
+        let (r, took) = blocked.join().unwrap();
+        assert_eq!(r.unwrap_err().reason, "broker_unreachable");
+        assert!(took < Duration::from_millis(600), "{took:?}");
+        let e =
+            BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(1), Some(&closer)).unwrap_err();
+        assert!(e.detail.contains("stopping"), "{e}");
     }
 
     #[test]
     fn an_answer_to_another_request_is_refused() {
         // Length 4, then correlation id 77 (the first request has 1).
         let address = peer([4i32.to_be_bytes(), 77i32.to_be_bytes()].concat());
-        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2)).unwrap_err();
+        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_secs(2), None).unwrap_err();
         assert_eq!(e.reason, "invalid_response", "{e}");
         assert!(e.detail.contains("another request"), "{e}");
     }
@@ -309,7 +526,7 @@ mod tests {
     #[test]
     fn a_silent_broker_times_out() {
         let address = peer(Vec::new());
-        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_millis(100)).unwrap_err();
+        let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_millis(100), None).unwrap_err();
         assert_eq!(e.reason, "timeout", "{e}");
     }
 }

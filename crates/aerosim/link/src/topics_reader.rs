@@ -9,20 +9,27 @@
 //! fetch itself goes over this reader's own connections, one per partition
 //! leader, found from the brokers' metadata. Those connections block
 //! ([`BlockingConnection`]): a round holds its thread for the fetch wait, so
-//! the reader runs on a thread of its own.
+//! the reader runs on a thread of its own, and its [`Closer`] ends a round
+//! at once from another thread (the stop).
+//!
+//! Responses are read batch by batch (`fetch_response`): a batch larger than
+//! a topic may take, or one this client cannot decode, is skipped and
+//! reported as `record_unreadable`, so that one bad record stops neither the
+//! other topics nor the records after it.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use rskafka::protocol::error::Error as ApiError;
 use rskafka::protocol::messages::{
-    FetchRequest, FetchRequestPartition, FetchRequestTopic, FetchResponse, IsolationLevel, MetadataRequest,
-    MetadataRequestTopic, NORMAL_CONSUMER,
+    FetchRequest, FetchRequestPartition, FetchRequestTopic, IsolationLevel, MetadataRequest, MetadataRequestTopic,
+    NORMAL_CONSUMER,
 };
 use rskafka::protocol::primitives::{Int32, Int64, String_};
 use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
 
-use crate::blocking::{unreachable_broker, BlockingConnection};
+use crate::blocking::{unreachable_broker, BlockingConnection, Closer};
+use crate::fetch_response::PartitionData;
 use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
 
 /// What one round brought: for each topic (by its index) that had records or
@@ -38,6 +45,7 @@ pub struct TopicsReader {
     leaders: Option<Vec<Option<i32>>>,
     addresses: HashMap<i32, String>,
     connections: HashMap<i32, BlockingConnection>,
+    closer: Closer,
 }
 
 impl std::fmt::Debug for TopicsReader {
@@ -63,14 +71,15 @@ fn api_error(topic: &str, e: ApiError) -> LinkError {
 
 impl TopicsReader {
     /// The readers must come from one [`crate::Link`] (one bootstrap list
-    /// and one size bound).
-    pub fn new(readers: Vec<Reader>) -> Self {
+    /// and one size bound); `closer` ends the blocking calls from elsewhere.
+    pub fn new(readers: Vec<Reader>, closer: Closer) -> Self {
         Self {
             paused_until: vec![None; readers.len()],
             readers,
             leaders: None,
             addresses: HashMap::new(),
             connections: HashMap::new(),
+            closer,
         }
     }
 
@@ -128,9 +137,13 @@ impl TopicsReader {
             }
         }
         for (node, version, topics) in asked {
-            let timeout = self.readers[topics[0].0].fetch_timeout();
+            let first = &self.readers[topics[0].0];
+            let (timeout, keep) = (
+                first.fetch_timeout(),
+                usize::try_from(first.max_fetch_bytes).unwrap_or(0),
+            );
             let answer = match self.connections.get_mut(&node) {
-                Some(c) => c.receive::<FetchRequest>(version, timeout),
+                Some(c) => c.receive_fetch(version, timeout, keep),
                 None => continue,
             };
             match answer {
@@ -176,36 +189,51 @@ impl TopicsReader {
         }
     }
 
-    /// Hands each partition's records (or error) to its topic's reader.
-    async fn take(&mut self, response: FetchResponse, asked: &[(usize, i64)], round: &mut Round) {
-        for topic in response.responses {
-            for partition in topic.partitions {
-                let Some(&(i, offset)) = asked.iter().find(|(i, _)| {
-                    self.readers[*i].topic() == topic.topic.0 && partition.partition_index.0 == PARTITION
-                }) else {
-                    continue;
+    /// Hands each partition's records (or error) to its topic's reader; a
+    /// batch passed over unread is reported, and read past.
+    async fn take(&mut self, response: Vec<PartitionData>, asked: &[(usize, i64)], round: &mut Round) {
+        for partition in response {
+            let Some(&(i, offset)) = asked
+                .iter()
+                .find(|(i, _)| self.readers[*i].topic() == partition.topic && partition.partition == PARTITION)
+            else {
+                continue;
+            };
+            if let Some(e) = partition.error {
+                let e = api_error(&partition.topic, e);
+                let e = self.readers[i].refused(e).await;
+                self.fail(i, e, round).await;
+                continue;
+            }
+            for p in partition.passed_over.iter().filter(|p| p.last >= offset) {
+                let skipped = LinkError {
+                    reason: "record_unreadable",
+                    detail: format!(
+                        "{}: records {}..={} skipped ({})",
+                        partition.topic, p.first, p.last, p.why
+                    ),
                 };
-                if let Some(e) = partition.error_code {
-                    let e = api_error(&topic.topic.0, e);
-                    let e = self.readers[i].refused(e).await;
+                round.push((i, Err(skipped)));
+            }
+            let past_skipped = partition.passed_over.iter().map(|p| p.last + 1).max();
+            let records = match records_of(partition.batches) {
+                Ok(r) => r,
+                Err(e) => {
                     self.fail(i, e, round).await;
                     continue;
                 }
-                let records = match records_of(partition.records.0) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        self.fail(i, e, round).await;
-                        continue;
+            };
+            match self.readers[i].absorb(offset, records, partition.high_watermark).await {
+                Ok(r) => {
+                    if let Some(after) = past_skipped {
+                        let next = &mut self.readers[i].next;
+                        *next = Some(next.map_or(after, |n| n.max(after)));
                     }
-                };
-                match self.readers[i]
-                    .absorb(offset, records, partition.high_watermark.0)
-                    .await
-                {
-                    Ok(r) if r.is_empty() => {}
-                    Ok(r) => round.push((i, Ok(r))),
-                    Err(e) => self.fail(i, e, round).await,
+                    if !r.is_empty() {
+                        round.push((i, Ok(r)));
+                    }
                 }
+                Err(e) => self.fail(i, e, round).await,
             }
         }
     }
@@ -292,7 +320,7 @@ impl TopicsReader {
         let link = &self.readers[0].link;
         let per_topic = usize::try_from(self.readers[0].max_fetch_bytes).unwrap_or(0);
         let limit = link.max_message_bytes.max(per_topic * self.readers.len()) + (64 << 10);
-        BlockingConnection::connect(address, &link.client_id, limit, REQUEST_TIMEOUT)
+        BlockingConnection::connect(address, &link.client_id, limit, REQUEST_TIMEOUT, Some(&self.closer))
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use aerosim_link::broker::{free_port, Broker};
-use aerosim_link::{now_ms, Fetched, Link, Reader, StartFrom, TopicsReader};
+use aerosim_link::{now_ms, Closer, Fetched, Link, Reader, StartFrom, TopicsReader};
 
 const WAIT: Duration = Duration::from_millis(5);
 
@@ -113,6 +113,7 @@ async fn several_topics_in_one_request_each_record_once_in_order() {
             .iter()
             .map(|t| link.reader(t, StartFrom::Latest, WAIT, 1 << 20))
             .collect(),
+        Closer::default(),
     );
     // Topics missing on the broker are created; the offsets are taken.
     let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
@@ -150,6 +151,7 @@ async fn several_topics_resume_after_the_broker_restarts_empty() {
             .iter()
             .map(|t| link.reader(t, StartFrom::Latest, WAIT, 1 << 20))
             .collect(),
+        Closer::default(),
     );
     read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
     for i in 0..20u8 {
@@ -185,4 +187,80 @@ async fn several_topics_resume_after_the_broker_restarts_empty() {
         "{:?}",
         restarted.elapsed()
     );
+}
+
+/// One record larger than a reader may take: skipped and counted; the
+/// records after it, and every other topic, are read as if nothing happened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_record_is_skipped_and_stops_nothing() {
+    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let writing = Link::new(&broker.bootstrap(), "link-test-writer", 8 << 20);
+    let writers: Vec<_> = TOPICS.iter().map(|t| writing.writer(t)).collect();
+    let reading = Link::new(&broker.bootstrap(), "link-test", 64 << 10);
+    let mut reader = TopicsReader::new(
+        TOPICS
+            .iter()
+            .map(|t| reading.reader(t, StartFrom::Latest, WAIT, 16 << 10))
+            .collect(),
+        Closer::default(),
+    );
+    read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
+    for round in 0..10u8 {
+        for (k, w) in writers.iter().enumerate() {
+            let size = if round == 3 && k == 1 { 2 << 20 } else { 100 };
+            w.send(vec![round; size], now_ms()).await.unwrap();
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (mut got, mut skipped) = (vec![Vec::new(); TOPICS.len()], Vec::new());
+    while got
+        .iter()
+        .enumerate()
+        .any(|(k, g)| g.len() < if k == 1 { 9 } else { 10 })
+        && Instant::now() < deadline
+    {
+        for (i, r) in reader.next().await {
+            match r {
+                Ok(records) => got[i].extend(records.into_iter().map(|f| f.value[0])),
+                Err(e) if e.reason == "record_unreadable" => skipped.push(i),
+                Err(_) => {}
+            }
+        }
+    }
+    assert_eq!(skipped, vec![1], "one record skipped, in the topic that had it");
+    assert_eq!(got[1], [0, 1, 2, 4, 5, 6, 7, 8, 9]);
+    for k in [0, 2] {
+        assert_eq!(got[k], (0..10).collect::<Vec<u8>>(), "{}", TOPICS[k]);
+    }
+}
+
+/// From the earliest offset: a backlog written before the reader, then what comes after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_topics_from_the_earliest_offset() {
+    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
+    let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
+    for i in 0..20u8 {
+        writers[1].send(vec![i; 300], now_ms()).await.unwrap();
+    }
+    let mut reader = TopicsReader::new(
+        TOPICS
+            .iter()
+            .map(|t| {
+                link.reader(
+                    t,
+                    StartFrom::Earliest,
+                    Duration::from_millis(2),
+                    (16 << 20) + (64 << 10),
+                )
+            })
+            .collect(),
+        Closer::default(),
+    );
+    let (got, errors) = read_topics_until(&mut reader, 20, Duration::from_secs(3)).await;
+    assert_eq!(errors, 0);
+    assert_eq!(got[1].len(), 20, "the backlog");
+    writers[1].send(vec![99; 10], now_ms()).await.unwrap();
+    let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(3)).await;
+    assert_eq!(got[1].iter().map(|f| f.value[0]).collect::<Vec<_>>(), [99]);
 }

@@ -1,5 +1,6 @@
 //! AeroSim's rendered cameras: bincode `CompressedImage` records on the
-//! renderer's topic, published as received on `image_raw/compressed`, with
+//! renderer's topic (JPEG or PNG; one larger than `max_record_bytes` is
+//! refused unread), published as received on `image_raw/compressed`, with
 //! `camera_info`, and decoded to `image_raw` only while somebody subscribes
 //! to it. Runs on its own thread (a decode takes milliseconds), handed the
 //! records of each fetch through a one-place mailbox: only the newest image
@@ -78,12 +79,22 @@ impl Camera {
             .stats
             .bytes_in
             .fetch_add(record.value.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let limit = self.stream.max_record_bytes();
+        if record.value.len() > limit {
+            let detail = format!(
+                "offset {}: {} bytes, max_record_bytes is {limit}",
+                record.offset,
+                record.value.len()
+            );
+            return self.stream.refuse("too_large", detail);
+        }
         let (metadata, image) = match decode_image(&record.value, MAX_PIXELS * 4) {
             Ok(x) => x,
             Err(e) => return self.stream.refuse(e.reason(), format!("offset {}: {e}", record.offset)),
         };
         // The renderer leaves its images' simulation time unset.
-        let Some(stamp) = self.stream.stamp(metadata.timestamp_sim.to_seconds()) else {
+        let platform = metadata.timestamp_platform.to_seconds();
+        let Some(stamp) = self.stream.stamp(metadata.timestamp_sim.to_seconds(), record, platform) else {
             return;
         };
         let h = header(to_ros_time(stamp.seconds), &self.frame_id);
@@ -91,10 +102,10 @@ impl Camera {
             ImageFormat::Jpeg => self
                 .publisher
                 .publish_jpeg(&image.data, Encoding::Bgr8, self.fov_deg, h),
-            ImageFormat::Png => match image_codec::decode_png(&image.data, Encoding::Bgr8, MAX_PIXELS * 3) {
-                Ok(decoded) => self.publisher.publish_decoded(decoded, self.fov_deg, h),
-                Err(e) => Err(e.into()),
-            },
+            ImageFormat::Png => {
+                self.publisher
+                    .publish_png(&image.data, Encoding::Bgr8, self.fov_deg, h, MAX_PIXELS * 3)
+            }
         };
         match sent {
             Ok(()) => self

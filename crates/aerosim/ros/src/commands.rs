@@ -2,22 +2,26 @@
 //! (messages of this package) and `cmd_vel` in; AeroSim envelopes out on the
 //! actor's Kafka topics, through the shared command path
 //! (`ros_common::command`: stamp rule, latest only, nothing older than
-//! `cmd_timeout` leaves). A command is taken when the broker acknowledged
-//! it. AeroSim latches the last command, so the neutral is the failsafe:
-//! flight-control commands stop and one autopilot command holds the
-//! altitude, heading and airspeed of the last vehicle state.
+//! `cmd_timeout` leaves). Each send runs on its own task and counts once the
+//! broker acknowledged it within `ack_timeout`; actors never wait on each
+//! other, and a send that began is never sent again. AeroSim latches the
+//! last command, so the neutral is the failsafe: a flight-control command
+//! with centred sticks (when one was in force) and one autopilot command
+//! holding the altitude, heading and airspeed of a fresh vehicle state (or,
+//! without one, the attitude it has).
 
+use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aerosim_link::{now_ms, Link, Writer};
+use aerosim_link::{now_ms, Link, LinkError, Writer};
 use aerosim_proto::envelope::{encode_envelope, TimeStamp};
 use aerosim_proto::types::{AutopilotCommand, FlightControlCommand};
 use futures::stream::{BoxStream, SelectAll};
 use futures::StreamExt;
 use r2r::geometry_msgs::msg::Twist;
 use r2r::Node;
-use ros_common::command::{CommandInbox, CommandTransport, Offer};
+use ros_common::command::{CommandInbox, CommandTransport, Delivery, Offer};
 use ros_common::lifecycle::StopSignal;
 use ros_common::time::{from_ros_time, TimeBase};
 use tokio::runtime::Runtime;
@@ -26,24 +30,42 @@ use crate::convert::{self, CommandError};
 use crate::settings::{Failsafe, TwistGains};
 use crate::telemetry::LastStates;
 
-/// How long one offer may wait for the broker's acknowledgement.
-const ACK_TIMEOUT: Duration = Duration::from_millis(250);
 /// Commands are small; a flight plan is text of a few kilobytes.
 const MAX_COMMAND_BYTES: usize = 1 << 20;
+/// How often the command connection is checked, and made again when gone.
+const KEEP_WARM: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone)]
 pub enum AircraftCommand {
     FlightControl(FlightControlCommand),
     Autopilot(AutopilotCommand),
-    /// The failsafe: an autopilot command from the last vehicle state.
+    /// The failsafe (see the module's doc).
     Hold,
     /// `failsafe: none`: nothing to send.
     Nothing,
 }
 
-struct ActorTopics {
-    flight_control: Writer,
-    autopilot: Writer,
+/// One actor's command topics, and the flight-control command in force.
+struct ActorLink {
+    flight_control: Arc<Writer>,
+    autopilot: Arc<Writer>,
+    /// The last flight-control command sent, until a hold centres it.
+    stick: Option<FlightControlCommand>,
+    /// A hold is under way: its delivery ends `stick`.
+    holding: bool,
+}
+
+/// How an actor's send ended.
+type Outcome = (usize, Delivery);
+
+/// What the failsafe and the command records are built from.
+#[derive(Debug, Clone)]
+pub struct CommandSettings {
+    pub failsafe: Failsafe,
+    /// The longest the broker may take to acknowledge a command.
+    pub ack_timeout: Duration,
+    /// A vehicle state older than this is not held (the controller's own timeout).
+    pub state_max_age: Duration,
 }
 
 /// The Kafka side of the command path. It has a runtime and a broker
@@ -51,28 +73,35 @@ struct ActorTopics {
 /// bridge's runtime has shut down, and telemetry never delays a command.
 pub struct KafkaCommands {
     runtime: Runtime,
-    actors: Vec<ActorTopics>,
+    actors: Vec<ActorLink>,
     last_states: LastStates,
-    failsafe: Failsafe,
+    settings: CommandSettings,
     time: Arc<TimeBase>,
+    /// Each send's outcome, by actor: the sending tasks hold the sender.
+    ended: (Sender<Outcome>, Receiver<Outcome>),
+    logger: String,
 }
 
 impl std::fmt::Debug for KafkaCommands {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KafkaCommands")
-            .field("failsafe", &self.failsafe)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
 
 impl KafkaCommands {
-    /// `topics[i]`: actor `i`'s flight-control and autopilot topics.
+    /// `topics[i]`: actor `i`'s flight-control and autopilot topics. The
+    /// connection is made at once and kept (made again after a broker
+    /// restart), so that the first command, or the hold at the stop, does
+    /// not wait for it.
     pub fn new(
         bootstrap_servers: &str,
         topics: &[(String, String)],
         last_states: LastStates,
-        failsafe: Failsafe,
+        settings: CommandSettings,
         time: Arc<TimeBase>,
+        logger: &str,
     ) -> Result<Self, String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -81,30 +110,29 @@ impl KafkaCommands {
             .build()
             .map_err(|e| format!("the command runtime: {e}"))?;
         let link = Link::new(bootstrap_servers, "aerosim_bridge_commands", MAX_COMMAND_BYTES);
+        let actors: Vec<ActorLink> = topics
+            .iter()
+            .map(|(fc, ap)| ActorLink {
+                flight_control: Arc::new(link.writer(fc)),
+                autopilot: Arc::new(link.writer(ap)),
+                stick: None,
+                holding: false,
+            })
+            .collect();
+        let writers: Vec<Arc<Writer>> = actors
+            .iter()
+            .flat_map(|a| [a.flight_control.clone(), a.autopilot.clone()])
+            .collect();
+        runtime.spawn(keep_warm(writers, logger.to_string()));
         Ok(Self {
             runtime,
-            actors: topics
-                .iter()
-                .map(|(fc, ap)| ActorTopics {
-                    flight_control: link.writer(fc),
-                    autopilot: link.writer(ap),
-                })
-                .collect(),
+            actors,
             last_states,
-            failsafe,
+            settings,
             time,
+            ended: std::sync::mpsc::channel(),
+            logger: logger.to_string(),
         })
-    }
-
-    fn send(&self, writer: &Writer, payload: Vec<u8>) -> Offer {
-        let sent = self
-            .runtime
-            .block_on(async { tokio::time::timeout(ACK_TIMEOUT, writer.send(payload, now_ms())).await });
-        match sent {
-            Ok(Ok(_)) => Offer::Taken,
-            Ok(Err(e)) => Offer::Busy(e.reason),
-            Err(_) => Offer::Busy("no_acknowledgement"),
-        }
     }
 
     fn envelope<T: aerosim_proto::AeroSimType + serde::Serialize>(&self, topic: &str, data: &T) -> Vec<u8> {
@@ -117,43 +145,121 @@ impl KafkaCommands {
         };
         encode_envelope(topic, data, sim, TimeStamp::from_seconds(ros_common::time::wall_now()))
     }
+
+    /// The autopilot's hold for `actor`: from its last state while that is
+    /// fresh and gives setpoints in range, else an attitude hold.
+    fn hold_for(&self, actor: usize) -> AutopilotCommand {
+        let state = self.last_states.lock().unwrap_or_else(|p| p.into_inner())[actor];
+        let why_not = match state {
+            Some((s, at)) if at.elapsed() <= self.settings.state_max_age => match convert::hold(&s) {
+                Ok(h) => return h,
+                Err(e) => format!("its last vehicle state gives {e}"),
+            },
+            Some((_, at)) => format!("its last vehicle state is {:.1} s old", at.elapsed().as_secs_f64()),
+            None => "no vehicle state has come".to_string(),
+        };
+        r2r::log_warn!(
+            &self.logger,
+            "{}: the hold keeps the attitude the aircraft has, not its altitude, heading and airspeed: {why_not}",
+            self.actors[actor].autopilot.topic()
+        );
+        convert::attitude_hold()
+    }
+
+    /// Sends `records` together on a task of their own; the outcome comes
+    /// through `ended`: delivered when the broker acknowledged every one
+    /// within the acknowledgement wait.
+    fn send(&self, actor: usize, records: Vec<(Arc<Writer>, Vec<u8>)>) -> Offer {
+        let (done, wait) = (self.ended.0.clone(), self.settings.ack_timeout);
+        self.runtime.spawn(async move {
+            let sends = records.into_iter().map(|(writer, payload)| async move {
+                match tokio::time::timeout(wait, writer.send(payload, now_ms())).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(LinkError { reason, .. })) => Err(reason),
+                    Err(_) => Err("no_acknowledgement"),
+                }
+            });
+            let outcome = match futures::future::join_all(sends).await.into_iter().find_map(Result::err) {
+                None => Delivery::Delivered,
+                Some(reason) => Delivery::Failed(reason),
+            };
+            let _ = done.send((actor, outcome));
+        });
+        Offer::Sending
+    }
+}
+
+/// Connects every writer at once, and again whenever one lost its
+/// connection; says so when the broker cannot be reached.
+async fn keep_warm(writers: Vec<Arc<Writer>>, logger: String) {
+    let mut was_cold = false;
+    loop {
+        let mut cold = None;
+        for w in &writers {
+            if let Err(e) = w.warm().await {
+                cold = Some((w.topic().to_string(), e));
+            }
+        }
+        match (&cold, was_cold) {
+            (Some((topic, e)), false) => {
+                r2r::log_warn!(
+                    &logger,
+                    "commands: no connection to the broker for {topic} ({e}); trying again"
+                )
+            }
+            (None, true) => r2r::log_info!(&logger, "commands: connected to the broker"),
+            _ => {}
+        }
+        was_cold = cold.is_some();
+        tokio::time::sleep(KEEP_WARM).await;
+    }
 }
 
 impl CommandTransport for KafkaCommands {
     type Command = AircraftCommand;
 
     fn neutral(&self, _: usize) -> AircraftCommand {
-        match self.failsafe {
+        match self.settings.failsafe {
             Failsafe::Hold => AircraftCommand::Hold,
             Failsafe::None => AircraftCommand::Nothing,
         }
     }
 
     fn offer(&mut self, actor: usize, command: &AircraftCommand) -> Offer {
-        let Some(topics) = self.actors.get(actor) else {
+        let Some(link) = self.actors.get(actor) else {
             return Offer::Taken;
         };
-        match command {
+        let (fc, ap) = (link.flight_control.clone(), link.autopilot.clone());
+        let records = match command {
             AircraftCommand::FlightControl(c) => {
-                let payload = self.envelope(topics.flight_control.topic(), c);
-                self.send(&topics.flight_control, payload)
+                self.actors[actor].stick = Some(c.clone());
+                vec![(fc.clone(), self.envelope(fc.topic(), c))]
             }
             AircraftCommand::Autopilot(c) => {
-                let payload = self.envelope(topics.autopilot.topic(), c);
-                self.send(&topics.autopilot, payload)
+                self.actors[actor].stick = None;
+                vec![(ap.clone(), self.envelope(ap.topic(), c))]
             }
             AircraftCommand::Hold => {
-                let state = self.last_states.lock().unwrap_or_else(|p| p.into_inner())[actor];
-                match state {
-                    Some(s) => {
-                        let payload = self.envelope(topics.autopilot.topic(), &convert::hold(&s));
-                        self.send(&topics.autopilot, payload)
-                    }
-                    // Nothing to hold yet: offered again until a state comes.
-                    None => Offer::Busy("no_vehicle_state"),
+                let mut records = vec![(ap.clone(), self.envelope(ap.topic(), &self.hold_for(actor)))];
+                if let Some(stick) = &link.stick {
+                    records.push((fc.clone(), self.envelope(fc.topic(), &convert::centred(stick))));
+                }
+                self.actors[actor].holding = true;
+                records
+            }
+            AircraftCommand::Nothing => return Offer::Taken,
+        };
+        self.send(actor, records)
+    }
+
+    fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
+        while let Ok((actor, delivery)) = self.ended.1.try_recv() {
+            if let Some(link) = self.actors.get_mut(actor) {
+                if std::mem::take(&mut link.holding) && delivery == Delivery::Delivered {
+                    link.stick = None;
                 }
             }
-            AircraftCommand::Nothing => Offer::Taken,
+            each(actor, delivery);
         }
     }
 }
@@ -242,10 +348,7 @@ impl CommandInputs {
                 ),
             };
             match command {
-                Ok(c) => {
-                    let now = self.time.now_seconds().unwrap_or(stamp);
-                    self.inbox.submit(actor, c, stamp, now, true);
-                }
+                Ok(c) => self.inbox.submit(actor, c, stamp, self.time.now_seconds(), true),
                 Err(e) => self.inbox.refuse(actor, e.reason(), &e.to_string()),
             }
         }

@@ -257,6 +257,8 @@ pub enum CommandError {
     NotFinite(&'static str),
     OutOfRange(&'static str, f64),
     BadEnum(&'static str, u8),
+    /// A list AeroSim reads from without looking at its length.
+    Missing(&'static str),
 }
 
 impl CommandError {
@@ -265,6 +267,7 @@ impl CommandError {
             CommandError::NotFinite(_) => "not_finite",
             CommandError::OutOfRange(..) => "out_of_range",
             CommandError::BadEnum(..) => "bad_enum",
+            CommandError::Missing(_) => "missing_value",
         }
     }
 }
@@ -275,6 +278,7 @@ impl std::fmt::Display for CommandError {
             CommandError::NotFinite(n) => write!(f, "{n} is not a finite number"),
             CommandError::OutOfRange(n, x) => write!(f, "{n} = {x} is outside its range"),
             CommandError::BadEnum(n, x) => write!(f, "{n} = {x} names no value"),
+            CommandError::Missing(n) => write!(f, "{n} is empty; AeroSim reads its first value"),
         }
     }
 }
@@ -297,6 +301,10 @@ fn finite(name: &'static str, x: f64) -> Result<f64, CommandError> {
 pub fn flight_control(
     m: &r2r::rflysim_bridge::msg::FlightControlCommand,
 ) -> Result<FlightControlCommand, CommandError> {
+    // AeroSim's JSBSim flight controller reads power_cmd[0] whatever the length.
+    if m.power_cmd.is_empty() {
+        return Err(CommandError::Missing("power_cmd"));
+    }
     let mut power_cmd = Vec::with_capacity(m.power_cmd.len());
     for p in &m.power_cmd {
         power_cmd.push(in_range("power_cmd", *p, 0.0, 1.0)?);
@@ -316,7 +324,8 @@ pub fn flight_control(
 }
 
 /// `cmd_vel` (FLU: forward speed, climb rate, turn rate left-positive) to
-/// a flight control command: power from the speed, pitch from the climb,
+/// a flight control command: power from the speed, pitch from the climb
+/// (AeroSim's `pitch_cmd` is JSBSim's elevator: negative lifts the nose),
 /// roll and yaw into the turn (AeroSim's roll and yaw are right-positive),
 /// each saturated at its range. Gear up, no brake.
 pub fn twist_to_flight_control(t: &Twist, g: &TwistGains) -> Result<FlightControlCommand, CommandError> {
@@ -326,7 +335,7 @@ pub fn twist_to_flight_control(t: &Twist, g: &TwistGains) -> Result<FlightContro
     Ok(FlightControlCommand {
         power_cmd: vec![(speed * g.power).clamp(0.0, 1.0)],
         roll_cmd: (-turn * g.roll).clamp(-1.0, 1.0),
-        pitch_cmd: (climb * g.pitch).clamp(-1.0, 1.0),
+        pitch_cmd: (-climb * g.pitch).clamp(-1.0, 1.0),
         yaw_cmd: (-turn * g.yaw).clamp(-1.0, 1.0),
         ..FlightControlCommand::default()
     })
@@ -345,9 +354,9 @@ pub fn autopilot(m: &r2r::rflysim_bridge::msg::AutopilotCommand) -> Result<Autop
         use_manual_setpoints: m.use_manual_setpoints,
         attitude_hold: m.attitude_hold,
         altitude_hold: m.altitude_hold,
-        altitude_setpoint_ft: finite("altitude_setpoint_ft", m.altitude_setpoint_ft)?,
+        altitude_setpoint_ft: altitude_ft(m.altitude_setpoint_ft)?,
         airspeed_hold: m.airspeed_hold,
-        airspeed_setpoint_kts: in_range("airspeed_setpoint_kts", m.airspeed_setpoint_kts, 0.0, 2000.0)?,
+        airspeed_setpoint_kts: airspeed_kts(m.airspeed_setpoint_kts)?,
         heading_hold: m.heading_hold,
         heading_set_by_waypoint: m.heading_set_by_waypoint,
         heading_setpoint_deg: in_range("heading_setpoint_deg", m.heading_setpoint_deg, -360.0, 360.0)?,
@@ -356,28 +365,65 @@ pub fn autopilot(m: &r2r::rflysim_bridge::msg::AutopilotCommand) -> Result<Autop
     })
 }
 
+fn altitude_ft(x: f64) -> Result<f64, CommandError> {
+    in_range("altitude_setpoint_ft", x, -2_000.0, 100_000.0)
+}
+
+fn airspeed_kts(x: f64) -> Result<f64, CommandError> {
+    in_range("airspeed_setpoint_kts", x, 0.0, 2_000.0)
+}
+
 /// What the aircraft holds when its controller is gone: the altitude,
 /// heading and airspeed of its last state, by the autopilot's manual
-/// setpoints (a running flight plan pauses under them).
-pub fn hold(s: &VehicleState) -> AutopilotCommand {
+/// setpoints (a running flight plan pauses under them); refused when the
+/// state gives setpoints outside the autopilot command's ranges.
+pub fn hold(s: &VehicleState) -> Result<AutopilotCommand, CommandError> {
     let k = kinematics(s);
     let altitude_m = -s.state.pose.position.z;
     let speed = k.velocity_enu.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let heading = k.attitude.yaw.to_degrees().rem_euclid(360.0);
+    let heading = finite("heading", k.attitude.yaw)?.to_degrees().rem_euclid(360.0);
+    Ok(AutopilotCommand {
+        attitude_hold: false,
+        altitude_hold: true,
+        altitude_setpoint_ft: altitude_ft(altitude_m * FT_PER_M)?,
+        airspeed_hold: true,
+        airspeed_setpoint_kts: airspeed_kts(speed * KTS_PER_MPS)?,
+        heading_hold: true,
+        heading_setpoint_deg: heading,
+        ..attitude_hold()
+    })
+}
+
+/// The hold when no fresh, sound state is known: the autopilot keeps the
+/// attitude the aircraft has (it needs no state from the bridge).
+pub fn attitude_hold() -> AutopilotCommand {
     AutopilotCommand {
         flight_plan: String::new(),
         flight_plan_command: AutopilotFlightPlanCommand::Pause,
         use_manual_setpoints: true,
-        attitude_hold: false,
-        altitude_hold: true,
-        altitude_setpoint_ft: altitude_m * FT_PER_M,
-        airspeed_hold: true,
-        airspeed_setpoint_kts: speed * KTS_PER_MPS,
-        heading_hold: true,
+        attitude_hold: true,
+        altitude_hold: false,
+        altitude_setpoint_ft: 0.0,
+        airspeed_hold: false,
+        airspeed_setpoint_kts: 0.0,
+        heading_hold: false,
         heading_set_by_waypoint: false,
-        heading_setpoint_deg: heading,
+        heading_setpoint_deg: 0.0,
         target_wp_latitude_deg: 0.0,
         target_wp_longitude_deg: 0.0,
+    }
+}
+
+/// The flight-control neutral after `last`: sticks and pedals centred, the
+/// rest as it was, the power kept (with centred sticks the aircraft flies
+/// on; idle would glide it down).
+pub fn centred(last: &FlightControlCommand) -> FlightControlCommand {
+    FlightControlCommand {
+        roll_cmd: 0.0,
+        pitch_cmd: 0.0,
+        yaw_cmd: 0.0,
+        wheel_steer_cmd: 0.0,
+        ..last.clone()
     }
 }
 

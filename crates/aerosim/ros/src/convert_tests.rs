@@ -118,11 +118,39 @@ fn the_failsafe_holds_altitude_heading_and_airspeed() {
         [0.0, 1852.0 / 3600.0 * 80.0, 0.0],
         [0.0; 3],
     );
-    let h = hold(&s);
+    let h = hold(&s).unwrap();
     assert!(h.use_manual_setpoints && h.altitude_hold && h.heading_hold && h.airspeed_hold);
+    assert!(!h.attitude_hold);
     assert!((h.altitude_setpoint_ft - 1000.0).abs() < 1e-9);
     assert!((h.heading_setpoint_deg - 90.0).abs() < 1e-9);
     assert!((h.airspeed_setpoint_kts - 80.0).abs() < 1e-9);
+}
+
+#[test]
+fn no_hold_from_a_state_outside_the_command_ranges() {
+    // Finite, but 1e150 m up, or at 1e6 m/s: no autopilot command can say it.
+    for (position, velocity) in [([0.0, 0.0, -1e150], [0.0; 3]), ([0.0; 3], [1e6, 0.0, 0.0])] {
+        let s = state(position, 0.0, 0.0, 0.0, velocity, [0.0; 3]);
+        assert_eq!(hold(&s).unwrap_err().reason(), "out_of_range");
+    }
+    let instead = attitude_hold();
+    assert!(instead.use_manual_setpoints && instead.attitude_hold);
+    assert!(!instead.altitude_hold && !instead.airspeed_hold && !instead.heading_hold);
+}
+
+#[test]
+fn the_flight_control_neutral_centres_the_sticks_and_keeps_the_power() {
+    let last = FlightControlCommand {
+        power_cmd: vec![0.6],
+        roll_cmd: -0.4,
+        pitch_cmd: 0.3,
+        yaw_cmd: 0.2,
+        flap_cmd: 0.5,
+        ..FlightControlCommand::default()
+    };
+    let n = centred(&last);
+    assert_eq!((n.roll_cmd, n.pitch_cmd, n.yaw_cmd), (0.0, 0.0, 0.0));
+    assert_eq!((n.power_cmd, n.flap_cmd), (vec![0.6], 0.5));
 }
 
 #[test]
@@ -132,6 +160,8 @@ fn commands_outside_their_ranges_are_refused() {
         ..Default::default()
     };
     assert!(flight_control(&m).is_ok());
+    let empty = r2r::rflysim_bridge::msg::FlightControlCommand::default();
+    assert_eq!(flight_control(&empty).unwrap_err().reason(), "missing_value");
     m.roll_cmd = 1.5;
     assert_eq!(flight_control(&m).unwrap_err().reason(), "out_of_range");
     m.roll_cmd = f64::NAN;
@@ -158,8 +188,9 @@ fn commands_outside_their_ranges_are_refused() {
         },
     )
     .unwrap();
+    // A dive asked for (linear.z < 0): full nose-down elevator, positive in AeroSim.
     assert_eq!(
         (c.power_cmd[0], c.pitch_cmd, c.roll_cmd, c.yaw_cmd),
-        (1.0, -1.0, -1.0, -0.5)
+        (1.0, 1.0, -1.0, -0.5)
     );
 }

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use aerosim_link::{Fetched, Link};
+use aerosim_link::{Closer, Fetched, Link};
 use aerosim_proto::topics::{Stream as Topic, Topics};
 use ros_common::bridge::BridgeProcess;
 use ros_common::latest::Latest;
@@ -25,7 +25,7 @@ use ros_common::tf::{optical_rotation, Mount};
 use ros_common::time::{ClockPublisher, TimeBase};
 
 use crate::camera::{superseded, Camera};
-use crate::commands::{CommandInputs, KafkaCommands};
+use crate::commands::{CommandInputs, CommandSettings, KafkaCommands};
 use crate::convert::ActorFrames;
 use crate::settings::Settings;
 use crate::telemetry::{read_until_stopped, DisplayOutputs, LastStates, Reading, Shared, Stream, VehicleOutputs};
@@ -86,14 +86,22 @@ fn run() -> Result<(), String> {
     let mut readings = Vec::new();
     let mounts = actors(&mut bridge, &plan, &last_states, &mut readings)?;
     if plan.s.use_sim_time {
-        let ticks = Stream::new("clock".into(), &plan.shared);
+        let ticks = Stream::new("clock".into(), &plan.shared).moving_the_clock();
         let r = plan.reader(&plan.topics.clock());
         readings.push(watched(&mut bridge, r, ticks, "aerosim", telemetry::clock_ticks));
     }
     cameras(&mut bridge, &plan, &mounts[0], &mut readings)?;
-    // The topics reader blocks on its socket for each fetch: a thread of its own.
-    let (logger, stop) = (bridge.logger.clone(), bridge.stop_signal());
-    bridge.loop_thread("kafka_reader", read_until_stopped(readings, logger, stop))?;
+    // The topics reader blocks on its socket for each fetch: a thread of its
+    // own, whose sockets are shut down at the stop.
+    let (logger, mut stop) = (bridge.logger.clone(), bridge.stop_signal());
+    let closer = Closer::default();
+    let at_stop = closer.clone();
+    bridge.handle().spawn(async move {
+        let _ = stop.changed().await;
+        at_stop.close();
+    });
+    let stop = bridge.stop_signal();
+    bridge.loop_thread("kafka_reader", read_until_stopped(readings, closer, logger, stop))?;
     commands(&mut bridge, &plan, last_states, time)?;
     if plan.s.publish_tf {
         camera_mounts(&mut bridge, plan.s.use_sim_time, mounts)?;
@@ -219,7 +227,19 @@ fn commands(
             )
         })
         .collect();
-    let transport = KafkaCommands::new(&s.bootstrap_servers, &topics, last_states, s.failsafe, time.clone())?;
+    let settings = CommandSettings {
+        failsafe: s.failsafe,
+        ack_timeout: s.ack_timeout,
+        state_max_age: s.cmd_timeout,
+    };
+    let transport = KafkaCommands::new(
+        &s.bootstrap_servers,
+        &topics,
+        last_states,
+        settings,
+        time.clone(),
+        &bridge.logger,
+    )?;
     let (inbox, sender) =
         ros_common::command::command_path(transport, s.cmd_timeout, s.actors.clone(), stats, &bridge.logger);
     let inputs = CommandInputs::new(&mut bridge.node, &s.actors, inbox, s.gains, time)?;

@@ -37,6 +37,7 @@ const MAX_RECORD_BYTES: IntParam = IntParam::new("max_record_bytes", 16 << 20, 1
 const QOS_DEPTH: IntParam = IntParam::new("qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64, 1..=1000);
 const DIAGNOSTICS_PERIOD: FloatParam = FloatParam::new("diagnostics_period", 1.0, 0.05..=60.0);
 const CMD_TIMEOUT: FloatParam = FloatParam::new("cmd_timeout", ros_common::command::DEFAULT_TIMEOUT_S, 0.01..=60.0);
+const ACK_TIMEOUT: FloatParam = FloatParam::new("ack_timeout", 1.0, 0.01..=30.0);
 const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 90.0, 1.0..=179.0);
 const PUBLISH_TF: BoolParam = BoolParam::new("publish_tf", true);
 const DECODE_ALWAYS: BoolParam = BoolParam::new("decode_images_always", false);
@@ -73,6 +74,8 @@ pub struct Settings {
     pub publish_tf: bool,
     pub diagnostics_period: Duration,
     pub cmd_timeout: Duration,
+    /// The longest the broker may take to acknowledge a command.
+    pub ack_timeout: Duration,
     pub failsafe: Failsafe,
     pub gains: TwistGains,
     pub covariances: Covariances,
@@ -131,6 +134,7 @@ impl Settings {
             publish_tf: PUBLISH_TF.read(node)?,
             diagnostics_period: Duration::from_secs_f64(DIAGNOSTICS_PERIOD.read(node)?),
             cmd_timeout: Duration::from_secs_f64(CMD_TIMEOUT.read(node)?),
+            ack_timeout: Duration::from_secs_f64(ACK_TIMEOUT.read(node)?),
             failsafe: FAILSAFE.read(node)?,
             gains: TwistGains {
                 power: gain(node, "power_gain", 0.02)?,

@@ -5,9 +5,9 @@
 //! happened.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use aerosim_link::{Fetched, Reader, TopicsReader};
+use aerosim_link::{Closer, Fetched, Reader, TopicsReader};
 use aerosim_proto::envelope::{decode_envelope, Envelope};
 use aerosim_proto::types::{JsonData, PrimaryFlightDisplayData, VehicleState};
 use r2r::geometry_msgs::msg::TwistWithCovarianceStamped;
@@ -43,6 +43,7 @@ pub struct Stream {
     log: RateLimitedLog,
     clock: StreamClock,
     shared: Shared,
+    moves_clock: bool,
 }
 
 impl Stream {
@@ -53,7 +54,13 @@ impl Stream {
             stats: Arc::new(StreamStats::default()),
             log: RateLimitedLog::new(Duration::from_secs(5)),
             shared: shared.clone(),
+            moves_clock: false,
         }
+    }
+
+    /// The largest record this stream reads (`max_record_bytes`).
+    pub fn max_record_bytes(&self) -> usize {
+        self.shared.max_record_bytes
     }
 
     /// Counts a record that is not published and says why (limited in rate).
@@ -68,16 +75,28 @@ impl Stream {
         }
     }
 
-    /// The stamp of a record whose simulation time is `sim` (`None`: unset,
-    /// stamped on arrival); `/clock` moves with it under `use_sim_time`.
-    pub fn stamp(&mut self, sim: Option<f64>) -> Option<Accepted> {
+    /// This stream's records move `/clock` (AeroSim's clock ticks, under
+    /// `use_sim_time`); no other stream's do.
+    pub fn moving_the_clock(mut self) -> Self {
+        self.moves_clock = true;
+        self
+    }
+
+    /// The stamp of `record`, whose simulation time is `sim` (`None`:
+    /// unset, stamped on arrival). The time base takes it at the wall time
+    /// the record was made (its platform time, else its Kafka timestamp),
+    /// not when it is read: a backlog read late does not anchor the stamps
+    /// of the records after it ahead of the wall clock.
+    pub fn stamp(&mut self, sim: Option<f64>, record: &Fetched, platform: Option<f64>) -> Option<Accepted> {
+        let now = wall_now();
+        let made = made_at(platform, record.timestamp_ms, now);
         let taken = match sim {
-            Some(t) => self.clock.stamp(&self.shared.time, t),
-            None => self.clock.arrival_at(&self.shared.time, wall_now()),
+            Some(t) => self.clock.stamp_at(&self.shared.time, t, made),
+            None => self.clock.arrival_at(&self.shared.time, now),
         };
         match taken {
             Ok(a) => {
-                if let Some(c) = &self.shared.clock {
+                if let (true, Some(c)) = (self.moves_clock, &self.shared.clock) {
                     let moved = c.advance(&a);
                     self.stats.count_publish(moved, "clock_publish_failed");
                 }
@@ -117,6 +136,18 @@ impl Stream {
     }
 }
 
+/// When a record was made, on this host's wall clock: its platform time, or
+/// its Kafka timestamp, when plausible (not ahead of `now`, not a day old).
+fn made_at(platform: Option<f64>, kafka_ms: i64, now: f64) -> f64 {
+    let plausible = |t: f64| t.is_finite() && t <= now + 1.0 && t >= now - 86_400.0;
+    let kafka = kafka_ms as f64 / 1000.0;
+    match platform {
+        Some(t) if plausible(t) => t.min(now),
+        _ if plausible(kafka) => kafka.min(now),
+        _ => now,
+    }
+}
+
 /// One topic's reading: its counters and what is done with its records.
 #[allow(missing_debug_implementations)] // a closure
 pub struct Reading {
@@ -127,14 +158,15 @@ pub struct Reading {
 
 /// Reads every topic together (one fetch per broker and round) until the
 /// stop, handing each topic's records to its `each`; an error is counted on
-/// its topic's stream and logged (limited in rate).
-pub async fn read_until_stopped(readings: Vec<Reading>, logger: String, mut stop: StopSignal) {
+/// its topic's stream and logged (limited in rate). `closer` ends a round
+/// blocked on the broker (whoever watches the stop calls it).
+pub async fn read_until_stopped(readings: Vec<Reading>, closer: Closer, logger: String, mut stop: StopSignal) {
     let (readers, mut streams): (Vec<Reader>, Vec<_>) = readings
         .into_iter()
         .map(|r| (r.reader, (r.stats, r.each, RateLimitedLog::new(Duration::from_secs(5)))))
         .unzip();
     let topics: Vec<String> = readers.iter().map(|r| r.topic().to_string()).collect();
-    let mut reader = TopicsReader::new(readers);
+    let mut reader = TopicsReader::new(readers, closer);
     loop {
         let round = tokio::select! {
             // The stop first: after it the runtime may be shutting down.
@@ -161,8 +193,8 @@ pub async fn read_until_stopped(readings: Vec<Reading>, logger: String, mut stop
     }
 }
 
-/// The last vehicle state of each actor: what the failsafe holds.
-pub type LastStates = Arc<Mutex<Vec<Option<VehicleState>>>>;
+/// The last vehicle state of each actor and when it came: what the failsafe holds.
+pub type LastStates = Arc<Mutex<Vec<Option<(VehicleState, Instant)>>>>;
 
 /// One actor's vehicle-state topics.
 #[allow(missing_debug_implementations)] // publishers are not Debug
@@ -262,12 +294,16 @@ pub fn vehicle_states(
                 stream.refuse("not_finite", reason);
                 continue;
             }
-            let Some(stamp) = stream.stamp(e.metadata.timestamp_sim.to_seconds()) else {
+            let Some(stamp) = stream.stamp(
+                e.metadata.timestamp_sim.to_seconds(),
+                r,
+                e.metadata.timestamp_platform.to_seconds(),
+            ) else {
                 continue;
             };
             outputs.publish(&e.data, stamp.seconds, &stream.stats);
             stream.published(r.value.len(), e.metadata.timestamp_platform.to_seconds());
-            last.lock().unwrap_or_else(|p| p.into_inner())[index] = Some(e.data);
+            last.lock().unwrap_or_else(|p| p.into_inner())[index] = Some((e.data, Instant::now()));
         }
     }
 }
@@ -288,7 +324,11 @@ pub fn flight_displays(mut stream: Stream, out: DisplayOutputs) -> impl FnMut(Ve
             let Some(e) = stream.decode::<PrimaryFlightDisplayData>(r) else {
                 continue;
             };
-            let Some(stamp) = stream.stamp(e.metadata.timestamp_sim.to_seconds()) else {
+            let Some(stamp) = stream.stamp(
+                e.metadata.timestamp_sim.to_seconds(),
+                r,
+                e.metadata.timestamp_platform.to_seconds(),
+            ) else {
                 continue;
             };
             let head = || header(to_ros_time(stamp.seconds), &out.base_link);
@@ -313,7 +353,10 @@ pub fn clock_ticks(mut stream: Stream) -> impl FnMut(Vec<Fetched>) {
             };
             match e.metadata.timestamp_sim.to_seconds() {
                 Some(t) => {
-                    if stream.stamp(Some(t)).is_some() {
+                    if stream
+                        .stamp(Some(t), r, e.metadata.timestamp_platform.to_seconds())
+                        .is_some()
+                    {
                         stream.published(r.value.len(), e.metadata.timestamp_platform.to_seconds());
                     }
                 }

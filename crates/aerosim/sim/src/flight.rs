@@ -94,9 +94,11 @@ impl Aircraft {
                 };
                 (bank, climb, speed)
             }
+            // JSBSim's normalised controls, as AeroSim's flight controller
+            // applies them: roll right-positive, elevator nose-down-positive.
             Control::FlightControl(c) => {
                 let power = c.power_cmd.first().copied().unwrap_or(0.0);
-                (c.roll_cmd * MAX_BANK, c.pitch_cmd * MAX_CLIMB, 20.0 + 40.0 * power)
+                (c.roll_cmd * MAX_BANK, -c.pitch_cmd * MAX_CLIMB, 20.0 + 40.0 * power)
             }
         };
         let bank = bank.clamp(-MAX_BANK, MAX_BANK);
@@ -191,6 +193,32 @@ mod tests {
         assert!((a.altitude() - START_ALTITUDE_M).abs() < 1.0, "{a:?}");
         assert!((a.roll - PATTERN_BANK).abs() < 1e-3);
         assert!(a.turn_rate > 0.05);
+    }
+
+    #[test]
+    fn flight_controls_follow_jsbsim_signs() {
+        let up = FlightControlCommand {
+            power_cmd: vec![0.5],
+            pitch_cmd: -0.5,
+            ..FlightControlCommand::default()
+        };
+        let a = fly(&Control::FlightControl(up), 10.0);
+        assert!(
+            a.altitude() > START_ALTITUDE_M + 10.0,
+            "negative pitch_cmd climbs: {}",
+            a.altitude()
+        );
+        let left = FlightControlCommand {
+            power_cmd: vec![0.5],
+            roll_cmd: -0.5,
+            ..FlightControlCommand::default()
+        };
+        let mut a = Aircraft::new(0);
+        a.heading = 1.0;
+        for _ in 0..200 {
+            a.step(0.01, &Control::FlightControl(left.clone()));
+        }
+        assert!(a.heading < 1.0, "negative roll_cmd turns left: heading {}", a.heading);
     }
 
     #[test]

@@ -70,7 +70,7 @@ fn forward(
     stamp_s: f64,
 ) {
     match converted {
-        Ok(c) => inbox.submit(vehicle, c, stamp_s, wall_now(), arms(&c)),
+        Ok(c) => inbox.submit(vehicle, c, stamp_s, Some(wall_now()), arms(&c)),
         Err(e) => inbox.refuse(vehicle, e.kind(), &e.to_string()),
     }
 }

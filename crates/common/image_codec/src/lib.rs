@@ -136,6 +136,16 @@ impl JpegDecoder {
     }
 }
 
+/// A PNG's width and height, from its header, without decoding it.
+pub fn png_size(data: &[u8]) -> Result<(u32, u32), CodecError> {
+    const SIGNATURE: &[u8] = b"\x89PNG\r\n\x1a\n";
+    if data.len() < 24 || !data.starts_with(SIGNATURE) || &data[12..16] != b"IHDR" {
+        return Err(CodecError("PNG: no PNG header".into()));
+    }
+    let be = |i: usize| u32::from_be_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
+    Ok((be(16), be(20)))
+}
+
 /// Decodes a PNG into the sensor's encoding: RGB(A) → bgr8, gray → mono8,
 /// 16-bit gray → mono16 (little-endian, as `sensor_msgs/Image` with
 /// `is_bigendian = 0`). `max_bytes` bounds the decoder's allocations.

@@ -4,7 +4,8 @@
 //! threads to join before the nodes go. A bridge adds its settings, its wire
 //! loops and its conversions; [`BridgeProcess::run`] does the rest.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use tokio::runtime::{Handle, Runtime};
 use tokio::sync::watch;
 
 use crate::command::{CommandSender, CommandTransport};
-use crate::diagnostics::Watched;
+use crate::diagnostics::{Reporter, Watched};
 use crate::lifecycle::StopSignal;
 use crate::stats::StreamStats;
 use crate::tf::Mount;
@@ -35,6 +36,8 @@ pub struct BridgeProcess {
     threads: Vec<JoinHandle<()>>,
     /// Kept for late subscribers: the latched mounts.
     static_tf: Option<Publisher<TFMessage>>,
+    /// The command sender's count of neutral commands owed at its stop.
+    neutrals_owed: Option<Arc<AtomicUsize>>,
 }
 
 impl std::fmt::Debug for BridgeProcess {
@@ -69,6 +72,7 @@ impl BridgeProcess {
             watched: Vec::new(),
             threads: Vec::new(),
             static_tf: None,
+            neutrals_owed: None,
         })
     }
 
@@ -146,29 +150,52 @@ impl BridgeProcess {
         self.thread(name, move || runtime.block_on(body))
     }
 
-    /// The command sender's thread: it runs until the stop, then sends
-    /// every vehicle's neutral command before the process exits.
+    /// The command sender's thread: it runs until the stop, then sends the
+    /// neutral command to every vehicle with a command in force before the
+    /// process exits (with status 1 when one could not be delivered).
     pub fn command_sender<T: CommandTransport + 'static>(&mut self, sender: CommandSender<T>) -> Result<(), String> {
         let stop = self.stop.clone();
+        self.neutrals_owed = Some(sender.owed_at_stop());
         self.thread("commands", move || sender.run(move || *stop.borrow()))
     }
 
     /// Publishes `/diagnostics` every `diagnostics_period`, serves and spins
-    /// the nodes until SIGINT or SIGTERM, then stops every task and thread.
+    /// the nodes until SIGINT or SIGTERM, then stops every task and thread
+    /// and publishes the last diagnostics (what the stop did included).
     pub fn run(self, diagnostics_period: Duration) -> Result<(), String> {
         let mut nodes = vec![self.node];
-        if !self.watched.is_empty() {
+        let reporter = if self.watched.is_empty() {
+            None
+        } else {
             let p = crate::diagnostics::publisher(&mut nodes[0]).map_err(|e| e.to_string())?;
+            let reporter = Arc::new(Mutex::new(Reporter::new(p, self.watched)));
             self.runtime.spawn(crate::diagnostics::run(
-                p,
-                self.watched,
+                reporter.clone(),
                 diagnostics_period,
                 self.stop.clone(),
             ));
-        }
+            Some(reporter)
+        };
         nodes.extend(self.nodes);
-        crate::lifecycle::run_until_signalled(self.runtime, nodes, self.stop_tx, self.threads, &self.logger);
+        let last_report = move || {
+            if let Some(r) = reporter {
+                r.lock().unwrap_or_else(|e| e.into_inner()).publish();
+            }
+        };
+        crate::lifecycle::run_until_signalled(
+            self.runtime,
+            nodes,
+            self.stop_tx,
+            self.threads,
+            &self.logger,
+            last_report,
+        );
         drop(self.static_tf);
-        Ok(())
+        match self.neutrals_owed.map_or(0, |n| n.load(Ordering::Relaxed)) {
+            0 => Ok(()),
+            n => Err(format!(
+                "{n} vehicle(s) got no neutral command at the stop and may keep their last command"
+            )),
+        }
     }
 }

@@ -176,6 +176,46 @@ impl CameraPublisher {
         Ok(())
     }
 
+    /// A PNG frame: as received on the compressed topic (format `png`),
+    /// its camera info, and decoded to the raw topic, each while somebody
+    /// subscribes to it; `max_bytes` bounds the decode. Panics on a camera
+    /// made without a compressed topic.
+    pub fn publish_png(
+        &mut self,
+        png: &[u8],
+        encoding: Encoding,
+        fov_deg: f64,
+        header: Header,
+        max_bytes: usize,
+    ) -> Result<(), CameraError> {
+        let out = self
+            .jpeg
+            .as_mut()
+            .expect("publish_png on a camera without a compressed topic");
+        let decoded = if out.always_decode || subscribed_untyped(&self.image) {
+            Some(image_codec::decode_png(png, encoding, max_bytes)?)
+        } else {
+            None
+        };
+        let (width, height) = match &decoded {
+            Some(d) => (d.width, d.height),
+            None => image_codec::png_size(png)?,
+        };
+        if subscribed_untyped(&out.compressed) {
+            let format = out.format_name.png_format(encoding);
+            compressed_image(&mut out.serialized, &header.stamp, &header.frame_id, &format, png)
+                .map_err(CameraError::TooLarge)?;
+            out.compressed.publish_raw(&out.serialized)?;
+        }
+        match decoded {
+            Some(d) => self.publish_decoded(d, fov_deg, header),
+            None => {
+                publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header))?;
+                Ok(())
+            }
+        }
+    }
+
     /// A JPEG frame: nothing of it is published unless it reads as a JPEG;
     /// then the JPEG as received, the camera info, and the decoded image,
     /// each while somebody subscribes to it. Panics on a camera made

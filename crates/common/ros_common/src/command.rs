@@ -3,21 +3,29 @@
 //! - A command is issued at its header stamp; a zero stamp (and `cmd_vel`,
 //!   which has none) means "now". A stamp more than [`FUTURE_TOLERANCE`]
 //!   ahead of the bridge's clock is refused (`future`), one older than
-//!   `cmd_timeout` too (`stale`).
+//!   `cmd_timeout` too (`stale`), and any stamp while the bridge's clock is
+//!   not known yet (`use_sim_time` before the first sample: `clock_unknown`).
 //! - Latest only: of the commands waiting for a vehicle only the newest is
-//!   offered to the transport, and only while it is younger than
+//!   offered to the transport (a transport may fold the older into it:
+//!   [`CommandTransport::combine`]), and only while it is younger than
 //!   `cmd_timeout`; an older one is dropped (`stale`), never sent late.
-//! - `cmd_timeout` after the issue of the command in force with no newer one,
-//!   the vehicle's neutral command is offered until the transport takes it.
-//! - At the stop, every vehicle's neutral is offered until taken, for at
-//!   most [`SHUTDOWN_BUDGET`], then the transport gets what is left of it to
-//!   let it leave.
+//! - A send that began is never repeated nor overtaken: while one is under
+//!   way for a vehicle (a transport that answers [`Offer::Sending`]), the
+//!   next command for it waits; a send that fails is counted and logged.
+//! - `cmd_timeout` after the issue of the command in force (in force from the
+//!   moment its send began) with no newer one, the vehicle's neutral command
+//!   is offered until the transport delivers it.
+//! - At the stop, every vehicle with a command in force (or a neutral owed)
+//!   gets its neutral, offered until delivered, for at most
+//!   [`SHUTDOWN_BUDGET`]; a neutral still owed then is logged as an error
+//!   and counted. Vehicles nobody commanded get nothing.
 //! - A command that sets nothing (every field "keep") is sent but does not
 //!   re-arm the watchdog: it keeps nothing in force.
 //!
 //! The rule is here once; a bridge supplies its [`CommandTransport`] (the
 //! socket, the encoding, the neutral command) and feeds [`CommandInbox`].
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +37,8 @@ use crate::stats::{CommandStatus, RateLimitedLog, StreamStats};
 pub const FUTURE_TOLERANCE: Duration = Duration::from_millis(250);
 /// How long the stop may spend getting the neutral commands out.
 pub const SHUTDOWN_BUDGET: Duration = Duration::from_millis(500);
-/// How soon an offer the transport refused is made again.
+/// How soon an offer the transport refused is made again, and how often a
+/// send under way is looked at.
 pub const RETRY: Duration = Duration::from_millis(10);
 /// The longest the sender sleeps before it looks at the stop signal.
 const MAX_WAIT: Duration = Duration::from_millis(50);
@@ -46,6 +55,8 @@ pub enum Refusal {
     Future,
     /// Older than `cmd_timeout`: at receipt, or before the transport took it.
     Stale,
+    /// Stamped while the bridge's clock is not known yet.
+    ClockUnknown,
     /// The sender is behind by more than the inbox holds.
     QueueFull,
 }
@@ -55,6 +66,7 @@ impl Refusal {
         match self {
             Refusal::Future => "future",
             Refusal::Stale => "stale",
+            Refusal::ClockUnknown => "clock_unknown",
             Refusal::QueueFull => "queue_full",
         }
     }
@@ -64,11 +76,14 @@ impl Refusal {
 ///
 /// `stamp_s` is its header stamp in seconds on the bridge's clock (0: none),
 /// `now_s` that clock at receipt (wall time, or sim time with
-/// `use_sim_time`), `received` the monotonic receipt time.
-pub fn issued_at(stamp_s: f64, now_s: f64, received: Instant, timeout: Duration) -> Result<Instant, Refusal> {
+/// `use_sim_time`; `None` while not known), `received` the monotonic receipt time.
+pub fn issued_at(stamp_s: f64, now_s: Option<f64>, received: Instant, timeout: Duration) -> Result<Instant, Refusal> {
     if stamp_s == 0.0 {
         return Ok(received);
     }
+    let Some(now_s) = now_s else {
+        return Err(Refusal::ClockUnknown);
+    };
     let age = now_s - stamp_s;
     if age.is_nan() || -age > FUTURE_TOLERANCE.as_secs_f64() {
         return Err(Refusal::Future);
@@ -93,10 +108,20 @@ pub struct Order<C> {
 /// What a transport did with an offered command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Offer {
-    /// It is on its way (in the socket's queue, or sent).
+    /// Delivered (in the socket's queue, or sent).
     Taken,
+    /// Its send began; the outcome comes later ([`CommandTransport::outcomes`]).
+    Sending,
     /// Not now (no peer, queue full, a send error): offered again later.
     Busy(&'static str),
+}
+
+/// How a send that began ([`Offer::Sending`]) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    Delivered,
+    /// Not known to have arrived (not acknowledged in time, refused): why.
+    Failed(&'static str),
 }
 
 /// A bridge's way to its vehicles.
@@ -105,6 +130,13 @@ pub trait CommandTransport: Send {
     /// What leaves `vehicle` holding still.
     fn neutral(&self, vehicle: usize) -> Self::Command;
     fn offer(&mut self, vehicle: usize, command: &Self::Command) -> Offer;
+    /// The outcomes of the sends that answered [`Offer::Sending`], as they end.
+    fn outcomes(&mut self, _each: &mut dyn FnMut(usize, Delivery)) {}
+    /// Of two commands waiting for one vehicle, what is offered: the newer
+    /// (latest only), unless the transport can fold the older into it.
+    fn combine(&self, _older: Self::Command, newer: Self::Command) -> Self::Command {
+        newer
+    }
     /// After the last offer: `within` to let what was taken leave.
     fn flush(&mut self, _within: Duration) {}
 }
@@ -114,11 +146,7 @@ pub trait CommandTransport: Send {
 pub struct CommandInbox<C> {
     to_sender: SyncSender<Order<C>>,
     timeout: Duration,
-    stats: Vec<Arc<StreamStats>>,
-    log: Arc<Mutex<RateLimitedLog>>,
-    logger: String,
-    /// How vehicle `i` is named in a log line.
-    names: Arc<Vec<String>>,
+    report: Report,
 }
 
 impl<C> Clone for CommandInbox<C> {
@@ -126,10 +154,37 @@ impl<C> Clone for CommandInbox<C> {
         Self {
             to_sender: self.to_sender.clone(),
             timeout: self.timeout,
-            stats: self.stats.clone(),
-            log: self.log.clone(),
-            logger: self.logger.clone(),
-            names: self.names.clone(),
+            report: self.report.clone(),
+        }
+    }
+}
+
+/// Counts and logs (limited in rate) what happens to a vehicle's commands.
+#[derive(Debug, Clone)]
+struct Report {
+    stats: Vec<Arc<StreamStats>>,
+    log: Arc<Mutex<RateLimitedLog>>,
+    logger: String,
+    /// How vehicle `i` is named in a log line.
+    names: Arc<Vec<String>>,
+}
+
+impl Report {
+    fn name(&self, vehicle: usize) -> &str {
+        self.names.get(vehicle).map_or("?", String::as_str)
+    }
+
+    fn count(&self, vehicle: usize, reason: &'static str) {
+        if let Some(s) = self.stats.get(vehicle) {
+            s.drop_frame(reason);
+        }
+    }
+
+    /// Counts under `reason` and logs `what` (limited in rate).
+    fn warn(&self, vehicle: usize, reason: &'static str, what: std::fmt::Arguments) {
+        self.count(vehicle, reason);
+        if let Some(held) = self.log.lock().unwrap_or_else(|e| e.into_inner()).allow() {
+            r2r::log_warn!(&self.logger, "{}: {what} ({held} more not shown)", self.name(vehicle));
         }
     }
 }
@@ -140,13 +195,16 @@ impl<C: Send + 'static> CommandInbox<C> {
     }
 
     /// A command for `vehicle`, stamped `stamp_s` (0: unstamped), received
-    /// now while the bridge's clock reads `now_s`.
-    pub fn submit(&self, vehicle: usize, command: C, stamp_s: f64, now_s: f64, arms: bool) {
+    /// now while the bridge's clock reads `now_s` (`None`: not known yet).
+    pub fn submit(&self, vehicle: usize, command: C, stamp_s: f64, now_s: Option<f64>, arms: bool) {
         let received = Instant::now();
         let issued = match issued_at(stamp_s, now_s, received, self.timeout) {
             Ok(t) => t,
             Err(r) => {
-                let detail = format!("stamp {stamp_s:.3} s against a clock at {now_s:.3} s");
+                let detail = match now_s {
+                    Some(now) => format!("stamp {stamp_s:.3} s against a clock at {now:.3} s"),
+                    None => format!("stamp {stamp_s:.3} s before the bridge's clock is known (no /clock sample yet)"),
+                };
                 return self.refuse(vehicle, r.reason(), &detail);
             }
         };
@@ -163,28 +221,30 @@ impl<C: Send + 'static> CommandInbox<C> {
 
     /// Counts and logs (limited in rate) a command that is not sent.
     pub fn refuse(&self, vehicle: usize, reason: &'static str, detail: &str) {
-        if let Some(s) = self.stats.get(vehicle) {
-            s.drop_frame(reason);
-        }
-        if let Some(held) = self.log.lock().unwrap_or_else(|e| e.into_inner()).allow() {
-            let name = self.names.get(vehicle).map_or("?", String::as_str);
-            r2r::log_warn!(
-                &self.logger,
-                "{name}: command refused, nothing sent ({reason}): {detail} ({held} more not shown)"
-            );
-        }
+        self.report.warn(
+            vehicle,
+            reason,
+            format_args!("command refused, nothing sent ({reason}): {detail}"),
+        );
     }
+}
+
+/// A send that began and has not ended.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    neutral: bool,
 }
 
 /// One vehicle's side of the sender.
 #[derive(Debug)]
 struct Slot<C> {
-    /// The newest command not yet taken by the transport.
+    /// The newest command not yet offered to (or taken by) the transport.
     pending: Option<Order<C>>,
     /// Issue time of the command in force (`None`: the neutral, or nothing yet).
     armed: Option<Instant>,
-    /// The neutral is owed: offered until the transport takes it.
+    /// The neutral is owed: offered until the transport delivers it.
     neutral_due: bool,
+    in_flight: Option<InFlight>,
     neutrals_sent: u64,
 }
 
@@ -196,7 +256,9 @@ pub struct CommandSender<T: CommandTransport> {
     orders: Receiver<Order<T::Command>>,
     slots: Vec<Slot<T::Command>>,
     timeout: Duration,
-    stats: Vec<Arc<StreamStats>>,
+    report: Report,
+    /// Neutral commands still owed when the sender stopped.
+    owed_at_stop: Arc<AtomicUsize>,
 }
 
 /// A bridge's command path: the inbox for its subscriptions, the sender for
@@ -212,43 +274,68 @@ pub fn command_path<T: CommandTransport>(
     for s in &stats {
         s.set_command_status(CommandStatus::default());
     }
-    let sender = CommandSender {
-        transport,
-        orders,
-        slots: names
-            .iter()
-            .map(|_| Slot {
-                pending: None,
-                armed: None,
-                neutral_due: false,
-                neutrals_sent: 0,
-            })
-            .collect(),
-        timeout,
-        stats: stats.clone(),
-    };
-    let input = CommandInbox {
-        to_sender,
-        timeout,
+    let report = Report {
         stats,
         log: Arc::new(Mutex::new(RateLimitedLog::new(Duration::from_secs(5)))),
         logger: logger.to_string(),
         names: Arc::new(names),
     };
+    let sender = CommandSender {
+        transport,
+        orders,
+        slots: report
+            .names
+            .iter()
+            .map(|_| Slot {
+                pending: None,
+                armed: None,
+                neutral_due: false,
+                in_flight: None,
+                neutrals_sent: 0,
+            })
+            .collect(),
+        timeout,
+        report: report.clone(),
+        owed_at_stop: Arc::default(),
+    };
+    let input = CommandInbox {
+        to_sender,
+        timeout,
+        report,
+    };
     (input, sender)
 }
 
 impl<T: CommandTransport> CommandSender<T> {
-    /// Takes an order: it replaces one of the same vehicle still waiting.
+    /// Takes an order: it replaces one of the same vehicle still waiting
+    /// (or, where the transport folds commands together, absorbs it).
     pub fn take(&mut self, order: Order<T::Command>) {
-        if let Some(slot) = self.slots.get_mut(order.vehicle) {
-            slot.pending = Some(order);
-        }
+        let Some(slot) = self.slots.get_mut(order.vehicle) else {
+            return;
+        };
+        slot.pending = Some(match slot.pending.take() {
+            Some(older) => Order {
+                command: self.transport.combine(older.command, order.command),
+                arms: order.arms || older.arms,
+                ..order
+            },
+            None => order,
+        });
+    }
+
+    /// How many neutral commands were still owed when the sender stopped
+    /// (readable after its thread ended).
+    pub fn owed_at_stop(&self) -> Arc<AtomicUsize> {
+        self.owed_at_stop.clone()
+    }
+
+    fn stats(&self, v: usize) -> Option<&Arc<StreamStats>> {
+        self.report.stats.get(v)
     }
 
     fn status(&self, v: usize, now: Instant) {
         let slot = &self.slots[v];
-        if let Some(s) = self.stats.get(v) {
+        if let Some(s) = self.stats(v) {
             let wall = crate::time::wall_now();
             s.set_command_status(CommandStatus {
                 in_force_since: slot
@@ -261,50 +348,96 @@ impl<T: CommandTransport> CommandSender<T> {
         }
     }
 
-    fn offer_neutral(&mut self, v: usize, now: Instant) -> bool {
+    /// A neutral the transport delivered.
+    fn neutral_delivered(&mut self, v: usize, now: Instant) {
+        let slot = &mut self.slots[v];
+        slot.neutral_due = false;
+        slot.neutrals_sent += 1;
+        if let Some(s) = self.stats(v) {
+            s.published(0);
+        }
+        self.status(v, now);
+    }
+
+    /// Offers the neutral owed to `v`, unless a send to it is under way.
+    fn offer_neutral(&mut self, v: usize, now: Instant) {
+        if self.slots[v].in_flight.is_some() {
+            return;
+        }
         let neutral = self.transport.neutral(v);
         match self.transport.offer(v, &neutral) {
-            Offer::Taken => {
-                let slot = &mut self.slots[v];
-                slot.neutral_due = false;
-                slot.neutrals_sent += 1;
-                if let Some(s) = self.stats.get(v) {
-                    s.published(0);
+            Offer::Taken => self.neutral_delivered(v, now),
+            Offer::Sending => self.slots[v].in_flight = Some(InFlight { neutral: true }),
+            Offer::Busy(_) => {}
+        }
+    }
+
+    /// The sends that ended since the last look.
+    fn collect_outcomes(&mut self, now: Instant) {
+        let mut ended = Vec::new();
+        self.transport.outcomes(&mut |v, d| ended.push((v, d)));
+        for (v, delivery) in ended {
+            let Some(flight) = self.slots.get_mut(v).and_then(|s| s.in_flight.take()) else {
+                continue;
+            };
+            match (delivery, flight.neutral) {
+                (Delivery::Delivered, true) => self.neutral_delivered(v, now),
+                (Delivery::Delivered, false) => {
+                    if let Some(s) = self.stats(v) {
+                        s.published(0);
+                    }
                 }
-                self.status(v, now);
-                true
+                // Still owed: offered again at the next step.
+                (Delivery::Failed(reason), true) => self.report.warn(
+                    v,
+                    reason,
+                    format_args!("the neutral command was not delivered ({reason}); sending it again"),
+                ),
+                (Delivery::Failed(reason), false) => self.report.warn(
+                    v,
+                    reason,
+                    format_args!("a command was not delivered ({reason}); the watchdog's neutral follows it"),
+                ),
             }
-            Offer::Busy(_) => false,
         }
     }
 
     /// Does what is due at `now`; returns when it should be called again
     /// (`None`: only when a command comes).
     pub fn step(&mut self, now: Instant) -> Option<Instant> {
+        self.collect_outcomes(now);
         let mut next: Option<Instant> = None;
         let mut wake = |t: Instant| next = Some(next.map_or(t, |n| n.min(t)));
         for v in 0..self.slots.len() {
             if let Some(order) = self.slots[v].pending.take() {
                 if now.saturating_duration_since(order.issued) > self.timeout {
-                    if let Some(s) = self.stats.get(v) {
-                        s.drop_frame(Refusal::Stale.reason());
-                    }
+                    self.report.count(v, Refusal::Stale.reason());
+                } else if self.slots[v].in_flight.is_some() {
+                    // After the send under way, if still fresh then.
+                    wake((now + RETRY).min(order.issued + self.timeout));
+                    self.slots[v].pending = Some(order);
                 } else {
                     match self.transport.offer(v, &order.command) {
-                        Offer::Taken => {
-                            if let Some(s) = self.stats.get(v) {
-                                s.published(0);
+                        Offer::Busy(_) => {
+                            wake((now + RETRY).min(order.issued + self.timeout));
+                            self.slots[v].pending = Some(order);
+                        }
+                        offer => {
+                            if offer == Offer::Taken {
+                                if let Some(s) = self.stats(v) {
+                                    s.published(0);
+                                }
+                            } else {
+                                self.slots[v].in_flight = Some(InFlight { neutral: false });
                             }
+                            // In force from the moment its send began: a
+                            // slow acknowledgement does not delay the watchdog.
                             if order.arms {
                                 let slot = &mut self.slots[v];
                                 slot.armed = Some(order.issued);
                                 slot.neutral_due = false;
                             }
                             self.status(v, now);
-                        }
-                        Offer::Busy(_) => {
-                            wake((now + RETRY).min(order.issued + self.timeout));
-                            self.slots[v].pending = Some(order);
                         }
                     }
                 }
@@ -318,24 +451,34 @@ impl<T: CommandTransport> CommandSender<T> {
                     wake(armed + self.timeout);
                 }
             }
-            if self.slots[v].neutral_due && !self.offer_neutral(v, now) {
-                self.status(v, now);
+            if self.slots[v].neutral_due {
+                self.offer_neutral(v, now);
+                if self.slots[v].neutral_due {
+                    self.status(v, now);
+                    wake(now + RETRY);
+                }
+            }
+            if self.slots[v].in_flight.is_some() {
                 wake(now + RETRY);
             }
         }
         next
     }
 
-    /// The stop: every vehicle's neutral, offered until taken or `budget` is spent.
-    pub fn shutdown(&mut self, budget: Duration) {
+    /// The stop: the neutral to every vehicle with a command in force or a
+    /// neutral owed, offered until delivered or `budget` is spent. Returns
+    /// how many are still owed (each logged as an error).
+    pub fn shutdown(&mut self, budget: Duration) -> usize {
         let start = Instant::now();
         for slot in &mut self.slots {
             slot.pending = None;
+            let in_force = slot.armed.is_some() || slot.in_flight.is_some_and(|f| !f.neutral);
+            slot.neutral_due |= in_force;
             slot.armed = None;
-            slot.neutral_due = true;
         }
         loop {
             let now = Instant::now();
+            self.collect_outcomes(now);
             for v in 0..self.slots.len() {
                 if self.slots[v].neutral_due {
                     self.offer_neutral(v, now);
@@ -346,10 +489,23 @@ impl<T: CommandTransport> CommandSender<T> {
             }
             std::thread::sleep(RETRY);
         }
+        let mut owed = 0;
         for v in 0..self.slots.len() {
             self.status(v, Instant::now());
+            if self.slots[v].neutral_due {
+                owed += 1;
+                self.report.count(v, "neutral_lost_at_stop");
+                r2r::log_error!(
+                    &self.report.logger,
+                    "{}: no neutral command was delivered within {budget:?} of the stop; the vehicle may \
+                     keep its last command",
+                    self.report.name(v)
+                );
+            }
         }
         self.transport.flush(budget.saturating_sub(start.elapsed()));
+        self.owed_at_stop.store(owed, Ordering::Relaxed);
+        owed
     }
 
     /// The sender thread's body: until `stopped()`, then [`Self::shutdown`].
@@ -428,14 +584,18 @@ mod tests {
     fn the_stamp_rule() {
         let t = Instant::now() + Duration::from_secs(10);
         let timeout = MS(500);
-        assert_eq!(issued_at(0.0, 100.0, t, timeout), Ok(t), "zero: now");
-        assert_eq!(issued_at(99.8, 100.0, t, timeout), Ok(t - MS(200)));
-        assert_eq!(issued_at(100.2, 100.0, t, timeout), Ok(t), "within the tolerance: now");
-        assert_eq!(issued_at(100.3, 100.0, t, timeout), Err(Refusal::Future));
-        assert_eq!(issued_at(99.4, 100.0, t, timeout), Err(Refusal::Stale));
-        assert_eq!(issued_at(f64::NAN, 100.0, t, timeout), Err(Refusal::Future));
-        assert_eq!(issued_at(f64::INFINITY, 100.0, t, timeout), Err(Refusal::Future));
-        assert_eq!(issued_at(f64::NEG_INFINITY, 100.0, t, timeout), Err(Refusal::Stale));
+        let now = Some(100.0);
+        assert_eq!(issued_at(0.0, now, t, timeout), Ok(t), "zero: now");
+        assert_eq!(issued_at(99.8, now, t, timeout), Ok(t - MS(200)));
+        assert_eq!(issued_at(100.2, now, t, timeout), Ok(t), "within the tolerance: now");
+        assert_eq!(issued_at(100.3, now, t, timeout), Err(Refusal::Future));
+        assert_eq!(issued_at(99.4, now, t, timeout), Err(Refusal::Stale));
+        assert_eq!(issued_at(f64::NAN, now, t, timeout), Err(Refusal::Future));
+        assert_eq!(issued_at(f64::INFINITY, now, t, timeout), Err(Refusal::Future));
+        assert_eq!(issued_at(f64::NEG_INFINITY, now, t, timeout), Err(Refusal::Stale));
+        // Under use_sim_time before any sample: a stamp cannot be judged.
+        assert_eq!(issued_at(5.0, None, t, timeout), Err(Refusal::ClockUnknown));
+        assert_eq!(issued_at(0.0, None, t, timeout), Ok(t), "unstamped: now");
     }
 
     #[test]
@@ -507,21 +667,175 @@ mod tests {
     }
 
     #[test]
-    fn shutdown_sends_every_neutral_and_gives_up_within_its_budget() {
-        let (_, mut s, _) = path(2);
-        s.take(order(0, 5, Instant::now()));
-        s.shutdown(MS(100));
+    fn shutdown_neutralises_what_is_in_force_and_gives_up_within_its_budget() {
+        let (_, mut s, _) = path(3);
+        let t0 = Instant::now();
+        s.take(order(0, 5, t0));
+        s.step(t0);
+        s.take(order(1, 6, t0));
+        assert_eq!(s.shutdown(MS(100)), 0);
         assert_eq!(
             s.transport.taken(),
-            vec![(0, 0), (1, 0)],
-            "the pending command does not leave"
+            vec![(0, 5), (0, 0)],
+            "vehicle 0's command in force is neutralised; vehicle 1's pending one does not leave, \
+             and neither vehicle 1 nor the uncommanded vehicle 2 gets anything"
         );
         let (_, mut s, stats) = path(1);
+        s.take(order(0, 5, Instant::now()));
+        s.step(Instant::now());
         s.transport.busy = true;
         let began = Instant::now();
-        s.shutdown(MS(100));
+        assert_eq!(s.shutdown(MS(100)), 1, "one neutral owed at the stop");
         assert!(began.elapsed() < MS(300));
         assert!(stats[0].command_status().unwrap().neutral_owed);
+        assert_eq!(stats[0].drops()["neutral_lost_at_stop"], 1);
+        assert_eq!(s.owed_at_stop().load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_neutral_already_delivered_is_not_sent_again_at_the_stop() {
+        let (_, mut s, _) = path(1);
+        let t0 = Instant::now();
+        s.take(order(0, 5, t0));
+        s.step(t0);
+        s.step(t0 + MS(500));
+        assert_eq!(s.shutdown(MS(100)), 0);
+        assert_eq!(s.transport.taken(), vec![(0, 5), (0, 0)]);
+    }
+
+    /// A transport whose sends end later (a Kafka produce): outcomes are
+    /// handed in by the test.
+    #[derive(Debug, Default)]
+    struct Slow {
+        began: Vec<(usize, i32)>,
+        ended: Vec<(usize, Delivery)>,
+    }
+
+    impl CommandTransport for Slow {
+        type Command = i32;
+        fn neutral(&self, _: usize) -> i32 {
+            0
+        }
+        fn offer(&mut self, vehicle: usize, c: &i32) -> Offer {
+            self.began.push((vehicle, *c));
+            Offer::Sending
+        }
+        fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
+            for (v, d) in self.ended.drain(..) {
+                each(v, d);
+            }
+        }
+    }
+
+    fn slow_path(n: usize) -> (CommandSender<Slow>, Vec<Arc<StreamStats>>) {
+        let stats: Vec<Arc<StreamStats>> = (0..n).map(|_| Arc::default()).collect();
+        let names = (0..n).map(|i| format!("v{i}")).collect();
+        let (_, sender) = command_path(Slow::default(), MS(500), names, stats.clone(), "test");
+        (sender, stats)
+    }
+
+    #[test]
+    fn a_slow_send_arms_the_watchdog_is_sent_once_and_holds_back_the_next() {
+        let (mut s, stats) = slow_path(2);
+        let t0 = Instant::now();
+        s.take(order(0, 1, t0));
+        s.step(t0);
+        s.take(order(0, 2, t0 + MS(100)));
+        s.take(order(1, 7, t0 + MS(100)));
+        s.step(t0 + MS(100));
+        assert_eq!(
+            s.transport.began,
+            vec![(0, 1), (1, 7)],
+            "vehicle 0's next waits for its send under way; vehicle 1 does not wait on vehicle 0"
+        );
+        assert!(
+            stats[0].command_status().unwrap().in_force_since.is_some(),
+            "in force once its send began"
+        );
+        // No acknowledgement for 400 ms: nothing is sent twice, the newer command waits.
+        s.step(t0 + MS(400));
+        assert_eq!(s.transport.began.len(), 2);
+        s.transport.ended.push((0, Delivery::Failed("no_acknowledgement")));
+        s.step(t0 + MS(410));
+        assert_eq!(
+            s.transport.began.last(),
+            Some(&(0, 2)),
+            "then the newer one, still fresh"
+        );
+        assert_eq!(stats[0].drops()["no_acknowledgement"], 1, "the failure is counted");
+        s.transport.ended.push((0, Delivery::Delivered));
+        s.transport.ended.push((1, Delivery::Delivered));
+        s.step(t0 + MS(420));
+        // The watchdog from command 2's issue: a neutral, kept owed until delivered.
+        let to_0 = |s: &CommandSender<Slow>| s.transport.began.iter().filter(|(v, _)| *v == 0).count();
+        let before = to_0(&s);
+        s.step(t0 + MS(600));
+        assert_eq!(
+            (to_0(&s), s.transport.began.iter().rev().find(|(v, _)| *v == 0)),
+            (before + 1, Some(&(0, 0)))
+        );
+        s.transport.ended.push((0, Delivery::Failed("broker_unreachable")));
+        s.step(t0 + MS(610));
+        assert_eq!(to_0(&s), before + 2, "the neutral, offered again");
+        assert!(stats[0].command_status().unwrap().neutral_owed);
+        s.transport.ended.push((0, Delivery::Delivered));
+        s.step(t0 + MS(620));
+        let status = stats[0].command_status().unwrap();
+        assert!(!status.neutral_owed && status.neutral_sent == 1);
+    }
+
+    #[test]
+    fn the_stop_waits_for_a_send_under_way_then_neutralises() {
+        let (mut s, _) = slow_path(1);
+        let t0 = Instant::now();
+        s.take(order(0, 3, t0));
+        s.step(t0);
+        s.transport.ended.push((0, Delivery::Delivered));
+        // The neutral's own outcome never comes: owed at the end of the budget.
+        assert_eq!(s.shutdown(MS(60)), 1);
+        assert_eq!(s.transport.began, vec![(0, 3), (0, 0)]);
+    }
+
+    /// A transport that folds a waiting command into the next (the gimbal's
+    /// requests: a zoom after a rate command keeps the rate command).
+    #[derive(Debug, Default)]
+    struct Folding(Recorder);
+
+    impl CommandTransport for Folding {
+        type Command = i32;
+        fn neutral(&self, v: usize) -> i32 {
+            self.0.neutral(v)
+        }
+        fn offer(&mut self, vehicle: usize, c: &i32) -> Offer {
+            self.0.offer(vehicle, c)
+        }
+        fn combine(&self, older: i32, newer: i32) -> i32 {
+            older * 100 + newer
+        }
+    }
+
+    #[test]
+    fn a_transport_may_fold_waiting_commands_together() {
+        let (_, mut s) = command_path(
+            Folding::default(),
+            MS(500),
+            vec!["v0".into()],
+            vec![Arc::default()],
+            "test",
+        );
+        let t0 = Instant::now();
+        s.take(order(0, 1, t0));
+        s.take(Order {
+            arms: false,
+            ..order(0, 2, t0)
+        });
+        s.step(t0);
+        assert_eq!(s.transport.0.taken(), vec![(0, 102)]);
+        assert_eq!(
+            s.step(t0 + MS(1)),
+            Some(t0 + MS(500)),
+            "the folded command arms as its parts did"
+        );
     }
 
     #[test]
@@ -529,12 +843,16 @@ mod tests {
         let stats: Vec<Arc<StreamStats>> = vec![Arc::default()];
         let (inbox, sender) = command_path(Recorder::default(), MS(500), vec!["v0".into()], stats.clone(), "test");
         let rx = &sender.orders;
-        inbox.submit(0, 1, 1000.0, 999.0, true);
-        inbox.submit(0, 2, 990.0, 999.0, true);
-        inbox.submit(0, 3, 0.0, 999.0, true);
+        inbox.submit(0, 1, 1000.0, Some(999.0), true);
+        inbox.submit(0, 2, 990.0, Some(999.0), true);
+        inbox.submit(0, 3, 0.0, Some(999.0), true);
+        inbox.submit(0, 4, 5.0, None, true);
         inbox.refuse(0, "out_of_range", "left = 1.5");
         let d = stats[0].drops();
-        assert_eq!((d["future"], d["stale"], d["out_of_range"]), (1, 1, 1));
+        assert_eq!(
+            (d["future"], d["stale"], d["out_of_range"], d["clock_unknown"]),
+            (1, 1, 1, 1)
+        );
         assert_eq!(rx.try_recv().unwrap().command, 3);
         assert!(rx.try_recv().is_err());
     }
@@ -546,11 +864,11 @@ mod tests {
         let (inbox, sender) = command_path(recorder, MS(500), vec!["v0".into()], vec![Arc::default()], "test");
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();
-        let thread = std::thread::spawn(move || sender.run(move || flag.load(std::sync::atomic::Ordering::Relaxed)));
-        inbox.submit(0, 4, 0.0, 0.0, true);
+        let thread = std::thread::spawn(move || sender.run(move || flag.load(Ordering::Relaxed)));
+        inbox.submit(0, 4, 0.0, Some(0.0), true);
         std::thread::sleep(MS(50));
         assert_eq!(*taken.lock().unwrap(), vec![(0, 4)]);
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        stop.store(true, Ordering::Relaxed);
         let began = Instant::now();
         thread.join().unwrap();
         assert!(began.elapsed() < MS(500));

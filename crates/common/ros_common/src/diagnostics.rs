@@ -3,7 +3,7 @@
 //! process its memory.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use r2r::diagnostic_msgs::msg::{DiagnosticArray, DiagnosticStatus, KeyValue};
@@ -177,35 +177,61 @@ fn memory_status(node_name: &str, usage: crate::memory::MemoryUsage) -> Diagnost
     }
 }
 
-/// Publishes the diagnostics of `watched`, and the process's memory, every `period`.
-pub async fn run(output: Output, watched: Vec<Watched>, period: Duration, mut shutdown: watch::Receiver<bool>) {
-    let mut prev = vec![Previous::default(); watched.len()];
-    // Reported in the next array that gets through.
-    let mut failed_publishes = 0u64;
-    let mut last = wall_now();
+/// The diagnostics of a process: its watched streams and its memory.
+#[allow(missing_debug_implementations)] // holds a publisher, which is not Debug
+pub struct Reporter {
+    output: Output,
+    watched: Vec<Watched>,
+    prev: Vec<Previous>,
+    /// Reported in the next array that gets through.
+    failed_publishes: u64,
+    last: f64,
+}
+
+impl Reporter {
+    pub fn new(output: Output, watched: Vec<Watched>) -> Self {
+        Self {
+            prev: vec![Previous::default(); watched.len()],
+            output,
+            watched,
+            failed_publishes: 0,
+            last: wall_now(),
+        }
+    }
+
+    /// Publishes one array: every stream's status since the last one.
+    pub fn publish(&mut self) {
+        let now = wall_now();
+        let dt = (now - self.last).max(1e-3);
+        self.last = now;
+        let mut statuses: Vec<DiagnosticStatus> = self
+            .watched
+            .iter()
+            .zip(self.prev.iter_mut())
+            .map(|(w, p)| status(w, p, dt, now))
+            .collect();
+        statuses.extend(crate::memory::usage().map(|u| memory_status(&self.output.node_name, u)));
+        statuses.extend(own_status(self.failed_publishes));
+        let msg = DiagnosticArray {
+            header: crate::msgs::header(to_ros_time(now), ""),
+            status: statuses,
+        };
+        if self.output.publisher.publish(&msg).is_err() {
+            self.failed_publishes += 1;
+        }
+    }
+}
+
+/// Publishes `reporter`'s diagnostics every `period` until the stop (the
+/// process publishes a last array itself once its threads ended).
+pub async fn run(reporter: Arc<Mutex<Reporter>>, period: Duration, mut shutdown: watch::Receiver<bool>) {
     let mut tick = tokio::time::interval(period);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = shutdown.changed() => break,
         }
-        let now = wall_now();
-        let dt = (now - last).max(1e-3);
-        last = now;
-        let mut statuses: Vec<DiagnosticStatus> = watched
-            .iter()
-            .zip(prev.iter_mut())
-            .map(|(w, p)| status(w, p, dt, now))
-            .collect();
-        statuses.extend(crate::memory::usage().map(|u| memory_status(&output.node_name, u)));
-        statuses.extend(own_status(failed_publishes));
-        let msg = DiagnosticArray {
-            header: crate::msgs::header(to_ros_time(now), ""),
-            status: statuses,
-        };
-        if output.publisher.publish(&msg).is_err() {
-            failed_publishes += 1;
-        }
+        reporter.lock().unwrap_or_else(|e| e.into_inner()).publish();
     }
 }
 

@@ -124,15 +124,16 @@ fn set_use_sim_time(node: &Node, on: bool) -> bool {
 }
 
 /// Serves the nodes' parameters, spins them, and returns at SIGINT or
-/// SIGTERM after stopping every task of `runtime` through `stop` and
-/// joining `threads` (a command sender's last neutral command may still
-/// need its node's publisher).
+/// SIGTERM after stopping every task of `runtime` through `stop`, joining
+/// `threads` (a command sender's last neutral command may still need its
+/// node's publisher) and calling `last` while the nodes are still there.
 pub fn run_until_signalled(
     runtime: Runtime,
     mut nodes: Vec<Node>,
     stop: watch::Sender<bool>,
     threads: Vec<std::thread::JoinHandle<()>>,
     logger: &str,
+    last: impl FnOnce(),
 ) {
     let _guard = runtime.enter();
     // Parameter services (`ros2 param`). Under use_sim_time r2r also
@@ -187,6 +188,12 @@ pub fn run_until_signalled(
         .collect();
     runtime.block_on(signalled());
     r2r::log_info!(logger, "shutting down");
+    // Ctrl-C under `ros2 launch` comes twice at once; one more after the
+    // grace is the user insisting: it ends the process, whatever still runs.
+    let _ = std::thread::Builder::new().name("second_signal".into()).spawn(|| {
+        std::thread::sleep(process_support::stop_signal::SECOND_SIGNAL_GRACE);
+        process_support::stop_signal::restore_default_handlers();
+    });
     let _ = stop.send(true);
     if let Some(wake) = &wake {
         wake.wake();
@@ -195,6 +202,7 @@ pub fn run_until_signalled(
     for t in threads {
         let _ = t.join();
     }
+    last();
     // The nodes (and their publishers) go last, after every task using them.
     let _nodes: Vec<Vec<Node>> = spinners.into_iter().filter_map(|s| s.ok()?.join().ok()).collect();
 }

@@ -46,6 +46,17 @@ impl JpegFormatName {
             JpegFormatName::Plain => Cow::Borrowed("jpeg"),
         }
     }
+
+    /// The same for a PNG: `"bgr8; png compressed bgr8"`, or `"png"`.
+    pub fn png_format(self, encoding: Encoding) -> Cow<'static, str> {
+        match self {
+            JpegFormatName::ImageTransport => {
+                let e = encoding.ros_name();
+                Cow::Owned(format!("{e}; png compressed {e}"))
+            }
+            JpegFormatName::Plain => Cow::Borrowed("png"),
+        }
+    }
 }
 
 /// Pinhole intrinsics from image size and horizontal FOV: fx = fy =

@@ -122,10 +122,7 @@ impl CommandInputs {
                 else => return,
             };
             match command {
-                Ok(c) => {
-                    let now = self.time.now_seconds().unwrap_or(stamp);
-                    self.inbox.submit(DRONE, c, stamp, now, true);
-                }
+                Ok(c) => self.inbox.submit(DRONE, c, stamp, self.time.now_seconds(), true),
                 Err(e) => self.inbox.refuse(DRONE, reason(&e), &e.to_string()),
             }
         }

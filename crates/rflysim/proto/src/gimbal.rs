@@ -100,6 +100,47 @@ impl GimbalBitTable {
     }
 }
 
+impl GimbalControl {
+    /// The `otherParams` slots the control's values travel in (none: the
+    /// request's own fields carry it).
+    pub fn slots(self) -> &'static [usize] {
+        match self {
+            GimbalControl::FocalLength => &[slot::FOCAL_LENGTH],
+            GimbalControl::Centre => &[slot::CENTRE],
+            GimbalControl::Rates => &[slot::PITCH_RATE, slot::YAW_RATE],
+            GimbalControl::OpticalZoom => &[slot::OPTICAL_ZOOM],
+            GimbalControl::ZoomBase => &[slot::ZOOM_BASE],
+            GimbalControl::TrackTarget => &[slot::TRACK_TARGET],
+            GimbalControl::Ranging => &[slot::RANGING],
+            GimbalControl::LightSource => &[slot::LIGHT_SOURCE],
+            GimbalControl::AiBoxSelect => &[slot::AI_MODE, slot::AI_PIXEL_X, slot::AI_PIXEL_Y],
+            GimbalControl::Fov | GimbalControl::Angle | GimbalControl::Quaternion | GimbalControl::SensorType => &[],
+        }
+    }
+}
+
+/// `newer` with the controls of `older` it does not set itself (two
+/// requests waiting together become one); where both use one slot, `newer`'s stays.
+pub fn fold(older: &VisionSensorReq, mut newer: VisionSensorReq, bits: &GimbalBitTable) -> VisionSensorReq {
+    let used: Vec<usize> = bits
+        .controls_in(newer.bitmask)
+        .iter()
+        .flat_map(|c| c.slots().iter().copied())
+        .collect();
+    for control in bits.controls_in(older.bitmask & !newer.bitmask) {
+        if control.slots().iter().any(|s| used.contains(s)) {
+            continue;
+        }
+        if let Some(bit) = bits.bit(control) {
+            newer.bitmask |= bit;
+        }
+        for &s in control.slots() {
+            newer.other_params[s] = older.other_params[s];
+        }
+    }
+    newer
+}
+
 /// The `otherParams` slots of the control values (the RflySim vision protocol, section 2.1).
 pub mod slot {
     pub const FOCAL_LENGTH: usize = 0;
@@ -222,6 +263,34 @@ mod tests {
         assert_eq!(PROTOCOL_BITS.unknown_bits(1 << 5 | 1 << 20 | 1), 1 << 20 | 1);
         assert_eq!(GimbalBitTable::by_name("sdk"), Some(SDK_BITS));
         assert_eq!(GimbalBitTable::by_name("x"), None);
+    }
+
+    #[test]
+    fn folding_keeps_the_older_request_s_controls_the_newer_does_not_set() {
+        let rates = PROTOCOL_BITS.bit(GimbalControl::Rates).unwrap();
+        let zoom = PROTOCOL_BITS.bit(GimbalControl::OpticalZoom).unwrap();
+        let base = PROTOCOL_BITS.bit(GimbalControl::ZoomBase).unwrap();
+        let track = PROTOCOL_BITS.bit(GimbalControl::TrackTarget).unwrap();
+        let mut older = VisionSensorReq {
+            bitmask: rates | track,
+            ..Default::default()
+        };
+        older.other_params[slot::PITCH_RATE] = 0.2;
+        older.other_params[slot::YAW_RATE] = -0.1;
+        older.other_params[slot::TRACK_TARGET] = 3.0;
+        let mut newer = VisionSensorReq {
+            bitmask: zoom | base,
+            ..Default::default()
+        };
+        newer.other_params[slot::OPTICAL_ZOOM] = 4.0;
+        newer.other_params[slot::ZOOM_BASE] = 10.0;
+        let f = fold(&older, newer, &PROTOCOL_BITS);
+        assert_eq!(
+            f.bitmask,
+            rates | zoom | base,
+            "the target shares the zoom base's slot: the newer wins"
+        );
+        assert_eq!(&f.other_params[2..6], &[0.2, -0.1, 4.0, 10.0]);
     }
 
     #[test]

@@ -38,7 +38,7 @@ impl RequestForm {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct VisionSensorReq {
     pub seq_id: u16,
     /// Only in the gimbal form.

@@ -15,7 +15,7 @@ use crate::sensor::SensorPipeline;
 use crate::settings::{ConfigChoice, Settings};
 use ros_common::bridge::BridgeProcess;
 use ros_common::stats::StreamStats;
-use ros_common::time::{ClockPublisher, TimeBase};
+use ros_common::time::{ClockPublisher, TimeBases};
 
 /// Which part of RflySim an executable bridges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +127,7 @@ fn run(role: Role) -> Result<(), String> {
     if role.copters() && start.settings.copters.imu {
         start.copters()?;
     }
-    if role.streams() && !start.settings.time.use_sim_time {
+    if role.streams() {
         start.heartbeat();
     }
     start.requests();
@@ -151,7 +151,8 @@ fn run(role: Role) -> Result<(), String> {
 struct Startup {
     bridge: BridgeProcess,
     settings: Settings,
-    time: Arc<TimeBase>,
+    /// One base per CopterSim: a swarm's simulators start apart.
+    time: Arc<TimeBases>,
     /// With `use_sim_time`: `/clock`, advanced by every stream's sim time.
     clock: Option<Arc<ClockPublisher>>,
     requested: Vec<(SensorConfig, Arc<StreamStats>)>,
@@ -160,7 +161,7 @@ struct Startup {
 impl Startup {
     fn new(mut bridge: BridgeProcess, settings: Settings) -> Result<Self, String> {
         let use_sim_time = settings.time.use_sim_time;
-        let time = Arc::new(TimeBase::with_source(use_sim_time, settings.time.stamp_source));
+        let time = Arc::new(TimeBases::new(use_sim_time, settings.time.stamp_source));
         let clock = if use_sim_time {
             Some(Arc::new(
                 ClockPublisher::new(&mut bridge.node).map_err(|e| e.to_string())?,
@@ -181,17 +182,39 @@ impl Startup {
         self.bridge.watch(diagnostic_name(what), hardware_id, stats);
     }
 
-    /// Gimbal control and status, on the main node.
+    /// Gimbal control and status, on the main node; the gimbals' command
+    /// sender on a thread of its own.
     fn gimbal(&mut self, sensors: &[SensorConfig]) -> Result<(), String> {
         let stats = Arc::new(StreamStats::default());
         self.watch("gimbal status", "rflysim/gimbal".into(), stats.clone());
         let stop = self.bridge.stop_signal();
-        let n = crate::gimbal_node::start(&mut self.bridge.node, sensors, &self.settings, stats, stop)?;
-        if n == 0 {
-            r2r::log_warn!(
+        let mut command_stats = Vec::new();
+        let started = crate::gimbal_node::start(
+            &mut self.bridge.node,
+            sensors,
+            &self.settings,
+            self.time.clone(),
+            stats,
+            |seq| {
+                let s = Arc::new(StreamStats::default());
+                command_stats.push((seq, s.clone()));
+                s
+            },
+            stop,
+        )?;
+        for (seq, s) in command_stats {
+            self.watch(
+                &format!("sensor{seq} gimbal commands"),
+                format!("rflysim/sensor{seq}"),
+                s,
+            );
+        }
+        match started.sender {
+            Some(sender) => self.bridge.command_sender(sender)?,
+            None => r2r::log_warn!(
                 &self.bridge.logger,
                 "no gimbal camera (TypeID 9) in the config: nothing to control"
-            );
+            ),
         }
         Ok(())
     }
@@ -207,11 +230,18 @@ impl Startup {
     }
 
     /// One node and one task per sensor; a sensor that cannot be bridged is
-    /// logged and left out.
+    /// logged and left out. RflySim3D stamps a sensor's data with the sim
+    /// time of the vehicle it is mounted on: the sensor is on that
+    /// vehicle's time base.
     fn sensors(&mut self, sensors: &[SensorConfig]) -> Result<(), String> {
         for cfg in sensors {
             let mut node = self.bridge.create_node(&format!("rflysim_sensor{}", cfg.seq_id))?;
-            match SensorPipeline::new(&mut node, cfg.clone(), self.time.clone(), &self.settings) {
+            match SensorPipeline::new(
+                &mut node,
+                cfg.clone(),
+                self.time.instance(i64::from(cfg.target_copter)),
+                &self.settings,
+            ) {
                 Ok(p) => {
                     self.watch(
                         &format!("sensor{} {}", cfg.seq_id, p.topic()),
@@ -234,8 +264,8 @@ impl Startup {
     fn copters(&mut self) -> Result<(), String> {
         for id in self.settings.copters.ids.clone() {
             let mut node = self.bridge.create_node(&format!("rflysim_uav{id}"))?;
-            let copter =
-                CopterBridge::new(&mut node, id, self.time.clone(), &self.settings).map_err(|e| e.to_string())?;
+            let copter = CopterBridge::new(&mut node, id, self.time.instance(i64::from(id)), &self.settings)
+                .map_err(|e| e.to_string())?;
             let hardware_id = format!("rflysim/uav{id}");
             self.watch(&format!("uav{id} imu"), hardware_id.clone(), copter.imu_stats.clone());
             self.watch(&format!("uav{id} true state"), hardware_id, copter.state_stats.clone());
@@ -247,7 +277,7 @@ impl Startup {
         Ok(())
     }
 
-    /// CopterSim's heartbeat anchors wall-clock stamps.
+    /// Each CopterSim's heartbeat anchors its vehicle's time base.
     fn heartbeat(&mut self) {
         let stats = Arc::new(StreamStats::default());
         self.watch("CopterSim heartbeat", "rflysim/coptersim".into(), stats.clone());

@@ -22,7 +22,7 @@ use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{Accepted, ClockPublisher, StampRefusal, StreamClock, TimeBase};
+use ros_common::time::{Accepted, ClockPublisher, StampRefusal, StreamClock, TimeBase, TimeBases};
 
 /// How long the IMU may stay silent before CopterSim is asked for it again.
 const IMU_SILENCE: Duration = Duration::from_secs(2);
@@ -293,12 +293,12 @@ impl StatePart {
     }
 }
 
-/// Listens for CopterSim heartbeats and anchors `time` with them.
+/// Listens for CopterSim heartbeats: each anchors its own vehicle's base.
 pub async fn run_heartbeat(
     port: u16,
     multicast: bool,
     senders: SenderFilter,
-    time: Arc<TimeBase>,
+    time: Arc<TimeBases>,
     stats: Arc<StreamStats>,
     logger: String,
     mut shutdown: watch::Receiver<bool>,
@@ -317,20 +317,22 @@ pub async fn run_heartbeat(
         }
     };
     let mut buf = [0u8; 256];
-    let mut announced = false;
+    // Vehicles whose anchor was announced: at most the bases made at start.
+    let mut announced: Vec<i32> = Vec::new();
     loop {
         tokio::select! {
             n = sock.recv(&mut buf) => {
                 match Heartbeat::decode(&buf[..n]) {
                     Ok(h) => {
-                        if time.heartbeat(i64::from(h.copter_id), h.start_time_us as f64 * 1e-6) {
-                            stats.published(n);
-                        } else {
+                        let epoch = h.start_time_us as f64 * 1e-6;
+                        if !time.heartbeat(i64::from(h.copter_id), epoch) {
                             stats.drop_frame(ros_common::stats::OTHER_SOURCE);
+                            continue;
                         }
-                        if !announced {
-                            r2r::log_info!(&logger, "time base: CopterSim heartbeat (sim time 0 = {:.3} s epoch)", h.start_time_us as f64 * 1e-6);
-                            announced = true;
+                        stats.published(n);
+                        if !announced.contains(&h.copter_id) {
+                            r2r::log_info!(&logger, "time base of uav{}: CopterSim heartbeat (its sim time 0 = {epoch:.3} s epoch)", h.copter_id);
+                            announced.push(h.copter_id);
                         }
                     }
                     Err(e) => stats.drop_frame(e.reason()),

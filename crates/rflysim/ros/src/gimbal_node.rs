@@ -1,6 +1,9 @@
 //! The gimbal node: for every gimbal camera (TypeID 9) of the config,
 //! `camera/ctrl` and `camera/ai_ctrl` in, 148-byte requests out to
-//! RflySim3D; RflySim3D's echoes on port 20006 in, `camera/status` out.
+//! RflySim3D through the shared command path (a gimbal slewing at a rate
+//! is a command in force: `cmd_timeout` after the last one, its rates are
+//! set to zero, and again at the stop); RflySim3D's echoes on port 20006
+//! in, `camera/status` out.
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -13,14 +16,16 @@ use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
+use rflysim_proto::gimbal::{fold, slot, GimbalBitTable, GimbalControl, GimbalEcho};
 use rflysim_proto::request::{camera_data_command, console_command, RequestForm, VisionSensorReq};
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
 use crate::settings::Settings;
+use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Offer};
 use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
 use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::TimeBases;
 
 /// Where the echoes come in, who may send them, and their counts.
 #[derive(Debug, Clone)]
@@ -31,15 +36,64 @@ struct StatusInput {
     status_stats: Arc<StreamStats>,
 }
 
+/// The gimbals' requests, as the command path sends them.
+#[derive(Debug)]
+pub struct GimbalRequests {
+    sock: Arc<std::net::UdpSocket>,
+    to: SocketAddrV4,
+    bits: GimbalBitTable,
+    checksum: u16,
+    states: Vec<Arc<Mutex<GimbalCommandState>>>,
+}
+
+impl CommandTransport for GimbalRequests {
+    type Command = VisionSensorReq;
+
+    /// The gimbal's state with both rates zero: the motion stops, the angles stay.
+    fn neutral(&self, gimbal: usize) -> VisionSensorReq {
+        let mut req = self.states[gimbal].lock().unwrap().base;
+        req.bitmask = self.bits.bit(GimbalControl::Rates).unwrap_or(0);
+        req.other_params = [0.0; 16];
+        req
+    }
+
+    fn offer(&mut self, _: usize, req: &VisionSensorReq) -> Offer {
+        match self
+            .sock
+            .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to)
+        {
+            Ok(_) => Offer::Taken,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Offer::Busy("send_buffer_full"),
+            Err(_) => Offer::Busy("send_failed"),
+        }
+    }
+
+    /// A zoom right after a rate command keeps the rate command.
+    fn combine(&self, older: VisionSensorReq, newer: VisionSensorReq) -> VisionSensorReq {
+        fold(&older, newer, &self.bits)
+    }
+}
+
+/// What `start` made: the gimbals' count and, when there are any, their
+/// command sender for the process to run.
+#[derive(Debug)]
+pub struct Started {
+    pub count: usize,
+    pub sender: Option<CommandSender<GimbalRequests>>,
+}
+
 /// Creates the subscriptions and publishers on `node` and spawns the tasks.
-/// Echoes published and dropped are counted in `status_stats`.
+/// Echoes published and dropped are counted in `status_stats`, each
+/// gimbal's commands in `command_stats` (one per gimbal, by the name given).
 pub fn start(
     node: &mut Node,
     sensors: &[SensorConfig],
     settings: &Settings,
+    time: Arc<TimeBases>,
     status_stats: Arc<StreamStats>,
+    mut command_stats: impl FnMut(u16) -> Arc<StreamStats>,
     shutdown: watch::Receiver<bool>,
-) -> Result<usize, String> {
+) -> Result<Started, String> {
     let s = settings.gimbal;
     let logger = node.logger().to_string();
     let sock = ros_common::net::udp_sender().map_err(|e| format!("UDP: {e}"))?;
@@ -49,11 +103,32 @@ pub fn start(
         crate::requests::request_port(settings.link.window_id),
     );
     let this_host = crate::coptersim::local_ip_towards(settings.link.sim_ip);
+    let gimbals: Vec<&SensorConfig> = sensors.iter().filter(|c| c.is_gimbal()).collect();
+    if gimbals.is_empty() {
+        return Ok(Started { count: 0, sender: None });
+    }
+    let states: Vec<Arc<Mutex<GimbalCommandState>>> = gimbals
+        .iter()
+        .map(|cfg| {
+            let asked = crate::requests::as_asked_of(cfg, settings.link.sim_ip, this_host);
+            Arc::new(Mutex::new(GimbalCommandState::new(&asked)))
+        })
+        .collect();
+    let transport = GimbalRequests {
+        sock: sock.clone(),
+        to,
+        bits: s.bits,
+        checksum: s.checksum,
+        states: states.clone(),
+    };
+    let names = gimbals
+        .iter()
+        .map(|c| format!("gimbal of sensor {}", c.seq_id))
+        .collect();
+    let stats = gimbals.iter().map(|c| command_stats(c.seq_id)).collect();
+    let (inbox, sender) = ros_common::command::command_path(transport, s.cmd_timeout, names, stats, &logger);
     let mut status_pubs: StatusOutputs = HashMap::new();
-    let mut count = 0;
-    for cfg in sensors.iter().filter(|c| c.is_gimbal()) {
-        let asked = crate::requests::as_asked_of(cfg, settings.link.sim_ip, this_host);
-        let state = Arc::new(Mutex::new(GimbalCommandState::new(&asked)));
+    for (index, (cfg, state)) in gimbals.into_iter().zip(states).enumerate() {
         let seq = cfg.seq_id;
         let ctrl = node
             .subscribe::<CameraCtrl>(&names::sensor_topic(seq, "camera/ctrl"), ros_common::qos::commands())
@@ -72,13 +147,11 @@ pub fn start(
             names::sensor_topic(seq, "camera/ai_ctrl")
         );
         let link = CommandLink {
-            seq,
-            state: state.clone(),
+            index,
+            state,
             bits: s.bits,
-            checksum: s.checksum,
-            sock: sock.clone(),
-            to,
-            logger: logger.clone(),
+            inbox: inbox.clone(),
+            time: time.clone(),
         };
         tokio::spawn(command_loop(
             ctrl,
@@ -88,18 +161,19 @@ pub fn start(
             shutdown.clone(),
         ));
         tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_request, shutdown.clone()));
-        count += 1;
     }
-    if count > 0 {
-        let input = StatusInput {
-            status_port: s.status_port,
-            status_multicast: s.status_multicast,
-            senders: settings.link.senders.clone(),
-            status_stats,
-        };
-        tokio::spawn(status_loop(status_pubs, input, sock, to, logger, shutdown));
-    }
-    Ok(count)
+    let count = status_pubs.len();
+    let input = StatusInput {
+        status_port: s.status_port,
+        status_multicast: s.status_multicast,
+        senders: settings.link.senders.clone(),
+        status_stats,
+    };
+    tokio::spawn(status_loop(status_pubs, input, sock, to, logger, shutdown));
+    Ok(Started {
+        count,
+        sender: Some(sender),
+    })
 }
 
 fn send(sock: &std::net::UdpSocket, to: SocketAddrV4, bytes: &[u8], logger: &str) {
@@ -111,24 +185,41 @@ fn send(sock: &std::net::UdpSocket, to: SocketAddrV4, bytes: &[u8], logger: &str
 /// What a command task needs to turn messages into requests for one gimbal.
 #[derive(Clone)]
 struct CommandLink {
-    seq: u16,
+    index: usize,
     state: Arc<Mutex<GimbalCommandState>>,
     bits: GimbalBitTable,
-    checksum: u16,
-    sock: Arc<std::net::UdpSocket>,
-    to: SocketAddrV4,
-    logger: String,
+    inbox: CommandInbox<VisionSensorReq>,
+    time: Arc<TimeBases>,
+}
+
+/// A message's header stamp, in seconds.
+trait Stamped {
+    fn stamp_s(&self) -> f64;
+}
+
+impl Stamped for CameraCtrl {
+    fn stamp_s(&self) -> f64 {
+        ros_common::time::from_ros_time(&self.header.stamp)
+    }
+}
+
+impl Stamped for CameraAICtrl {
+    fn stamp_s(&self) -> f64 {
+        ros_common::time::from_ros_time(&self.header.stamp)
+    }
 }
 
 /// Turns each message of `stream` into a request with `to_request` (which
-/// may update the gimbal's state) and sends it, or logs why not.
-async fn command_loop<T>(
+/// may update the gimbal's state) and hands it to the command path, or
+/// says why not. A request that sets a rate arms the watchdog.
+async fn command_loop<T: Stamped>(
     mut stream: impl futures::Stream<Item = T> + Unpin,
     what: &'static str,
     link: CommandLink,
     to_request: impl Fn(&mut GimbalCommandState, &T, &GimbalBitTable) -> Result<VisionSensorReq, String>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let rates = link.bits.bit(GimbalControl::Rates).unwrap_or(0);
     loop {
         let msg = tokio::select! {
             m = stream.next() => match m { Some(m) => m, None => break },
@@ -136,13 +227,13 @@ async fn command_loop<T>(
         };
         let result = to_request(&mut link.state.lock().unwrap(), &msg, &link.bits);
         match result {
-            Ok(req) => send(
-                &link.sock,
-                link.to,
-                &req.encode(RequestForm::Gimbal148, link.checksum),
-                &link.logger,
-            ),
-            Err(e) => r2r::log_warn!(&link.logger, "sensor {}: {what} rejected, nothing sent: {e}", link.seq),
+            Ok(req) => {
+                let moving = req.bitmask & rates != 0
+                    && (req.other_params[slot::PITCH_RATE] != 0.0 || req.other_params[slot::YAW_RATE] != 0.0);
+                link.inbox
+                    .submit(link.index, req, msg.stamp_s(), link.time.now_seconds(), moving);
+            }
+            Err(e) => link.inbox.refuse(link.index, "invalid", &format!("{what}: {e}")),
         }
     }
 }

@@ -78,6 +78,9 @@ pub mod param {
     pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
     pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
     pub const STATUS_MULTICAST: BoolParam = BoolParam::new("status_multicast", true);
+    /// Gimbal rates: silence this long after the last rate command stops the motion.
+    pub const CMD_TIMEOUT: FloatParam =
+        FloatParam::new("cmd_timeout", ros_common::command::DEFAULT_TIMEOUT_S, 0.01..=60.0);
 
     pub const INTS: &[IntParam] = &[
         SEQ_ID,
@@ -90,7 +93,7 @@ pub mod param {
         REQUEST_CHECKSUM,
         STATUS_PORT,
     ];
-    pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD];
+    pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT];
     pub const BOOLS: &[BoolParam] = &[
         SEND_REQUESTS,
         USE_SIM_TIME,
@@ -213,6 +216,8 @@ pub struct GimbalSettings {
     pub checksum: u16,
     pub status_port: u16,
     pub status_multicast: bool,
+    /// After the last rate command, the rates are set to zero.
+    pub cmd_timeout: Duration,
 }
 
 /// Everything the parameters say.
@@ -327,6 +332,7 @@ impl Settings {
                 checksum: param::REQUEST_CHECKSUM.read(node)?,
                 status_port: param::STATUS_PORT.read(node)?,
                 status_multicast: param::STATUS_MULTICAST.read(node)?,
+                cmd_timeout: Duration::from_secs_f64(param::CMD_TIMEOUT.read(node)?),
             },
         })
     }

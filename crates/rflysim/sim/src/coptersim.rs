@@ -1,5 +1,6 @@
 //! One thread per simulated CopterSim: answers IMU requests with an IMU
-//! stream at the rate asked for, and sends true state and heartbeats (RflySim wire protocol: CopterSim IMU, vehicle state).
+//! stream at the rate asked for, and sends true state and heartbeats, all on
+//! the vehicle's own clock.
 
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::Ordering;
@@ -58,7 +59,7 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             }
         }
         let now = Instant::now();
-        let t = clock.now();
+        let t = clock.now() + o.clock_offset(id);
         if let Some((dest, period)) = imu {
             while next_imu <= now {
                 let s = o.trajectory.state(t);
@@ -116,7 +117,7 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             // Sim time and wall time read together: `t` is from the top of
             // this round, and the sends since then may have taken milliseconds
             // on a loaded machine, which would move the epoch beat to beat.
-            let (sim_now, wall) = (clock.now(), clock.wall_elapsed());
+            let (sim_now, wall) = (clock.now() + o.clock_offset(id), clock.wall_elapsed());
             let sim_us = (sim_now * 1e6) as i64;
             let beat = Heartbeat {
                 copter_id: i32::from(id),

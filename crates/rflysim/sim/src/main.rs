@@ -81,6 +81,9 @@ struct Cli {
     /// Simulation time at start, seconds
     #[arg(long, value_name = "S", help_heading = RATES)]
     start_time: Option<f64>,
+    /// Vehicle ID's CopterSim clock runs S seconds ahead (repeatable): a swarm started one after another
+    #[arg(long, value_name = "ID:S", value_parser = clock_offset, help_heading = RATES)]
+    clock_offset: Vec<(u16, f64)>,
     /// Print per-sensor frames/s and bytes/s every S seconds (0: never)
     #[arg(long, value_name = "S", default_value = "1", value_parser = seconds, help_heading = RATES)]
     stats: Duration,
@@ -182,6 +185,16 @@ fn gimbal_bits(v: &str) -> Result<GimbalBitTable, String> {
     GimbalBitTable::by_name(v).ok_or_else(|| format!("{v:?} is not protocol or sdk"))
 }
 
+fn clock_offset(v: &str) -> Result<(u16, f64), String> {
+    let bad = || format!("{v:?} is not VEHICLE:SECONDS (seconds finite, at least 0)");
+    let (id, s) = v.split_once(':').ok_or_else(bad)?;
+    let s: f64 = s.parse().map_err(|_| bad())?;
+    if !s.is_finite() || s < 0.0 {
+        return Err(bad());
+    }
+    Ok((id.parse().map_err(|_| bad())?, s))
+}
+
 fn frame_packet(v: &str) -> Result<(u64, u32), String> {
     let bad = || format!("{v:?} is not FRAME:PACKET");
     let (f, p) = v.split_once(':').ok_or_else(bad)?;
@@ -215,6 +228,7 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         duration: c.duration.map(|t| t.as_secs_f64()),
         max_frames: c.max_frames,
         start_time: c.start_time.unwrap_or(d.start_time),
+        clock_offsets: c.clock_offset,
         stats_interval: (!c.stats.is_zero()).then_some(c.stats),
         faults: FaultConfig::default()
             .with(DatagramFault::Loss, c.loss)

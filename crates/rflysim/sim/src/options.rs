@@ -98,6 +98,10 @@ pub struct Options {
     pub trajectory: Trajectory,
     /// Simulation seconds at start (e.g. a run that has gone on for a while).
     pub start_time: f64,
+    /// Per vehicle, seconds its CopterSim's clock is ahead of the shared one
+    /// (a swarm's CopterSims start one after another). Its IMU, true state,
+    /// heartbeat and the sensors mounted on it all read that clock.
+    pub clock_offsets: Vec<(u16, f64)>,
     /// Write what each sensor renders (before JPEG / PNG encoding) and every
     /// IMU sample here, for tests to compare with what the bridge publishes.
     pub dump_dir: Option<std::path::PathBuf>,
@@ -107,6 +111,16 @@ pub struct Options {
     /// last datagram left, or its shared-memory write ended), and
     /// `imu<copter id> time_stamp wall_clock_seconds` per IMU sample: for latency benchmarks.
     pub send_log: Option<std::path::PathBuf>,
+}
+
+impl Options {
+    /// How far vehicle `copter`'s clock is ahead of the shared one, seconds.
+    pub fn clock_offset(&self, copter: u16) -> f64 {
+        self.clock_offsets
+            .iter()
+            .find(|(id, _)| *id == copter)
+            .map_or(0.0, |(_, s)| *s)
+    }
 }
 
 impl Default for Options {
@@ -137,6 +151,7 @@ impl Default for Options {
             stats_interval: Some(Duration::from_secs(1)),
             trajectory: Trajectory::default(),
             start_time: 0.0,
+            clock_offsets: Vec::new(),
             dump_dir: None,
             drop_packets: Vec::new(),
             send_log: None,

@@ -293,7 +293,8 @@ impl StreamWorker {
                 epoch = self.run.clock.epoch();
                 frame_id = 0;
             }
-            let t = self.run.clock.now();
+            // A sensor reads the clock of the vehicle it is mounted on.
+            let t = self.run.clock.now() + self.options.clock_offset(self.cfg.target_copter);
             let payload = match (&cached, self.options.reuse_frames) {
                 (Some(p), true) => p.clone(),
                 _ => {

@@ -1,0 +1,370 @@
+"""`aerosim_bridge` when the field misbehaves: a slow or hanging broker
+between the bridge and AeroSim (a TCP proxy), a broker that trickles bytes,
+records too large or compressed, a backlog read late, and what the command
+path leaves each aircraft holding. confluent-kafka is AeroSim's side."""
+
+import json
+import signal
+import time
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CompressedImage
+
+from aerosim_peer import Broker, Peer, States, bincode_image, envelope, flight_display, free_port, vehicle_state
+from rflysim_bridge.msg import AutopilotCommand, FlightDisplay
+from tcp_proxy import Proxy
+from test_aerosim_bridge import AUTOPILOT, DISPLAY, FLIGHT_CONTROL, STATE, start_bridge, wait_subscribed
+
+pytestmark = pytest.mark.broker
+
+RELIABLE = QoSProfile(depth=200, reliability=ReliabilityPolicy.RELIABLE)
+TOPICS = (STATE, DISPLAY, FLIGHT_CONTROL, AUTOPILOT, "aerosim.clock", "aerosim.renderer.responses")
+
+
+@pytest.fixture
+def broker():
+    b = Broker()
+    b.create(*TOPICS)
+    yield b
+    b.stop()
+
+
+@pytest.fixture
+def proxied():
+    """A broker reached only through a proxy (the broker advertises the proxy's port)."""
+    broker_port = free_port()
+    proxy = Proxy(broker_port)
+    b = Broker(port=broker_port, advertised_port=proxy.port)
+    b.create(*TOPICS)
+    yield b, proxy
+    proxy.close()
+    b.stop()
+
+
+def autopilot(altitude_ft):
+    return AutopilotCommand(flight_plan="", flight_plan_command=AutopilotCommand.FLIGHT_PLAN_RUN,
+                            use_manual_setpoints=True, altitude_hold=True, altitude_setpoint_ft=altitude_ft,
+                            airspeed_hold=True, airspeed_setpoint_kts=90.0, heading_hold=True,
+                            heading_setpoint_deg=45.0)
+
+
+def is_state_hold(d):
+    return d["use_manual_setpoints"] and d["altitude_hold"] and d["heading_hold"] and not d["attitude_hold"]
+
+
+def wait_matched(publisher, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while publisher.get_subscription_count() == 0:
+        assert time.monotonic() < deadline, "the bridge never subscribed"
+        time.sleep(0.05)
+
+
+def drain(consumer, seconds):
+    """Every record `consumer` gets within `seconds`, as JSON."""
+    out, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        m = consumer.poll(0.1)
+        if m is not None and not m.error():
+            out.append(json.loads(m.value()))
+    return out
+
+
+def test_behind_a_slow_broker_commands_leave_once_in_order_and_the_hold_follows(proxied, processes, collector):
+    """150 ms each way between bridge and broker from the start (a cold
+    connection): of 50 autopilot commands at 10 Hz, each one that leaves
+    leaves once, in order; then the hold comes after the silence."""
+    broker, proxy = proxied
+    proxy.delay = 0.15
+    peer = Peer(broker.bootstrap)
+    ap = peer.reader(AUTOPILOT)
+    states = States(peer)
+    try:
+        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=1.0")
+        pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+        wait_matched(pub)
+        for i in range(50):
+            pub.publish(autopilot(1000.0 + i))
+            time.sleep(0.1)
+        silent_at = time.monotonic()
+        records = drain(ap, 4.0)
+    finally:
+        states.stop()
+    # The commands ask for 1000 ft and up; the hold, for the state's 300 m (984 ft).
+    commands = [r["data"]["altitude_setpoint_ft"] for r in records if r["data"]["altitude_setpoint_ft"] >= 1000.0]
+    holds = [r for r in records if r["data"]["altitude_setpoint_ft"] < 1000.0 and is_state_hold(r["data"])]
+    assert len(commands) >= 8, f"only {len(commands)} of 50 commands reached the broker"
+    assert len(set(commands)) == len(commands), f"a command sent twice: {commands}"
+    assert commands == sorted(commands), commands
+    assert commands[-1] >= 1040.0, f"the last command to leave was {commands[-1]}"
+    assert holds, "no hold after the controller went silent"
+    assert records[-1] is holds[-1]
+    assert time.monotonic() - silent_at < 6.0
+    assert bridge.poll() is None
+
+
+def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothing(proxied, processes, collector):
+    """Two actors, one commanded. With the broker answering, the stop holds
+    actor1 only; with the broker hanging, the lost hold is logged as an error,
+    counted, and the exit status says so, within a second."""
+    broker, proxy = proxied
+    broker.create("aerosim.actor2.vehicle_state", "aerosim.actor2.primary_flight_display_data",
+                  "aerosim.actor2.flight_control_command", "aerosim.actor2.autopilot_command")
+    peer = Peer(broker.bootstrap)
+    ap1, ap2 = peer.reader(AUTOPILOT), peer.reader("aerosim.actor2.autopilot_command")
+    states = States(peer)
+    try:
+        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0", "actors:=[actor1,actor2]")
+        pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+        wait_matched(pub)
+        deadline = time.monotonic() + 15
+        while not drain(ap1, 0.3):
+            assert time.monotonic() < deadline, "no command reached the broker"
+            pub.publish(autopilot(2000.0))
+        bridge.send_signal(signal.SIGINT)
+        assert bridge.wait(timeout=3) == 0
+        at_stop = drain(ap1, 2.0)
+        assert len(at_stop) == 1 and is_state_hold(at_stop[0]["data"]), at_stop
+        assert drain(ap2, 1.0) == [], "actor2 had no command: it keeps its flight plan"
+
+        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0")
+        wait_matched(pub)
+        deadline = time.monotonic() + 15
+        while not drain(ap1, 0.3):
+            assert time.monotonic() < deadline, "no command reached the broker"
+            pub.publish(autopilot(2100.0))
+    finally:
+        states.stop()
+    proxy.hang = True
+    proxy.cut()
+    began = time.monotonic()
+    bridge.send_signal(signal.SIGINT)
+    assert bridge.wait(timeout=5) == 1, "the exit status says a vehicle may keep its command"
+    assert time.monotonic() - began < 1.5
+    log = processes.output(bridge)
+    assert "actor1: no neutral command was delivered" in log, log[-3000:]
+    assert "may keep their last command" in log
+
+
+def test_a_silent_stick_controller_gets_centred_sticks_and_the_hold(broker, processes, collector):
+    """After cmd_vel (a flight-control command) goes silent: a flight-control
+    command with centred sticks and the power kept, and the autopilot hold;
+    at the stop nothing more (the neutral is in force already)."""
+    peer = Peer(broker.bootstrap)
+    fc, ap = peer.reader(FLIGHT_CONTROL), peer.reader(AUTOPILOT)
+    states = States(peer)
+    try:
+        bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+        pub = collector.node.create_publisher(Twist, "/aerosim/actor1/cmd_vel", RELIABLE)
+        wait_matched(pub)
+        t = Twist()
+        t.linear.x, t.linear.z, t.angular.z = 30.0, 2.0, 0.3
+        for _ in range(10):
+            pub.publish(t)
+            time.sleep(0.05)
+        sticks = drain(fc, 2.0)
+        holds = drain(ap, 1.0)
+        bridge.send_signal(signal.SIGINT)
+        assert bridge.wait(timeout=3) == 0
+    finally:
+        states.stop()
+    assert sticks, "no flight-control command"
+    last = sticks[-1]["data"]
+    assert (last["roll_cmd"], last["pitch_cmd"], last["yaw_cmd"]) == (0.0, 0.0, 0.0), sticks[-1]
+    assert last["power_cmd"] == sticks[0]["data"]["power_cmd"] == [0.6]
+    assert sticks[0]["data"]["pitch_cmd"] < 0, "a climb is nose-up: negative pitch_cmd"
+    assert len(holds) == 1 and is_state_hold(holds[0]["data"])
+    assert abs(holds[0]["data"]["altitude_setpoint_ft"] - 300.0 / 0.3048) < 1.0
+    assert drain(fc, 0.5) == [] and drain(ap, 0.5) == [], "nothing more at the stop"
+
+
+def test_without_a_fresh_state_the_hold_keeps_the_attitude(broker, processes, collector):
+    peer = Peer(broker.bootstrap)
+    ap = peer.reader(AUTOPILOT)
+    bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    # One state only, then none: stale by the time the hold is built. Finite but absurd values, too.
+    wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(
+        STATE, "VehicleState", vehicle_state((0, 0, -1e150)), sim=1.0)))
+    pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+    wait_matched(pub)
+    assert drain(ap, 0.5) == [], "the reader is at the end of its topic"
+    pub.publish(autopilot(1500.0))
+    records = drain(ap, 3.0)
+    assert records and records[0]["data"]["altitude_setpoint_ft"] == 1500.0
+    hold = records[-1]["data"]
+    assert hold["use_manual_setpoints"] and hold["attitude_hold"], hold
+    assert not (hold["altitude_hold"] or hold["heading_hold"] or hold["airspeed_hold"]), hold
+    assert "the hold keeps the attitude the aircraft has" in processes.output(bridge)
+
+
+def test_stamped_commands_wait_for_the_clock_under_use_sim_time(broker, processes, collector):
+    peer = Peer(broker.bootstrap)
+    ap = peer.reader(AUTOPILOT)
+    bridge = start_bridge(processes, broker.bootstrap, "use_sim_time:=true", "cmd_timeout:=5.0")
+    pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+    wait_matched(pub)
+    stamped = autopilot(1200.0)
+    stamped.header.stamp.sec = 5
+    for _ in range(5):
+        pub.publish(stamped)
+        time.sleep(0.05)
+    assert drain(ap, 1.0) == [], "a stamp cannot be judged before the clock is known"
+    assert "before the bridge's clock is known" in processes.output(bridge)
+    pub.publish(autopilot(1300.0))  # stamp 0: now
+    got = drain(ap, 2.0)
+    assert [r["data"]["altitude_setpoint_ft"] for r in got][:1] == [1300.0]
+
+
+def test_a_trickling_broker_does_not_hold_up_the_stop(proxied, processes, collector):
+    broker, proxy = proxied
+    peer = Peer(broker.bootstrap)
+    bridge = start_bridge(processes, proxy.bootstrap)
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(
+        STATE, "VehicleState", vehicle_state((0, 0, -10)), sim=1.0)))
+    proxy.trickle = 1.5
+    proxy.cut()
+    time.sleep(3.0)  # the bridge has reconnected and waits on a trickle
+    began = time.monotonic()
+    bridge.send_signal(signal.SIGINT)
+    bridge.wait(timeout=10)
+    assert time.monotonic() - began < 1.0, f"stopped {time.monotonic() - began:.2f} s after SIGINT"
+
+
+def diagnostics_drops(collector, key, stream, reason, want, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    count = 0
+    while time.monotonic() < deadline and count < want:
+        for m in collector.messages(key):
+            for s in m.status:
+                if s.name.endswith(stream):
+                    count = max(count, next((int(kv.value) for kv in s.values if kv.key == f"dropped_{reason}"), 0))
+        time.sleep(0.1)
+    return count
+
+
+def test_an_oversized_or_compressed_record_is_skipped_and_stops_nothing(broker, processes, collector):
+    """One 2 MB record (max_record_bytes 64 KiB) and one gzip batch that
+    inflates to 64 MiB: each skipped and counted; the states and flight
+    displays around them all published; the bridge's memory does not jump."""
+    from confluent_kafka import Producer
+    bridge = start_bridge(processes, broker.bootstrap, "max_record_bytes:=65536")
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    collector.subscribe(FlightDisplay, "/aerosim/actor1/flight_display", qos=RELIABLE, key="fd")
+    collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diag")
+    wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(
+        STATE, "VehicleState", vehicle_state((0, 0, -10)), sim=0.5)))
+    wait_subscribed(collector, "fd", lambda: peer.send(DISPLAY, envelope(
+        DISPLAY, "PrimaryFlightDisplayData", flight_display(), sim=0.5)))
+    hwm_before = peak_rss_kib(bridge.pid)
+    n_odom, n_fd = len(collector.messages("odom")), len(collector.messages("fd"))
+    peer.send(STATE, b"{" + b" " * (2 << 20) + b"}")
+    gzip = Producer({"bootstrap.servers": broker.bootstrap, "compression.type": "gzip", "linger.ms": 0,
+                     "message.max.bytes": 100_000_000})
+    gzip.produce(STATE, key=b"key", value=bytes(64 << 20))
+    gzip.flush(30)
+    for i in range(10):
+        peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, i, -10)), sim=1.0 + i * 0.1))
+        peer.send(DISPLAY, envelope(DISPLAY, "PrimaryFlightDisplayData", flight_display(altitude_ft=i), sim=1.0 + i * 0.1))
+    odom = collector.wait_for("odom", n_odom + 10)[n_odom:]
+    fd = collector.wait_for("fd", n_fd + 10)[n_fd:]
+    assert [round(m.pose.pose.position.x) for m in odom] == list(range(10))
+    assert [m.altitude_ft for m in fd] == list(range(10))
+    assert diagnostics_drops(collector, "diag", "actor1: vehicle_state", "record_unreadable", 2) == 2
+    grew = peak_rss_kib(bridge.pid) - hwm_before
+    assert grew < 32 << 10, f"peak memory grew {grew / 1024:.0f} MiB"
+    assert bridge.poll() is None
+
+
+def peak_rss_kib(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def stamp_of(m):
+    return m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+
+
+def test_a_backlog_read_late_does_not_move_live_stamps_ahead(broker, processes, collector):
+    """start_from earliest over a 60 s backlog (written while the bridge
+    looks on, so that the subscriber sees it): live records are stamped near
+    the wall clock, not 60 s ahead of it."""
+    peer = Peer(broker.bootstrap)
+    start_bridge(processes, broker.bootstrap, "start_from:=earliest")
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    deadline = time.monotonic() + 20
+    while collector.node.count_publishers("/aerosim/actor1/odom") == 0:
+        assert time.monotonic() < deadline, "the bridge did not come up"
+        time.sleep(0.1)
+    time.sleep(1.0)
+    now = time.time()
+    for i in range(20):
+        peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, 0, -10)), sim=i * 0.1,
+                                  platform=now - 60.0 + i * 0.1))
+    collector.wait_for("odom", 20, timeout=30)
+    for _ in range(5):
+        t = time.time()
+        # AeroSim's sim time went on as the wall clock did.
+        peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, 1, -10)), sim=t - (now - 60.0), platform=t))
+    live = collector.wait_for("odom", 25)[20:]
+    for m in live:
+        assert abs(stamp_of(m) - time.time()) < 2.0, f"a live stamp {stamp_of(m) - time.time():+.1f} s off the wall clock"
+    backlog = collector.messages("odom")[:20]
+    assert abs(stamp_of(backlog[0]) - (now - 60.0)) < 2.0, "the backlog keeps its own time"
+
+
+def test_png_images_and_the_record_limit_for_cameras(broker, processes, collector, tmp_path):
+    import io
+
+    from PIL import Image as PilImage
+    start_bridge(processes, broker.bootstrap, "max_record_bytes:=1000000")
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(CompressedImage, "/aerosim/camera/image_raw/compressed", qos=RELIABLE, key="png")
+    collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diag")
+    topic = "aerosim.renderer.responses"
+    buf = io.BytesIO()
+    PilImage.new("RGB", (64, 48), (10, 200, 30)).save(buf, format="PNG")
+    small = bincode_image(topic, buf.getvalue(), fmt=1)
+    wait_subscribed(collector, "png", lambda: peer.send(topic, small))
+    got = collector.messages("png")[-1]
+    assert got.format == "bgr8; png compressed bgr8" and bytes(got.data) == buf.getvalue()
+    n = len(collector.messages("png"))
+    # Over max_record_bytes, within what a fetch may carry: the camera refuses it.
+    big = bincode_image(topic, b"\x89PNG" + bytes(1_030_000), fmt=1)
+    peer.send(topic, big)
+    time.sleep(1.0)
+    peer.send(topic, small)
+    collector.wait_for("png", n + 1)
+    assert all(len(m.data) < 1_000_000 for m in collector.messages("png"))
+    assert diagnostics_drops(collector, "diag", "camera", "too_large", 1) == 1
+
+
+def test_clock_carries_aerosim_clock_ticks_only(broker, processes, collector):
+    start_bridge(processes, broker.bootstrap, "use_sim_time:=true")
+    peer = Peer(broker.bootstrap)
+    collector.subscribe(Clock, "/clock", qos=RELIABLE, key="clock")
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+
+    sent = [5.0]
+
+    def tick():
+        sent[0] += 0.01
+        data = {"data": json.dumps({"timestamp_sim": {"sec": int(sent[0]), "nanosec": 0}, "tick_group": 1})}
+        peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", data, sim=sent[0]))
+    wait_subscribed(collector, "clock", tick)
+    last_tick = sent[0]
+    # A vehicle state half a second ahead of the clock: stamped with its own
+    # time, but /clock stays at AeroSim's clock.
+    wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(
+        STATE, "VehicleState", vehicle_state((0, 0, -5)), sim=last_tick + 0.5)))
+    time.sleep(0.5)
+    ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in collector.messages("clock")]
+    assert ticks and max(ticks) <= last_tick + 1e-6, (ticks, last_tick)
