@@ -130,7 +130,11 @@ build_interfaces() { # name source-dir extra-cmake-args...
   local name=$1 src=$2; shift 2
   local out="$CACHE/prefix-$name"
   local digest
-  digest=$(cat "$src/package.xml" "$src/CMakeLists.txt" "$src"/msg/*.msg | sha256sum | cut -c1-16)
+  local files=("$src/package.xml" "$src/CMakeLists.txt") f
+  for f in "$src"/msg/*.msg "$src"/srv/*.srv "$src"/action/*.action; do
+    [ -e "$f" ] && files+=("$f")
+  done
+  digest=$(cat "${files[@]}" | sha256sum | cut -c1-16)
   if [ "$(cat "$out/.digest" 2>/dev/null)" != "$digest" ]; then
     log "building the $name messages into $out"
     rm -rf "$out"
@@ -188,12 +192,29 @@ CMK
   build_interfaces tf2_msgs "$tf"
 fi
 
+# ROS 2 Simulation Interfaces 2.x (the scene services). ROS installs that have
+# the package ship older versions (Jazzy 1.5, Kilted 1.6), whose SpawnEntity
+# differs: the definitions of 2.1.0 in interfaces/ are built then too.
+installed_version() {
+  local d
+  for d in ${AMENT_PREFIX_PATH//:/ }; do
+    if [ -f "$d/share/simulation_interfaces/package.xml" ] && [ "$d" != "$CACHE/prefix-simulation_interfaces" ]; then
+      sed -n 's:.*<version>\(.*\)</version>.*:\1:p' "$d/share/simulation_interfaces/package.xml"
+      return
+    fi
+  done
+}
+case "$(installed_version)" in
+  2.*) log "simulation_interfaces $(installed_version) is installed" ;;
+  *) build_interfaces simulation_interfaces "$ROOT/interfaces/simulation_interfaces" ;;
+esac
+
 # This package's own messages, without the Rust executables, so that plain
 # `cargo build` at the root finds them. Built from a copy: CMake refuses an
 # exported include path (the venv's numpy) inside the source directory.
 own="$CACHE/src-rflysim_bridge"
 rm -rf "$own" && mkdir -p "$own"
-cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/launch" "$ROOT/config" "$own/"
+cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/srv" "$ROOT/launch" "$ROOT/config" "$own/"
 build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 
 # ------------------------------------------- AeroSim's Kafka-protocol broker

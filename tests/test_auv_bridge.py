@@ -347,3 +347,21 @@ def test_with_the_emulator_cmd_vel_drives_the_auv(collector, processes):
     # cmd_timeout after the last cmd_vel, the watchdog stops the thrusters: the AUV slows down.
     time.sleep(3.0)
     assert abs(collector.messages(odom)[-1].twist.twist.linear.x) < 0.15
+
+
+def test_a_trickling_simulator_does_not_hold_up_the_stop(processes, sim):
+    """The simulator's three sockets behind proxies that pass its bytes one
+    every 1.5 s: the bridge still stops within a second of SIGINT."""
+    from tcp_proxy import Proxy
+    proxies = [Proxy(port, trickle=1.5) for port in (sim.image_port, sim.thruster_port, sim.telemetry_port)]
+    try:
+        bridge = start_bridge(processes, {"image_port": proxies[0].port, "thruster_port": proxies[1].port,
+                                          "telemetry_port": proxies[2].port})
+        time.sleep(3.0)
+        began = time.monotonic()
+        bridge.send_signal(signal.SIGINT)
+        assert bridge.wait(timeout=10) == 0
+        assert time.monotonic() - began < 1.0, f"stopped {time.monotonic() - began:.2f} s after SIGINT"
+    finally:
+        for p in proxies:
+            p.close()
