@@ -3,6 +3,7 @@
 //! the project's shared documents; section numbers below refer to it.
 
 pub mod config;
+pub mod console;
 pub mod error;
 pub mod gimbal;
 pub mod header;

@@ -4,27 +4,7 @@
 //! tests, an encoder.
 
 use crate::error::DecodeError;
-use crate::wire::{Fields, Writer};
-
-fn exact<'a>(what: &'static str, p: &'a [u8], len: usize) -> Result<Fields<'a>, DecodeError> {
-    if p.len() == len {
-        Ok(Fields(p))
-    } else {
-        Err(DecodeError::length(what, p.len(), len.to_string()))
-    }
-}
-
-fn checksum(what: &'static str, f: Fields<'_>, want: i32) -> Result<(), DecodeError> {
-    let got = f.i32(0);
-    if got == want {
-        Ok(())
-    } else {
-        Err(DecodeError::Checksum {
-            what,
-            got: i64::from(got),
-        })
-    }
-}
+use crate::wire::{checksum, exact, Fields, Writer};
 
 /// TypeID 5: `<f i 3f 3f 3f 3f>`, 56 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]

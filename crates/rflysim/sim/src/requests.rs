@@ -25,7 +25,7 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
             match ConsoleRequest::parse(&text) {
                 Some(ConsoleRequest::CameraData(seq)) => shared.camera_data.lock().unwrap().push(seq),
                 Some(ConsoleRequest::ClearCapture) => shared.camera_data.lock().unwrap().clear(),
-                None => {}
+                _ => {}
             }
             continue;
         }
