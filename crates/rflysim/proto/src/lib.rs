@@ -12,6 +12,7 @@ pub mod lidar;
 pub mod ports;
 pub mod reassembly;
 pub mod request;
+pub mod scene;
 pub mod sensor;
 pub mod shm;
 pub mod telemetry;
