@@ -114,7 +114,9 @@ pub struct CameraData {
     pub data_height: i32,
     pub data_width: i32,
     pub camera_fov: f32,
+    /// m, NED, as the scene's other replies ([`crate::scene`]).
     pub pos_ue: [f32; 3],
+    /// roll, pitch, yaw, rad.
     pub ang_euler: [f32; 3],
     pub ang_quat: Option<[f32; 4]>,
     pub time_stamp: f64,

@@ -74,7 +74,7 @@ pub(crate) fn gimbal_status_loop(o: Options, run: Running) {
                     data_height: i32::from(cfg.data_height),
                     data_width: i32::from(cfg.data_width),
                     camera_fov: cfg.camera_fov_deg,
-                    pos_ue: origin.map(|c| (c * 100.0) as f32),
+                    pos_ue: origin.map(|c| c as f32),
                     ang_euler: frames::quat_to_euler(rot).map(|c| c as f32),
                     ang_quat: Some(rot.map(|c| c as f32)),
                     time_stamp: t,
