@@ -3,6 +3,7 @@
 //! the project's shared documents; section numbers below refer to it.
 
 pub mod config;
+pub mod console;
 pub mod error;
 pub mod gimbal;
 pub mod header;
@@ -11,6 +12,7 @@ pub mod lidar;
 pub mod ports;
 pub mod reassembly;
 pub mod request;
+pub mod scene;
 pub mod sensor;
 pub mod shm;
 pub mod telemetry;

@@ -1,5 +1,7 @@
-//! What the bridge sends to RflySim: `VisionSensorReq` in its three forms,
-//! text console commands (RflySim wire protocol: VisionSensorReq) and the CopterSim IMU request (RflySim wire protocol: CopterSim IMU).
+//! What the bridge sends to RflySim: `VisionSensorReq` in its three forms
+//! (RflySim wire protocol: VisionSensorReq) and the CopterSim IMU request
+//! (RflySim wire protocol: CopterSim IMU); text console commands are in
+//! [`crate::console`], re-exported here.
 //! Decoders are here too: the emulator reads what the bridge sends, and the
 //! bridge reads RflySim3D's 148-byte gimbal echo.
 
@@ -13,8 +15,9 @@ use crate::wire::{Fields, Writer};
 pub const REQUEST_CHECKSUM: u16 = 12345;
 /// The gimbal form's checksum in RflySim3D's echo and in the docs.
 pub const GIMBAL_ECHO_CHECKSUM: u16 = 12346;
-/// The checksum of a text console command (RflySim wire protocol: VisionSensorReq).
-pub const CONSOLE_CHECKSUM: i32 = 1_234_567_890;
+pub use crate::console::{
+    camera_data_command, console_command, decode_console_command, ConsoleRequest, CONSOLE_CHECKSUM,
+};
 pub use crate::ports::{imu_data_port, imu_request_port, REQUEST_BASE_PORT};
 
 /// The three layouts of `VisionSensorReq`.
@@ -184,66 +187,6 @@ impl VisionSensorReq {
     }
 }
 
-/// A text console command (e.g. `RflyReqObjData 0 2 0`): `<i52s>` for up to 51
-/// bytes, `<i252s>` for up to 251; `None` when longer.
-pub fn console_command(text: &str) -> Option<Vec<u8>> {
-    let bytes = text.as_bytes();
-    let field = match bytes.len() {
-        0..=51 => 52,
-        52..=251 => 252,
-        _ => return None,
-    };
-    let mut w = Writer::with_capacity(4 + field);
-    w.i32(CONSOLE_CHECKSUM).bytes(bytes);
-    let mut out = w.finish();
-    out.resize(4 + field, 0);
-    Some(out)
-}
-
-/// The console command that asks RflySim3D for the `CameraData` of sensor
-/// `seq_id` on its status port (RflySim wire protocol: VisionSensorReq, gimbal status).
-pub fn camera_data_command(seq_id: u16) -> String {
-    format!("RflyReqObjData 0 {seq_id} 0")
-}
-
-/// What a console command asks of RflySim3D, as far as the emulator acts on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConsoleRequest {
-    /// `RflyReqObjData _ <SeqID> …`: send that camera's `CameraData`.
-    CameraData(u16),
-    /// `RflyClearCapture`: stop every `CameraData`.
-    ClearCapture,
-}
-
-impl ConsoleRequest {
-    /// The request in a console command's text; `None` for any other command.
-    pub fn parse(text: &str) -> Option<ConsoleRequest> {
-        let words: Vec<&str> = text.split_whitespace().collect();
-        match words.as_slice() {
-            ["RflyReqObjData", _, seq, ..] => seq.parse().ok().map(ConsoleRequest::CameraData),
-            ["RflyClearCapture", ..] => Some(ConsoleRequest::ClearCapture),
-            _ => None,
-        }
-    }
-}
-
-/// Reads a console command back (for the emulator).
-pub fn decode_console_command(p: &[u8]) -> Result<String, DecodeError> {
-    if p.len() != 56 && p.len() != 256 {
-        return Err(DecodeError::length("console command", p.len(), "56 or 256"));
-    }
-    let got = Fields(p).i32(0);
-    if got != CONSOLE_CHECKSUM {
-        return Err(DecodeError::Checksum {
-            what: "console command",
-            got: i64::from(got),
-        });
-    }
-    let text = &p[4..];
-    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
-    Ok(String::from_utf8_lossy(&text[..end]).into_owned())
-}
-
 /// The IMU request `<4H4B6f>`, 36 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ImuRequest {
@@ -409,34 +352,6 @@ mod tests {
         }
         assert!(VisionSensorReq::decode(&sample().encode(RequestForm::Current144, 12346)).is_err());
         assert!(VisionSensorReq::decode(&[0; 100]).is_err());
-    }
-
-    #[test]
-    fn console_commands() {
-        let c = console_command("RflyReqObjData 0 2 0").unwrap();
-        assert_eq!(c.len(), 56);
-        assert_eq!(&c[0..4], &[0xD2, 0x02, 0x96, 0x49]);
-        assert_eq!(&c[4..24], b"RflyReqObjData 0 2 0");
-        assert!(c[24..].iter().all(|&b| b == 0));
-        assert_eq!(decode_console_command(&c).unwrap(), "RflyReqObjData 0 2 0");
-        assert_eq!(console_command(&"x".repeat(52)).unwrap().len(), 256);
-        assert!(console_command(&"x".repeat(252)).is_none());
-    }
-
-    #[test]
-    fn console_requests_read_back() {
-        assert_eq!(camera_data_command(2), "RflyReqObjData 0 2 0");
-        assert_eq!(
-            ConsoleRequest::parse(&camera_data_command(65535)),
-            Some(ConsoleRequest::CameraData(65535))
-        );
-        assert_eq!(
-            ConsoleRequest::parse("RflyClearCapture"),
-            Some(ConsoleRequest::ClearCapture)
-        );
-        for other in ["RflyReqObjData 0 x 0", "RflyReqObjData 0", "RflyChangeMapbyName a", ""] {
-            assert_eq!(ConsoleRequest::parse(other), None, "{other:?}");
-        }
     }
 
     #[test]

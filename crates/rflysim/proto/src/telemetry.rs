@@ -4,27 +4,7 @@
 //! tests, an encoder.
 
 use crate::error::DecodeError;
-use crate::wire::{Fields, Writer};
-
-fn exact<'a>(what: &'static str, p: &'a [u8], len: usize) -> Result<Fields<'a>, DecodeError> {
-    if p.len() == len {
-        Ok(Fields(p))
-    } else {
-        Err(DecodeError::length(what, p.len(), len.to_string()))
-    }
-}
-
-fn checksum(what: &'static str, f: Fields<'_>, want: i32) -> Result<(), DecodeError> {
-    let got = f.i32(0);
-    if got == want {
-        Ok(())
-    } else {
-        Err(DecodeError::Checksum {
-            what,
-            got: i64::from(got),
-        })
-    }
-}
+use crate::wire::{checksum, exact, Fields, Writer};
 
 /// TypeID 5: `<f i 3f 3f 3f 3f>`, 56 bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -134,7 +114,9 @@ pub struct CameraData {
     pub data_height: i32,
     pub data_width: i32,
     pub camera_fov: f32,
+    /// m, NED, as the scene's other replies ([`crate::scene`]).
     pub pos_ue: [f32; 3],
+    /// roll, pitch, yaw, rad.
     pub ang_euler: [f32; 3],
     pub ang_quat: Option<[f32; 4]>,
     pub time_stamp: f64,

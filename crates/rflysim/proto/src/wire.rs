@@ -1,7 +1,33 @@
 //! Little-endian field access for fixed-layout structs. Every RflySim struct
-//! is little-endian and unpadded (Python `struct` format `<...`).
+//! is little-endian and unpadded (Python `struct` format `<...`), but for the
+//! padding the SDK's native packing puts into `SOut2SimulatorSimpleTime`
+//! ([`crate::scene::VehicleUpdate`]).
 
 use byteorder::{ByteOrder, LittleEndian as LE};
+
+use crate::error::DecodeError;
+
+/// `p`'s fields when it is exactly `len` bytes long.
+pub(crate) fn exact<'a>(what: &'static str, p: &'a [u8], len: usize) -> Result<Fields<'a>, DecodeError> {
+    if p.len() == len {
+        Ok(Fields(p))
+    } else {
+        Err(DecodeError::length(what, p.len(), len.to_string()))
+    }
+}
+
+/// Checks the `i32` checksum at offset 0.
+pub(crate) fn checksum(what: &'static str, f: Fields<'_>, want: i32) -> Result<(), DecodeError> {
+    let got = f.i32(0);
+    if got == want {
+        Ok(())
+    } else {
+        Err(DecodeError::Checksum {
+            what,
+            got: i64::from(got),
+        })
+    }
+}
 
 /// Reads fixed-offset fields from a byte slice whose length was checked by the caller.
 #[derive(Debug, Clone, Copy)]
@@ -34,6 +60,42 @@ impl Fields<'_> {
     }
     pub fn u16s<const N: usize>(&self, at: usize) -> [u16; N] {
         std::array::from_fn(|i| self.u16(at + 2 * i))
+    }
+    pub fn i32s<const N: usize>(&self, at: usize) -> [i32; N] {
+        std::array::from_fn(|i| self.i32(at + 4 * i))
+    }
+    /// A NUL-padded text field of `len` bytes, up to its first NUL; bytes
+    /// that are not UTF-8 read as U+FFFD.
+    pub fn text(&self, at: usize, len: usize) -> String {
+        let field = &self.0[at..at + len];
+        let end = field.iter().position(|&b| b == 0).unwrap_or(len);
+        String::from_utf8_lossy(&field[..end]).into_owned()
+    }
+}
+
+/// Writes fixed-offset fields into a buffer whose length was checked by the caller.
+#[derive(Debug)]
+pub(crate) struct FieldsMut<'a>(pub &'a mut [u8]);
+
+impl FieldsMut<'_> {
+    pub fn u16(&mut self, at: usize, v: u16) {
+        LE::write_u16(&mut self.0[at..], v);
+    }
+    pub fn i32(&mut self, at: usize, v: i32) {
+        LE::write_i32(&mut self.0[at..], v);
+    }
+    pub fn f32(&mut self, at: usize, v: f32) {
+        LE::write_f32(&mut self.0[at..], v);
+    }
+    pub fn f32s(&mut self, at: usize, vs: &[f32]) {
+        for (i, &v) in vs.iter().enumerate() {
+            self.f32(at + 4 * i, v);
+        }
+    }
+    pub fn u16s(&mut self, at: usize, vs: &[u16]) {
+        for (i, &v) in vs.iter().enumerate() {
+            self.u16(at + 2 * i, v);
+        }
     }
 }
 
@@ -91,8 +153,22 @@ impl Writer {
         });
         self
     }
+    pub fn i32s(&mut self, vs: &[i32]) -> &mut Self {
+        vs.iter().for_each(|&v| {
+            self.i32(v);
+        });
+        self
+    }
     pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
         self.0.extend_from_slice(b);
+        self
+    }
+    /// `text` in a NUL-padded field of `len` bytes, cut at `len` as Python's
+    /// `struct.pack("<len>s")` cuts it.
+    pub fn text(&mut self, text: &str, len: usize) -> &mut Self {
+        let b = &text.as_bytes()[..text.len().min(len)];
+        self.0.extend_from_slice(b);
+        self.0.resize(self.0.len() + len - b.len(), 0);
         self
     }
     pub fn finish(self) -> Vec<u8> {

@@ -14,6 +14,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use image_codec::{decode_png, encode, JpegDecoder};
 use rflysim_proto::config::{parse_config, AngleUnit};
+use rflysim_proto::console::{ClearScope, ConsoleCommand, SceneItem};
 use rflysim_proto::gimbal::GimbalEcho;
 use rflysim_proto::header::{split_frame, HeaderKind};
 use rflysim_proto::image::raw_image;
@@ -21,6 +22,10 @@ use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, 
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{
     console_command, decode_console_command, ConsoleRequest, ImuRequest, RequestForm, VisionSensorReq,
+};
+use rflysim_proto::scene::{
+    CopterData, CopterSimCrash, CrashType, MultiVehicleUpdate, ObjectData, PlacedVehicle, Placement, PoseAndBox,
+    PoseDatagram, SilIntFloat, SimpleVehicleUpdate, StatusDatagram, VehicleCrashData, VehicleUpdate,
 };
 use rflysim_proto::sensor::Encoding;
 use rflysim_proto::shm::{ShmReader, ShmWriter};
@@ -194,6 +199,215 @@ fn fixed_structs_and_requests() {
             assert!(dets.len() * 16 <= d.len());
         }
     });
+}
+
+/// One of each struct RflySim3D sends to its status port.
+fn status_datagrams() -> Vec<StatusDatagram> {
+    let pose = PoseAndBox {
+        pos: [1.0, 2.0, -3.0],
+        euler: [0.0, 0.1, 0.2],
+        quat: Some([1.0, 0.0, 0.0, 0.0]),
+        box_origin: [1.0, 2.0, -3.0],
+        box_extent: [0.275, 0.275, 0.15],
+        time_stamp: 4.5,
+    };
+    let echo = GimbalEcho::decode(&VisionSensorReq::default().encode(RequestForm::Gimbal148, 12346)).unwrap();
+    vec![
+        StatusDatagram::VehicleCrashData(VehicleCrashData {
+            copter_id: 1,
+            vehicle_type: 3,
+            crash: CrashType::Vehicle(2),
+            runned_time: 1.5,
+            vel_ned: [1.0, 0.0, 0.0],
+            pos_ned: [1.0, 2.0, -3.0],
+            crash_pos: [1.2, 2.0, -3.0],
+            target_pos: [1.5, 2.0, -3.0],
+            euler: [0.0; 3],
+            motor_rpm: [1000.0; 8],
+            rays: [100.0, 0.3, 100.0, 100.0, 100.0, 3.0],
+            crashed_name: "Building_1".into(),
+        }),
+        StatusDatagram::CopterData(CopterData { copter_id: 7, pose }),
+        StatusDatagram::CopterData(CopterData {
+            copter_id: 7,
+            pose: PoseAndBox { quat: None, ..pose },
+        }),
+        StatusDatagram::ObjectData(ObjectData {
+            seq_id: 0,
+            pose,
+            name: "Landscape_1".into(),
+        }),
+        StatusDatagram::ObjectData(ObjectData {
+            seq_id: 0,
+            pose: PoseAndBox { quat: None, ..pose },
+            name: "Tree_2".into(),
+        }),
+        StatusDatagram::CameraData(CameraData {
+            seq_id: 1,
+            type_id: 1,
+            data_height: 480,
+            data_width: 640,
+            camera_fov: 90.0,
+            pos_ue: [0.0; 3],
+            ang_euler: [0.0; 3],
+            ang_quat: None,
+            time_stamp: 0.5,
+        }),
+        StatusDatagram::CopterSimCrash(CopterSimCrash {
+            copter_id: 1,
+            target_id: 2,
+        }),
+        StatusDatagram::SilIntFloat(SilIntFloat {
+            copter_id: 1,
+            ints: [1; 8],
+            floats: [0.5; 20],
+        }),
+        StatusDatagram::GimbalEcho(echo),
+    ]
+}
+
+/// Whatever arrives on the status port, the dispatcher returns a struct of
+/// the datagram's own form or says why not, and the next good datagram
+/// decodes exactly.
+#[test]
+fn status_port_dispatcher() {
+    let _one = one_at_a_time();
+    let good = status_datagrams();
+    let seeds: Vec<Vec<u8>> = good.iter().map(StatusDatagram::encode).collect();
+    fuzz_recovering(
+        "status",
+        seeds,
+        4096,
+        |d| {
+            if let Ok(s) = StatusDatagram::decode(d) {
+                assert_eq!(s.encode().len(), d.len(), "{s:?}");
+            }
+        },
+        |i| {
+            let want = &good[i % good.len()];
+            let got = StatusDatagram::decode(&want.encode());
+            assert_eq!(got.as_ref(), Ok(want), "good datagram after bad input {i}");
+        },
+    );
+}
+
+/// What the request port takes besides `VisionSensorReq`: the pose structs
+/// and console commands, whose text parses into a request that builds the
+/// same text back.
+#[test]
+fn pose_datagrams_and_console_commands() {
+    let _one = one_at_a_time();
+    let update = VehicleUpdate {
+        placement: Placement::AsSent,
+        copter_id: 1,
+        vehicle_type: 3,
+        pwms: [1000.0; 8],
+        vel_ned: [0.0; 3],
+        euler: [0.0, 0.0, 1.0],
+        pos_ned: [1.0, 2.0, -3.0],
+        runned_time: VehicleUpdate::UNSET_TIME,
+    };
+    let simple = SimpleVehicleUpdate {
+        placement: Placement::OnGround,
+        copter_id: 2,
+        vehicle_type: 3,
+        motor_rpm_mean: 1000.0,
+        pos_ned: [1.0, 2.0, -3.0],
+        euler: [0.0; 3],
+        scale: Some([2.0; 3]),
+    };
+    let placed: Vec<PlacedVehicle> = (1..=3u16)
+        .map(|id| PlacedVehicle {
+            id,
+            vehicle_type: 3,
+            pos_ned: [f32::from(id), 0.0, -1.0],
+            scale: [1.0; 3],
+            ..Default::default()
+        })
+        .collect();
+    let mut multi = [0u8; MultiVehicleUpdate::LEN];
+    MultiVehicleUpdate::encode_into(Placement::AsSent, &placed, &mut multi);
+    let good_poses = [
+        PoseDatagram::Single(update),
+        PoseDatagram::Simple(simple),
+        PoseDatagram::Simple(SimpleVehicleUpdate { scale: None, ..simple }),
+        PoseDatagram::decode(&multi).unwrap(),
+    ];
+    let requests = [
+        ConsoleRequest::VehicleDataPostback(true),
+        ConsoleRequest::VehicleData(12),
+        ConsoleRequest::ObjectData("Building_1".into()),
+        ConsoleRequest::Delete(SceneItem::Vehicle(3)),
+        ConsoleRequest::Clear(ClearScope::VehiclesAndObjects),
+        ConsoleRequest::DelVehicles(vec![1, 2, 300]),
+        ConsoleRequest::ChangeMapById(5),
+        ConsoleRequest::ChangeMapByName("Grasslands".into()),
+        ConsoleRequest::SetPosScale(100.0),
+        ConsoleRequest::ShowTextTime {
+            text: "a".repeat(120),
+            seconds: 2.5,
+        },
+    ];
+    let mut seeds: Vec<Vec<u8>> = good_poses.iter().map(PoseDatagram::encode).collect();
+    seeds.extend(requests.iter().flat_map(|r| r.commands().unwrap()).map(|c| c.encode()));
+    fuzz_recovering(
+        "poses and console",
+        seeds,
+        8192,
+        |d| {
+            if let Ok(p) = PoseDatagram::decode(d) {
+                // A single vehicle's update is always sent in the SDK's form.
+                if !matches!(p, PoseDatagram::Single(_)) {
+                    assert_eq!(p.encode().len(), d.len(), "{p:?}");
+                }
+                assert!(p.poses().count() <= MultiVehicleUpdate::SLOTS);
+            }
+            let Ok(text) = decode_console_command(d) else {
+                return;
+            };
+            let Some(request) = ConsoleRequest::parse(&text) else {
+                return;
+            };
+            // A request that builds its text builds one that reads back as itself.
+            if let Ok(commands) = request.commands() {
+                let back: Vec<_> = commands
+                    .iter()
+                    .map(|c| ConsoleRequest::parse(c.text()).expect("a built command parses"))
+                    .collect();
+                match (&request, back.as_slice()) {
+                    (ConsoleRequest::DelVehicles(ids), _) => {
+                        let all: Vec<i32> = back
+                            .iter()
+                            .flat_map(|b| match b {
+                                ConsoleRequest::DelVehicles(ids) => ids.clone(),
+                                other => panic!("{other:?}"),
+                            })
+                            .collect();
+                        assert_eq!(&all, ids);
+                    }
+                    (_, [one]) => assert_eq!(format!("{one:?}"), format!("{request:?}")),
+                    (_, more) => panic!("{request:?} built {} commands", more.len()),
+                }
+            }
+        },
+        |i| {
+            let want = &good_poses[i % good_poses.len()];
+            assert_eq!(
+                PoseDatagram::decode(&want.encode()).as_ref(),
+                Ok(want),
+                "good pose after bad input {i}"
+            );
+            let request = &requests[i % requests.len()];
+            let text = request.commands().unwrap()[0].encode();
+            let text = decode_console_command(&text).unwrap();
+            assert_eq!(
+                ConsoleRequest::parse(&text).as_ref(),
+                Some(request),
+                "good command after bad input {i}"
+            );
+            assert!(ConsoleCommand::new(text).is_ok());
+        },
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The emulator proper: one thread per sensor stream (`stream`), one for
 //! RflySim3D's request port (`requests`), one per simulated CopterSim
-//! (`coptersim`), one for the gimbal status port (`status`), one printing
+//! (`coptersim`), two for the status port (`status`: the gimbals', the
+//! scene's), one printing
 //! rates (`stats`) and one for the restart fault. Everything shares a simulation clock ([`crate::clock`])
 //! that a "restart" sends back to zero.
 
@@ -13,12 +14,14 @@ use std::time::Duration;
 use rflysim_proto::ports::{imu_request_port, REQUEST_BASE_PORT};
 
 use crate::clock::SimClock;
-use crate::faults::FaultCounts;
+use crate::faults::{FaultCounts, SceneFaultCounts};
 use crate::gimbal::GimbalState;
 use crate::options::Options;
+use crate::scene::{SceneState, Vehicle};
 use crate::shared::Running;
 use crate::stream::Streams;
 use crate::transport::udp_listener;
+use crate::world::Scene;
 
 /// A running emulator; dropping it stops every thread.
 #[derive(Debug)]
@@ -31,6 +34,12 @@ pub struct Emulator {
 impl Emulator {
     pub fn start(options: Options) -> io::Result<Emulator> {
         let run = Running::new(options.start_time);
+        let copters: Vec<(i32, f64)> = options
+            .copters
+            .iter()
+            .map(|&id| (i32::from(id), options.clock_offset(id)))
+            .collect();
+        *run.shared.scene.lock().unwrap() = SceneState::new(&Scene::default(), &copters, options.trajectory);
         let mut threads = Vec::new();
         let streams = Arc::new(Mutex::new(Streams::new(options.clone())));
         if options.stream_config {
@@ -58,6 +67,10 @@ impl Emulator {
             let (o, r) = (options.clone(), run.clone());
             threads.push(std::thread::spawn(move || crate::status::gimbal_status_loop(o, r)));
         }
+        {
+            let (o, r) = (options.clone(), run.clone());
+            threads.push(std::thread::spawn(move || crate::status::scene_status_loop(o, r)));
+        }
         if let Some(every) = options.restart_every {
             let r = run.clone();
             threads.push(std::thread::spawn(move || {
@@ -81,6 +94,15 @@ impl Emulator {
 
     pub fn fault_counts(&self) -> FaultCounts {
         *self.run.shared.faults.lock().unwrap()
+    }
+
+    pub fn scene_fault_counts(&self) -> SceneFaultCounts {
+        *self.run.shared.scene_faults.lock().unwrap()
+    }
+
+    /// The scene's vehicles as they are now.
+    pub fn scene_vehicles(&self) -> Vec<Vehicle> {
+        self.run.shared.scene.lock().unwrap().vehicles().copied().collect()
     }
 
     pub fn imu_requests(&self) -> u64 {

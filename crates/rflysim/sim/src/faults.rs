@@ -1,6 +1,7 @@
 //! Faults on demand, per datagram: loss, reordering, duplication, corruption,
 //! truncation and garbage, each with a rate, all from one seeded generator so
-//! that a run can be reproduced.
+//! that a run can be reproduced. The scene's datagrams on the status port
+//! have faults of their own ([`SceneFault`]).
 
 use process_support::faults::{FaultKind, Faults};
 
@@ -117,6 +118,69 @@ impl FaultInjector {
     }
 }
 
+/// The faults of the scene's datagrams on the status port (`reqVeCrashData`,
+/// `CoptReqData`, `ObjReqData`): what a receiver of port 20006 must survive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SceneFault {
+    /// A random datagram sent before this one.
+    Garbage,
+    Truncate,
+    /// A bit flipped in the checksum.
+    BadChecksum,
+}
+
+impl FaultKind for SceneFault {
+    const ALL: &'static [Self] = &[SceneFault::Garbage, SceneFault::Truncate, SceneFault::BadChecksum];
+    fn name(self) -> &'static str {
+        match self {
+            SceneFault::Garbage => "garbage",
+            SceneFault::Truncate => "truncated",
+            SceneFault::BadChecksum => "bad_checksum",
+        }
+    }
+}
+
+pub type SceneFaultConfig = process_support::faults::FaultRates<SceneFault>;
+pub type SceneFaultCounts = process_support::faults::FaultCounts<SceneFault>;
+
+#[derive(Debug)]
+pub struct SceneFaultInjector {
+    faults: Faults<SceneFault>,
+}
+
+impl SceneFaultInjector {
+    pub fn new(config: SceneFaultConfig) -> Self {
+        Self {
+            faults: Faults::new(config, 0x5CE7_E000),
+        }
+    }
+
+    /// What was injected since the last [`Self::take_counts`].
+    pub fn take_counts(&mut self) -> SceneFaultCounts {
+        std::mem::take(&mut self.faults.counts)
+    }
+
+    /// Applies the faults to one datagram; returns what to send, in order.
+    pub fn apply(&mut self, datagram: Vec<u8>) -> Vec<Vec<u8>> {
+        let f = &mut self.faults;
+        let mut out = Vec::with_capacity(2);
+        if f.roll(SceneFault::Garbage) {
+            let n = 1 + f.rng.below(256);
+            out.push(f.rng.bytes(n));
+        }
+        let mut d = datagram;
+        if f.roll_if(SceneFault::BadChecksum, d.len() >= 4) {
+            d[f.rng.below(4)] ^= 1 << f.rng.below(8);
+        }
+        if f.roll_if(SceneFault::Truncate, d.len() > 1) {
+            let n = 1 + f.rng.below(d.len() - 1);
+            d.truncate(n);
+        }
+        out.push(d);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +211,32 @@ mod tests {
         assert!((800..1200).contains(&ca.get(DatagramFault::Loss)), "{ca:?}");
         assert!((300..700).contains(&ca.get(DatagramFault::Duplicate)), "{ca:?}");
         assert!(ca.get(DatagramFault::Reorder) > 300);
+    }
+
+    #[test]
+    fn scene_faults_leave_a_datagram_that_no_reader_takes_for_a_good_one() {
+        use rflysim_proto::scene::{SilIntFloat, StatusDatagram};
+        // Its checksum is no other struct's at any shorter length.
+        let good = SilIntFloat {
+            copter_id: 1,
+            ints: [0; 8],
+            floats: [0.0; 20],
+        }
+        .encode();
+        for fault in [SceneFault::Truncate, SceneFault::BadChecksum] {
+            let mut f = SceneFaultInjector::new(SceneFaultConfig::default().with(fault, 1.0).seeded(3));
+            for _ in 0..100 {
+                let out = f.apply(good.clone());
+                assert_eq!(out.len(), 1);
+                assert!(StatusDatagram::decode(&out[0]).is_err(), "{fault:?}: {:?}", out[0]);
+            }
+            assert_eq!(f.take_counts().get(fault), 100);
+        }
+        let mut f = SceneFaultInjector::new(SceneFaultConfig::default().with(SceneFault::Garbage, 1.0));
+        let out = f.apply(good.clone());
+        assert_eq!((out.len(), &out[1]), (2, &good));
+        let mut none = SceneFaultInjector::new(SceneFaultConfig::default());
+        assert_eq!(none.apply(good.clone()), vec![good]);
     }
 
     #[test]

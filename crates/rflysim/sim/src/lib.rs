@@ -4,7 +4,8 @@
 //!
 //! [`emulator::Emulator`] starts the threads; each lives in a module of its
 //! own: `stream` (one per sensor), `requests`, `coptersim`, `status` and
-//! `stats`. [`gimbal`] is the gimbal's pure state machine, [`clock`] the
+//! `stats`. [`gimbal`] is the gimbal's pure state machine, [`scene`] the
+//! scene's (vehicles placed over UDP, crashes, replies), [`clock`] the
 //! simulation time, [`render`] and [`world`] what the sensors see.
 
 pub mod clock;
@@ -17,6 +18,7 @@ pub mod log;
 pub mod options;
 pub mod render;
 mod requests;
+pub mod scene;
 mod send_log;
 mod shared;
 mod stats;

@@ -12,7 +12,7 @@ use process_support::cli::{args_before_ros_args, probability, rate_hz, seconds};
 use rflysim_proto::config::{load_config, parse_config, AngleUnit};
 use rflysim_proto::gimbal::GimbalBitTable;
 use rflysim_sim::emulator::Emulator;
-use rflysim_sim::faults::{DatagramFault, FaultConfig};
+use rflysim_sim::faults::{DatagramFault, FaultConfig, SceneFault, SceneFaultConfig};
 use rflysim_sim::options::{HeaderChoice, LidarLayout, Options, RateMode};
 
 const SENSORS: &str = "Sensors and destinations";
@@ -104,6 +104,15 @@ struct Cli {
     /// Flip a bit in a datagram's payload (no RflySim receiver can notice)
     #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
     corrupt_payload: f64,
+    /// A random datagram before a scene datagram on the status port
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    scene_garbage: f64,
+    /// Cut a scene datagram on the status port short
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    scene_truncate: f64,
+    /// Flip a bit in a scene datagram's checksum
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    scene_bad_checksum: f64,
     /// Simulator restart every S seconds: frame ids and sim time back to zero
     #[arg(long, value_name = "S", help_heading = FAULTS)]
     restart_every: Option<f64>,
@@ -113,8 +122,8 @@ struct Cli {
     /// Drop exactly packet P of frame F (every sensor; repeatable)
     #[arg(long, value_name = "F:P", value_parser = frame_packet, help_heading = FAULTS)]
     drop_packet: Vec<(u64, u32)>,
-    /// Write each rendered frame, IMU sample and heartbeat to DIR
-    /// (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt)
+    /// Write each rendered frame, IMU sample, heartbeat and vehicle move to DIR
+    /// (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt, scene.txt)
     #[arg(long, value_name = "DIR", help_heading = TESTS)]
     dump: Option<PathBuf>,
     /// Append "SeqID time_stamp wall_time" when each frame has been sent,
@@ -238,6 +247,11 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
             .with(DatagramFault::CorruptPayload, c.corrupt_payload)
             .with(DatagramFault::Truncate, c.truncate)
             .with(DatagramFault::Garbage, c.garbage)
+            .seeded(c.seed),
+        scene_faults: SceneFaultConfig::default()
+            .with(SceneFault::Garbage, c.scene_garbage)
+            .with(SceneFault::Truncate, c.scene_truncate)
+            .with(SceneFault::BadChecksum, c.scene_bad_checksum)
             .seeded(c.seed),
         restart_every: c.restart_every,
         drop_packets: c.drop_packet,

@@ -10,7 +10,7 @@ use rflysim_proto::header::HeaderKind;
 use rflysim_proto::ports::CAMERA_STATUS_PORT;
 use rflysim_proto::request::GIMBAL_ECHO_CHECKSUM;
 
-use crate::faults::FaultConfig;
+use crate::faults::{FaultConfig, SceneFaultConfig};
 use crate::world::Trajectory;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +78,8 @@ pub struct Options {
     /// Render each sensor once and resend that frame with new stamps (benchmarks).
     pub reuse_frames: bool,
     pub faults: FaultConfig,
+    /// Faults of the scene's datagrams on the status port.
+    pub scene_faults: SceneFaultConfig,
     /// Simulator restart (frame ids and sim time back to zero) every this many seconds.
     pub restart_every: Option<f64>,
     pub duration: Option<f64>,
@@ -102,8 +104,9 @@ pub struct Options {
     /// (a swarm's CopterSims start one after another). Its IMU, true state,
     /// heartbeat and the sensors mounted on it all read that clock.
     pub clock_offsets: Vec<(u16, f64)>,
-    /// Write what each sensor renders (before JPEG / PNG encoding) and every
-    /// IMU sample here, for tests to compare with what the bridge publishes.
+    /// Write what each sensor renders (before JPEG / PNG encoding), every
+    /// IMU sample and the scene's vehicles as they move here, for tests to
+    /// compare with what the bridge publishes.
     pub dump_dir: Option<std::path::PathBuf>,
     /// Drop exactly these datagrams: (frame id, packet id), every sensor.
     pub drop_packets: Vec<(u64, u32)>,
@@ -136,6 +139,7 @@ impl Default for Options {
             rate: RateMode::RealTime,
             reuse_frames: false,
             faults: FaultConfig::default(),
+            scene_faults: SceneFaultConfig::default(),
             restart_every: None,
             duration: None,
             max_frames: None,

@@ -248,17 +248,7 @@ pub fn laser(
     let (origin, rot) = mount.pose_in_world(vehicle);
     let hit = scene.cast(origin, rotate(rot, [1.0, 0.0, 0.0]), max_range);
     let f = |v: Vec3| v.map(|c| c as f32);
-    let box_origin = hit
-        .and_then(|h| h.block)
-        .map(|i| {
-            let b = &scene.blocks[i];
-            [
-                (b.min[0] + b.max[0]) / 2.0,
-                (b.min[1] + b.max[1]) / 2.0,
-                (b.min[2] + b.max[2]) / 2.0,
-            ]
-        })
-        .unwrap_or([0.0; 3]);
+    let box_origin = hit.and_then(|h| h.block).map_or([0.0; 3], |i| scene.blocks[i].centre());
     LaserDistance {
         distance: hit.map_or(0.0, |h| h.distance as f32),
         copter_id,

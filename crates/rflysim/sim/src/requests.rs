@@ -1,11 +1,15 @@
-//! RflySim3D's request port: console commands (`RflyReqObjData`,
-//! `RflyClearCapture`), gimbal control requests, and `VisionSensorReq`s that
-//! start (or reconfigure) a sensor's stream.
+//! RflySim3D's request port: console commands (the cameras' `RflyReqObjData`
+//! and `RflyClearCapture`; the scene's verbs, for [`crate::scene`]), the pose
+//! structs that place vehicles in the scene, gimbal control requests, and
+//! `VisionSensorReq`s that start (or reconfigure) a sensor's stream.
 
 use std::net::UdpSocket;
 use std::sync::{Arc, Mutex};
 
+use rflysim_proto::console::SceneItem;
+use rflysim_proto::error::DecodeError;
 use rflysim_proto::request::{decode_console_command, ConsoleRequest, RequestForm, VisionSensorReq};
+use rflysim_proto::scene::PoseDatagram;
 
 use crate::log::line as log;
 use crate::shared::Running;
@@ -22,12 +26,41 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
         let d = &buf[..n];
         if let Ok(text) = decode_console_command(d) {
             log(&format!("console command from {from}: {text}"));
-            match ConsoleRequest::parse(&text) {
-                Some(ConsoleRequest::CameraData(seq)) => shared.camera_data.lock().unwrap().push(seq),
-                Some(ConsoleRequest::ClearCapture) => shared.camera_data.lock().unwrap().clear(),
-                None => {}
+            let Some(request) = ConsoleRequest::parse(&text) else {
+                continue;
+            };
+            let mut cameras = shared.camera_data.lock().unwrap();
+            match &request {
+                ConsoleRequest::CameraData(seq) => cameras.push(*seq),
+                ConsoleRequest::ClearCapture => cameras.clear(),
+                ConsoleRequest::Delete(SceneItem::Camera(seq)) => cameras.retain(|s| s != seq),
+                ConsoleRequest::Clear(scope) if scope.cameras() => cameras.clear(),
+                _ => {}
             }
+            drop(cameras);
+            shared.scene.lock().unwrap().apply_console(&request, run.clock.now());
             continue;
+        }
+        match PoseDatagram::decode(d) {
+            Ok(poses) => {
+                let t = run.clock.now();
+                let mut scene = shared.scene.lock().unwrap();
+                for pose in poses.poses() {
+                    if scene.apply_pose(&pose, t) {
+                        log(&format!(
+                            "vehicle {} (type {}) placed in the scene by {from}",
+                            pose.copter_id, pose.vehicle_type
+                        ));
+                    }
+                }
+                continue;
+            }
+            // Not a pose struct's length: a VisionSensorReq's, maybe.
+            Err(DecodeError::Length { .. }) => {}
+            Err(e) => {
+                log(&format!("ignored a datagram from {from} on the request port: {e}"));
+                continue;
+            }
         }
         match VisionSensorReq::decode(d) {
             Ok((req, RequestForm::Gimbal148, _)) => {

@@ -1,6 +1,6 @@
 //! What the emulator's threads share: the running sensors and gimbals, the
-//! cameras whose `CameraData` was asked for, and the counters its caller and
-//! the stats printer read.
+//! cameras whose `CameraData` was asked for, the scene, and the counters its
+//! caller and the stats printer read.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use rflysim_proto::config::SensorConfig;
 
 use crate::clock::SimClock;
-use crate::faults::FaultCounts;
+use crate::faults::{FaultCounts, SceneFaultCounts};
 use crate::gimbal::GimbalState;
+use crate::scene::SceneState;
 
 /// Per-stream counters, shared with the stats printer and the caller.
 #[derive(Debug, Default)]
@@ -29,6 +30,8 @@ pub(crate) struct Shared {
     pub sensors: Mutex<HashMap<u16, SensorConfig>>,
     pub stats: Mutex<Vec<(u16, Arc<StreamStats>)>>,
     pub faults: Mutex<FaultCounts>,
+    pub scene: Mutex<SceneState>,
+    pub scene_faults: Mutex<SceneFaultCounts>,
     pub imu_requests: AtomicU64,
 }
 

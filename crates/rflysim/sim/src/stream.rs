@@ -26,7 +26,6 @@ use crate::render::{self, Mount};
 use crate::send_log::SendLog;
 use crate::shared::{Running, StreamStats};
 use crate::transport::{send_all, udp_sender, ShmRegion};
-use crate::world::Scene;
 
 /// The stream threads, started from the config and by requests, each
 /// replaced when its sensor is requested again with another configuration.
@@ -82,7 +81,6 @@ struct StreamWorker {
     options: Options,
     run: Running,
     stats: Arc<StreamStats>,
-    scene: Scene,
     mount: Mount,
     sock: UdpSocket,
     dest: SocketAddrV4,
@@ -119,7 +117,6 @@ impl StreamWorker {
             mount: Mount::of(&cfg),
             faults: FaultInjector::new(options.faults, u64::from(cfg.seq_id)),
             sock: udp_sender(None)?,
-            scene: Scene::default(),
             lidar_rays,
             shm,
             cfg,
@@ -139,6 +136,16 @@ impl StreamWorker {
     /// The payload of one frame at sim time `t` (before any transport encoding).
     fn render(&self, t: f64) -> Vec<u8> {
         let v = self.options.trajectory.state(t);
+        // The scene's vehicles where they are at `t` on the shared clock (the
+        // sensor's vehicle's clock may be ahead), but the one the sensor is on.
+        let shared_t = t - self.options.clock_offset(self.cfg.target_copter);
+        let scene = self
+            .run
+            .shared
+            .scene
+            .lock()
+            .unwrap()
+            .world_at(shared_t, Some(i32::from(self.cfg.target_copter)));
         let kind = self.cfg.kind().expect("known TypeID");
         let (w, h) = self.cfg.size();
         let (w, h) = (u32::from(w.max(1)), u32::from(h.max(1)));
@@ -166,11 +173,11 @@ impl StreamWorker {
                     fov_deg: fov,
                     max_range: 1000.0,
                 };
-                render::render_camera(&self.scene, &v, &mount, &view)
+                render::render_camera(&scene, &v, &mount, &view)
             }
             SensorClass::Lidar => {
                 let pts = render::scan_lidar(
-                    &self.scene,
+                    &scene,
                     &v,
                     &self.mount,
                     kind.type_id,
@@ -190,7 +197,7 @@ impl StreamWorker {
             }
             SensorClass::DepthCloud => {
                 let pts = render::depth_cloud(
-                    &self.scene,
+                    &scene,
                     &v,
                     &self.mount,
                     w,
@@ -207,7 +214,7 @@ impl StreamWorker {
                 }
             }
             SensorClass::LaserDistance => render::laser(
-                &self.scene,
+                &scene,
                 &v,
                 &self.mount,
                 copter,
@@ -217,8 +224,7 @@ impl StreamWorker {
             .encode(),
             SensorClass::Detections => {
                 // Every block, with a fixed box: a stand-in for RflySim's detector.
-                let dets: Vec<_> = self
-                    .scene
+                let dets: Vec<_> = scene
                     .blocks
                     .iter()
                     .map(|b| rflysim_proto::telemetry::Detection {

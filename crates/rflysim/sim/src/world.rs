@@ -191,9 +191,19 @@ impl Trajectory {
     }
 }
 
-/// An axis-aligned box standing on the ground.
+/// What a block of the scene is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockOwner {
+    /// A static object, by the name RflySim3D would give it.
+    Object(&'static str),
+    /// A vehicle, by its id.
+    Vehicle(i32),
+}
+
+/// An axis-aligned box: a static object standing on the ground, or a vehicle.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Block {
+    pub owner: BlockOwner,
     pub min: Vec3,
     pub max: Vec3,
     /// b, g, r.
@@ -229,9 +239,33 @@ pub struct Scene {
     pub tile: f64,
 }
 
+impl Block {
+    /// Whether it is the static object called `name`.
+    pub fn is_object(&self, name: &str) -> bool {
+        matches!(self.owner, BlockOwner::Object(n) if n == name)
+    }
+
+    pub fn centre(&self) -> Vec3 {
+        std::array::from_fn(|k| (self.min[k] + self.max[k]) / 2.0)
+    }
+
+    /// Half its size along north, east, down.
+    pub fn half_extent(&self) -> Vec3 {
+        std::array::from_fn(|k| (self.max[k] - self.min[k]) / 2.0)
+    }
+
+    /// The box where `self` and `other` overlap, if they do.
+    pub fn overlap(&self, other: &Block) -> Option<(Vec3, Vec3)> {
+        let min: Vec3 = std::array::from_fn(|k| self.min[k].max(other.min[k]));
+        let max: Vec3 = std::array::from_fn(|k| self.max[k].min(other.max[k]));
+        (0..3).all(|k| min[k] <= max[k]).then_some((min, max))
+    }
+}
+
 impl Default for Scene {
     fn default() -> Self {
-        let b = |cx: f64, cy: f64, half: f64, h: f64, color: [u8; 3], label: u8, heat: u8| Block {
+        let b = |name, cx: f64, cy: f64, half: f64, h: f64, color: [u8; 3], label: u8, heat: u8| Block {
+            owner: BlockOwner::Object(name),
             min: [cx - half, cy - half, -h],
             max: [cx + half, cy + half, 0.0],
             color,
@@ -240,11 +274,11 @@ impl Default for Scene {
         };
         Self {
             blocks: vec![
-                b(16.0, 0.0, 1.5, 6.0, [40, 40, 220], 10, 230),   // red, hot
-                b(0.0, 16.0, 2.0, 4.0, [40, 200, 40], 11, 120),   // green
-                b(-16.0, 0.0, 1.5, 8.0, [220, 60, 40], 12, 60),   // blue
-                b(0.0, -16.0, 2.5, 3.0, [30, 200, 230], 13, 180), // yellow
-                b(0.0, 0.0, 1.0, 12.0, [200, 200, 200], 14, 90),  // grey pillar in the middle
+                b("Building_1", 16.0, 0.0, 1.5, 6.0, [40, 40, 220], 10, 230), // red, hot
+                b("Tree_2", 0.0, 16.0, 2.0, 4.0, [40, 200, 40], 11, 120),     // green
+                b("Building_3", -16.0, 0.0, 1.5, 8.0, [220, 60, 40], 12, 60), // blue
+                b("Container_4", 0.0, -16.0, 2.5, 3.0, [30, 200, 230], 13, 180), // yellow
+                b("Tower_5", 0.0, 0.0, 1.0, 12.0, [200, 200, 200], 14, 90),   // grey pillar in the middle
             ],
             tile: 2.0,
         }

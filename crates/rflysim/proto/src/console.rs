@@ -1,0 +1,633 @@
+//! RflySim3D's text console commands (`Ue4CMD`, RflySim wire protocol:
+//! VisionSensorReq; the RflySim3D API document, chapter 5): a checked text,
+//! the verbs the bridge and the SDK send, built from a typed request, and
+//! their parser for the emulator. They go to the window's request port as
+//! `<i52s>` for up to 51 bytes of text and as `<i252s>` for longer ones.
+
+use std::fmt;
+
+use crate::error::DecodeError;
+use crate::wire::{Fields, Writer};
+
+/// The checksum of a text console command.
+pub const CONSOLE_CHECKSUM: i32 = 1_234_567_890;
+
+/// A command text RflySim3D can read: ASCII, without NUL (RflySim3D reads
+/// up to the first one), at most [`ConsoleCommand::LONG_TEXT_MAX`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsoleCommand(String);
+
+/// Why a command text was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandTextError {
+    /// A byte outside ASCII, at this offset.
+    NotAscii {
+        at: usize,
+    },
+    /// A NUL at this offset: RflySim3D would read the text only up to it.
+    Nul {
+        at: usize,
+    },
+    TooLong {
+        len: usize,
+        max: usize,
+    },
+    /// An argument RflySim3D would not read back as meant (empty, several
+    /// words where one is read, a quote inside a quoted text, not finite).
+    BadArgument {
+        verb: &'static str,
+        detail: String,
+    },
+}
+
+impl fmt::Display for CommandTextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CommandTextError::NotAscii { at } => write!(f, "console command: a byte outside ASCII at {at}"),
+            CommandTextError::Nul { at } => write!(f, "console command: a NUL at {at}"),
+            CommandTextError::TooLong { len, max } => write!(f, "console command: {len} bytes, at most {max}"),
+            CommandTextError::BadArgument { verb, detail } => write!(f, "{verb}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for CommandTextError {}
+
+impl ConsoleCommand {
+    /// The most text the 56-byte form carries: its 52-byte field keeps a NUL.
+    pub const SHORT_TEXT_MAX: usize = 51;
+    /// The most text the 256-byte form carries, a NUL kept likewise.
+    pub const LONG_TEXT_MAX: usize = 251;
+    /// `<i52s>`.
+    pub const SHORT_LEN: usize = 56;
+    /// `<i252s>`.
+    pub const LONG_LEN: usize = 256;
+
+    /// The text, or why RflySim3D could not read it.
+    pub fn new(text: impl Into<String>) -> Result<Self, CommandTextError> {
+        let text = text.into();
+        if let Some(at) = text.bytes().position(|b| !b.is_ascii()) {
+            return Err(CommandTextError::NotAscii { at });
+        }
+        if let Some(at) = text.bytes().position(|b| b == 0) {
+            return Err(CommandTextError::Nul { at });
+        }
+        if text.len() > Self::LONG_TEXT_MAX {
+            return Err(CommandTextError::TooLong {
+                len: text.len(),
+                max: Self::LONG_TEXT_MAX,
+            });
+        }
+        Ok(Self(text))
+    }
+
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+
+    pub fn fits_short_form(&self) -> bool {
+        self.0.len() <= Self::SHORT_TEXT_MAX
+    }
+
+    /// The datagram: the 56-byte form when the text fits it, else the 256-byte one.
+    pub fn encode(&self) -> Vec<u8> {
+        let len = if self.fits_short_form() {
+            Self::SHORT_LEN
+        } else {
+            Self::LONG_LEN
+        };
+        let mut w = Writer::with_capacity(len);
+        w.i32(CONSOLE_CHECKSUM).text(&self.0, len - 4);
+        w.finish()
+    }
+}
+
+/// A text console command (e.g. `RflyReqObjData 0 2 0`) as a datagram; `None`
+/// when RflySim3D could not read it ([`ConsoleCommand::new`] says why).
+pub fn console_command(text: &str) -> Option<Vec<u8>> {
+    ConsoleCommand::new(text).ok().map(|c| c.encode())
+}
+
+/// Reads a console command back (for the emulator): either form, up to the
+/// first NUL; bytes that are not UTF-8 read as U+FFFD.
+pub fn decode_console_command(p: &[u8]) -> Result<String, DecodeError> {
+    const WHAT: &str = "console command";
+    if p.len() != ConsoleCommand::SHORT_LEN && p.len() != ConsoleCommand::LONG_LEN {
+        return Err(DecodeError::length(WHAT, p.len(), "56 or 256"));
+    }
+    let f = Fields(p);
+    let got = f.i32(0);
+    if got != CONSOLE_CHECKSUM {
+        return Err(DecodeError::Checksum {
+            what: WHAT,
+            got: i64::from(got),
+        });
+    }
+    Ok(f.text(4, p.len() - 4))
+}
+
+/// The console command that asks RflySim3D for the `CameraData` of sensor
+/// `seq_id` on its status port (RflySim wire protocol: VisionSensorReq, gimbal status).
+pub fn camera_data_command(seq_id: u16) -> String {
+    format!("{REQ_OBJ_DATA} {} {seq_id} 0", obj_op::CAMERA)
+}
+
+const REQ_OBJ_DATA: &str = "RflyReqObjData";
+const CLEAR_CAPTURE: &str = "RflyClearCapture";
+const REQ_VEHICLE_DATA: &str = "RflyReqVehicleData";
+const DEL_VEHICLES: &str = "RflyDelVehicles";
+const CHANGE_MAP_BY_NAME: &str = "RflyChangeMapbyName";
+const CHANGE_MAP_BY_ID: &str = "RflyChangeMapbyID";
+const SET_POS_SCALE: &str = "RflySetPosScale";
+const SHOW_TEXT_TIME: &str = "RflyShowTextTime";
+
+/// `RflyReqObjData`'s first argument, its `opFlag` (the RflySim3D API
+/// document, chapter 5): ask for one item, delete one (10 + the asking
+/// code), or clear a kind.
+mod obj_op {
+    pub const CAMERA: i32 = 0;
+    pub const VEHICLE: i32 = 1;
+    pub const OBJECT: i32 = 2;
+    pub const DELETE: i32 = 10;
+    pub const CLEAR_CAMERAS: i32 = 20;
+    pub const CLEAR_VEHICLES: i32 = 21;
+    pub const CLEAR_OBJECTS: i32 = 22;
+    pub const CLEAR_VEHICLES_AND_OBJECTS: i32 = 23;
+    pub const CLEAR_ALL: i32 = 24;
+}
+
+/// One thing of the scene `RflyReqObjData` names: a camera by SeqID, a
+/// vehicle by CopterID, an object by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SceneItem {
+    Camera(u16),
+    Vehicle(i32),
+    Object(String),
+}
+
+impl SceneItem {
+    /// The `opFlag` that asks for an item of this kind.
+    fn op(&self) -> i32 {
+        match self {
+            SceneItem::Camera(_) => obj_op::CAMERA,
+            SceneItem::Vehicle(_) => obj_op::VEHICLE,
+            SceneItem::Object(_) => obj_op::OBJECT,
+        }
+    }
+
+    fn parse(op: i32, name: &str) -> Option<SceneItem> {
+        match op {
+            obj_op::CAMERA => name.parse().ok().map(SceneItem::Camera),
+            obj_op::VEHICLE => name.parse().ok().map(SceneItem::Vehicle),
+            obj_op::OBJECT => Some(SceneItem::Object(name.to_string())),
+            _ => None,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            SceneItem::Camera(seq) => seq.to_string(),
+            SceneItem::Vehicle(id) => id.to_string(),
+            SceneItem::Object(name) => name.clone(),
+        }
+    }
+}
+
+/// What `RflyReqObjData 20`…`24` clear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClearScope {
+    Cameras,
+    Vehicles,
+    Objects,
+    VehiclesAndObjects,
+    All,
+}
+
+impl ClearScope {
+    fn op(self) -> i32 {
+        match self {
+            ClearScope::Cameras => obj_op::CLEAR_CAMERAS,
+            ClearScope::Vehicles => obj_op::CLEAR_VEHICLES,
+            ClearScope::Objects => obj_op::CLEAR_OBJECTS,
+            ClearScope::VehiclesAndObjects => obj_op::CLEAR_VEHICLES_AND_OBJECTS,
+            ClearScope::All => obj_op::CLEAR_ALL,
+        }
+    }
+
+    fn from_op(op: i32) -> Option<ClearScope> {
+        [
+            ClearScope::Cameras,
+            ClearScope::Vehicles,
+            ClearScope::Objects,
+            ClearScope::VehiclesAndObjects,
+            ClearScope::All,
+        ]
+        .into_iter()
+        .find(|s| s.op() == op)
+    }
+
+    pub fn cameras(self) -> bool {
+        matches!(self, ClearScope::Cameras | ClearScope::All)
+    }
+
+    pub fn vehicles(self) -> bool {
+        matches!(
+            self,
+            ClearScope::Vehicles | ClearScope::VehiclesAndObjects | ClearScope::All
+        )
+    }
+
+    pub fn objects(self) -> bool {
+        matches!(
+            self,
+            ClearScope::Objects | ClearScope::VehiclesAndObjects | ClearScope::All
+        )
+    }
+}
+
+/// What a console command asks of RflySim3D, as far as the bridge sends it
+/// and the emulator acts on it. [`ConsoleRequest::commands`] builds the text,
+/// [`ConsoleRequest::parse`] reads it back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConsoleRequest {
+    /// `RflyReqObjData 0 <SeqID> 0`: send that camera's `CameraData`.
+    CameraData(u16),
+    /// `RflyClearCapture`: stop every `CameraData`.
+    ClearCapture,
+    /// `RflyReqVehicleData 1` / `0`: send (or stop sending) every vehicle's
+    /// `reqVeCrashData` when it changes and at least once a second.
+    VehicleDataPostback(bool),
+    /// `RflyReqObjData 1 <CopterID> 0`: send that vehicle's `CoptReqData`.
+    VehicleData(i32),
+    /// `RflyReqObjData 2 <name> 0`: send that object's `ObjReqData`.
+    ObjectData(String),
+    /// `RflyReqObjData 10|11|12 <name> 0`: delete one camera, vehicle or object.
+    Delete(SceneItem),
+    /// `RflyReqObjData 20`…`24`.
+    Clear(ClearScope),
+    /// `RflyDelVehicles 1,2,…`: remove these vehicles (data arriving for one
+    /// again creates it again).
+    DelVehicles(Vec<i32>),
+    /// `RflyChangeMapbyName <name>`.
+    ChangeMapByName(String),
+    /// `RflyChangeMapbyID <n>`.
+    ChangeMapById(i32),
+    /// `RflySetPosScale <s>`: RflySim3D multiplies every position it receives by `s`.
+    SetPosScale(f32),
+    /// `RflyShowTextTime "<text>" <seconds>`.
+    ShowTextTime { text: String, seconds: f32 },
+}
+
+/// `s` as one word of a command, or why it cannot be one.
+fn one_word<'a>(verb: &'static str, s: &'a str) -> Result<&'a str, CommandTextError> {
+    if s.is_empty() || s.contains(|c: char| c.is_whitespace() || c == '"') {
+        return Err(CommandTextError::BadArgument {
+            verb,
+            detail: format!("{s:?} is not one word"),
+        });
+    }
+    Ok(s)
+}
+
+fn finite(verb: &'static str, v: f32) -> Result<f32, CommandTextError> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(CommandTextError::BadArgument {
+            verb,
+            detail: format!("{v} is not finite"),
+        })
+    }
+}
+
+impl ConsoleRequest {
+    /// The command texts that carry the request: one, but for
+    /// `RflyDelVehicles`, split so that each fits the 56-byte form (none for
+    /// no vehicle).
+    pub fn commands(&self) -> Result<Vec<ConsoleCommand>, CommandTextError> {
+        let text = match self {
+            ConsoleRequest::CameraData(seq) => camera_data_command(*seq),
+            ConsoleRequest::ClearCapture => CLEAR_CAPTURE.to_string(),
+            ConsoleRequest::VehicleDataPostback(on) => format!("{REQ_VEHICLE_DATA} {}", i32::from(*on)),
+            ConsoleRequest::VehicleData(id) => format!("{REQ_OBJ_DATA} {} {id} 0", obj_op::VEHICLE),
+            ConsoleRequest::ObjectData(name) => {
+                format!("{REQ_OBJ_DATA} {} {} 0", obj_op::OBJECT, one_word(REQ_OBJ_DATA, name)?)
+            }
+            ConsoleRequest::Delete(item) => {
+                let name = item.name();
+                format!(
+                    "{REQ_OBJ_DATA} {} {} 0",
+                    obj_op::DELETE + item.op(),
+                    one_word(REQ_OBJ_DATA, &name)?
+                )
+            }
+            ConsoleRequest::Clear(scope) => format!("{REQ_OBJ_DATA} {} 0 0", scope.op()),
+            ConsoleRequest::DelVehicles(ids) => return Ok(del_vehicles_commands(ids)),
+            ConsoleRequest::ChangeMapByName(name) => {
+                format!("{CHANGE_MAP_BY_NAME} {}", one_word(CHANGE_MAP_BY_NAME, name)?)
+            }
+            ConsoleRequest::ChangeMapById(n) => format!("{CHANGE_MAP_BY_ID} {n}"),
+            ConsoleRequest::SetPosScale(s) => format!("{SET_POS_SCALE} {}", finite(SET_POS_SCALE, *s)?),
+            ConsoleRequest::ShowTextTime { text, seconds } => {
+                if text.contains('"') {
+                    return Err(CommandTextError::BadArgument {
+                        verb: SHOW_TEXT_TIME,
+                        detail: "a quote inside the text".into(),
+                    });
+                }
+                format!("{SHOW_TEXT_TIME} \"{text}\" {}", finite(SHOW_TEXT_TIME, *seconds)?)
+            }
+        };
+        Ok(vec![ConsoleCommand::new(text)?])
+    }
+
+    /// The request in a console command's text; `None` for any other
+    /// command. Verbs are matched without regard to case, as RflySim3D's
+    /// console does; arguments after those a verb reads are ignored.
+    pub fn parse(text: &str) -> Option<ConsoleRequest> {
+        let text = text.trim();
+        let (verb, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+        let rest = rest.trim_start();
+        let mut words = rest.split_whitespace();
+        let is = |v: &str| verb.eq_ignore_ascii_case(v);
+        if is(REQ_OBJ_DATA) {
+            let op: i32 = words.next()?.parse().ok()?;
+            let name = words.next();
+            return match op {
+                obj_op::CAMERA => name?.parse().ok().map(ConsoleRequest::CameraData),
+                obj_op::VEHICLE => name?.parse().ok().map(ConsoleRequest::VehicleData),
+                obj_op::OBJECT => Some(ConsoleRequest::ObjectData(name?.to_string())),
+                _ if (obj_op::DELETE..obj_op::DELETE + 3).contains(&op) => {
+                    SceneItem::parse(op - obj_op::DELETE, name?).map(ConsoleRequest::Delete)
+                }
+                _ => ClearScope::from_op(op).map(ConsoleRequest::Clear),
+            };
+        }
+        if is(CLEAR_CAPTURE) {
+            return Some(ConsoleRequest::ClearCapture);
+        }
+        if is(REQ_VEHICLE_DATA) {
+            let on: i32 = words.next()?.parse().ok()?;
+            return Some(ConsoleRequest::VehicleDataPostback(on != 0));
+        }
+        if is(DEL_VEHICLES) {
+            let ids: Option<Vec<i32>> = words
+                .next()?
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.parse().ok())
+                .collect();
+            return ids.filter(|ids| !ids.is_empty()).map(ConsoleRequest::DelVehicles);
+        }
+        if is(CHANGE_MAP_BY_NAME) {
+            return Some(ConsoleRequest::ChangeMapByName(words.next()?.to_string()));
+        }
+        if is(CHANGE_MAP_BY_ID) {
+            return words.next()?.parse().ok().map(ConsoleRequest::ChangeMapById);
+        }
+        if is(SET_POS_SCALE) {
+            let s: f32 = words.next()?.parse().ok()?;
+            return s.is_finite().then_some(ConsoleRequest::SetPosScale(s));
+        }
+        if is(SHOW_TEXT_TIME) {
+            // A quoted text may hold spaces; an unquoted one is one word.
+            let (text, after) = match rest.strip_prefix('"') {
+                Some(quoted) => quoted.split_once('"')?,
+                None => rest.split_once(char::is_whitespace)?,
+            };
+            let seconds: f32 = after.split_whitespace().next()?.parse().ok()?;
+            return seconds.is_finite().then(|| ConsoleRequest::ShowTextTime {
+                text: text.to_string(),
+                seconds,
+            });
+        }
+        None
+    }
+}
+
+/// `RflyDelVehicles` with `ids` comma-separated, as many commands as it
+/// takes to keep each in the 56-byte form.
+fn del_vehicles_commands(ids: &[i32]) -> Vec<ConsoleCommand> {
+    let mut texts: Vec<String> = Vec::new();
+    for id in ids {
+        let id = id.to_string();
+        match texts.last_mut() {
+            Some(t) if t.len() + 1 + id.len() <= ConsoleCommand::SHORT_TEXT_MAX => {
+                t.push(',');
+                t.push_str(&id);
+            }
+            _ => texts.push(format!("{DEL_VEHICLES} {id}")),
+        }
+    }
+    texts
+        .into_iter()
+        .map(|t| ConsoleCommand::new(t).expect("digits, commas and the verb fit the short form"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(r: &ConsoleRequest) -> Vec<String> {
+        r.commands().unwrap().iter().map(|c| c.text().to_string()).collect()
+    }
+
+    #[test]
+    fn console_commands() {
+        let c = console_command("RflyReqObjData 0 2 0").unwrap();
+        assert_eq!(c.len(), 56);
+        assert_eq!(&c[0..4], &[0xD2, 0x02, 0x96, 0x49]);
+        assert_eq!(&c[4..24], b"RflyReqObjData 0 2 0");
+        assert!(c[24..].iter().all(|&b| b == 0));
+        assert_eq!(decode_console_command(&c).unwrap(), "RflyReqObjData 0 2 0");
+        assert_eq!(console_command(&"x".repeat(51)).unwrap().len(), 56);
+        assert_eq!(console_command(&"x".repeat(52)).unwrap().len(), 256);
+        assert!(console_command(&"x".repeat(252)).is_none());
+    }
+
+    #[test]
+    fn the_long_form_reads_back() {
+        let text = format!("RflyShowTextTime \"{}\" 5", "a".repeat(200));
+        let c = ConsoleCommand::new(text.clone()).unwrap();
+        assert!(!c.fits_short_form());
+        let bytes = c.encode();
+        assert_eq!((bytes.len(), &bytes[..4]), (256, &CONSOLE_CHECKSUM.to_le_bytes()[..]));
+        assert_eq!(decode_console_command(&bytes).unwrap(), text);
+        let mut wrong = bytes.clone();
+        wrong[0] ^= 1;
+        assert!(matches!(
+            decode_console_command(&wrong),
+            Err(DecodeError::Checksum { .. })
+        ));
+        assert!(matches!(
+            decode_console_command(&bytes[..255]),
+            Err(DecodeError::Length { .. })
+        ));
+    }
+
+    #[test]
+    fn a_refused_text_says_why() {
+        assert_eq!(
+            ConsoleCommand::new("RflyShowTextTime \"é\" 5"),
+            Err(CommandTextError::NotAscii { at: 18 })
+        );
+        assert_eq!(ConsoleCommand::new("a\0b"), Err(CommandTextError::Nul { at: 1 }));
+        assert_eq!(
+            ConsoleCommand::new("x".repeat(252)),
+            Err(CommandTextError::TooLong { len: 252, max: 251 })
+        );
+        assert!(ConsoleRequest::ChangeMapByName("two words".into()).commands().is_err());
+        assert!(ConsoleRequest::ObjectData(String::new()).commands().is_err());
+        assert!(ConsoleRequest::SetPosScale(f32::NAN).commands().is_err());
+        let quoted = ConsoleRequest::ShowTextTime {
+            text: "say \"hi\"".into(),
+            seconds: 1.0,
+        };
+        assert!(quoted.commands().unwrap_err().to_string().contains("quote"));
+    }
+
+    #[test]
+    fn every_verb_is_built_as_the_sdk_and_the_document_write_it() {
+        let cases = [
+            (ConsoleRequest::CameraData(2), "RflyReqObjData 0 2 0"),
+            (ConsoleRequest::ClearCapture, "RflyClearCapture"),
+            (ConsoleRequest::VehicleDataPostback(true), "RflyReqVehicleData 1"),
+            (ConsoleRequest::VehicleDataPostback(false), "RflyReqVehicleData 0"),
+            (ConsoleRequest::VehicleData(1000), "RflyReqObjData 1 1000 0"),
+            (
+                ConsoleRequest::ObjectData("Landscape_1".into()),
+                "RflyReqObjData 2 Landscape_1 0",
+            ),
+            (ConsoleRequest::Delete(SceneItem::Camera(3)), "RflyReqObjData 10 3 0"),
+            (ConsoleRequest::Delete(SceneItem::Vehicle(7)), "RflyReqObjData 11 7 0"),
+            (
+                ConsoleRequest::Delete(SceneItem::Object("Tree_2".into())),
+                "RflyReqObjData 12 Tree_2 0",
+            ),
+            (ConsoleRequest::Clear(ClearScope::Cameras), "RflyReqObjData 20 0 0"),
+            (ConsoleRequest::Clear(ClearScope::All), "RflyReqObjData 24 0 0"),
+            (
+                ConsoleRequest::DelVehicles(vec![1000, 1001]),
+                "RflyDelVehicles 1000,1001",
+            ),
+            (
+                ConsoleRequest::ChangeMapByName("Grasslands".into()),
+                "RflyChangeMapbyName Grasslands",
+            ),
+            (ConsoleRequest::ChangeMapById(5), "RflyChangeMapbyID 5"),
+            (ConsoleRequest::SetPosScale(100.0), "RflySetPosScale 100"),
+            (ConsoleRequest::SetPosScale(0.01), "RflySetPosScale 0.01"),
+            (
+                ConsoleRequest::ShowTextTime {
+                    text: "Hello RflySim".into(),
+                    seconds: 5.0,
+                },
+                "RflyShowTextTime \"Hello RflySim\" 5",
+            ),
+        ];
+        for (request, text) in cases {
+            assert_eq!(texts(&request), [text], "{request:?}");
+            assert_eq!(ConsoleRequest::parse(text), Some(request), "{text}");
+        }
+    }
+
+    #[test]
+    fn deleting_many_vehicles_takes_several_short_commands() {
+        let ids: Vec<i32> = (1000..1030).collect();
+        let request = ConsoleRequest::DelVehicles(ids.clone());
+        let commands = request.commands().unwrap();
+        assert!(commands.len() > 1);
+        assert!(commands.iter().all(|c| c.fits_short_form() && c.encode().len() == 56));
+        let back: Vec<i32> = commands
+            .iter()
+            .flat_map(|c| match ConsoleRequest::parse(c.text()) {
+                Some(ConsoleRequest::DelVehicles(ids)) => ids,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(back, ids);
+        assert!(ConsoleRequest::DelVehicles(vec![]).commands().unwrap().is_empty());
+        // Three of the widest ids fill the 51 bytes exactly; a fourth takes a second command.
+        let widest = ConsoleRequest::DelVehicles(vec![i32::MIN; 3]).commands().unwrap();
+        assert_eq!((widest.len(), widest[0].text().len()), (1, 51));
+        assert_eq!(
+            ConsoleRequest::DelVehicles(vec![i32::MIN; 4]).commands().unwrap().len(),
+            2
+        );
+    }
+
+    #[test]
+    fn the_parser_reads_what_rflysim3d_reads() {
+        let parse = ConsoleRequest::parse;
+        assert_eq!(
+            parse("RflyReqObjData 1 1000 FFFFFF"),
+            Some(ConsoleRequest::VehicleData(1000))
+        );
+        assert_eq!(
+            parse("  rflyreqvehicledata 2 "),
+            Some(ConsoleRequest::VehicleDataPostback(true))
+        );
+        assert_eq!(
+            parse("RflyReqObjData 21"),
+            Some(ConsoleRequest::Clear(ClearScope::Vehicles))
+        );
+        assert_eq!(
+            parse("RflyDelVehicles 1,,2,"),
+            Some(ConsoleRequest::DelVehicles(vec![1, 2]))
+        );
+        assert_eq!(
+            parse("RflyShowTextTime hello 2.5"),
+            Some(ConsoleRequest::ShowTextTime {
+                text: "hello".into(),
+                seconds: 2.5
+            })
+        );
+        assert_eq!(
+            ConsoleRequest::parse("RflyClearCapture"),
+            Some(ConsoleRequest::ClearCapture)
+        );
+        for other in [
+            "RflyReqObjData 0 x 0",
+            "RflyReqObjData 0",
+            "RflyReqObjData 1 x 0",
+            "RflyReqObjData 3 a 0",
+            "RflyReqObjData 25 a 0",
+            "RflyReqVehicleData yes",
+            "RflyDelVehicles",
+            "RflyDelVehicles 1,a",
+            "RflyChangeMapbyName",
+            "RflyChangeMapbyID x",
+            "RflySetPosScale inf",
+            "RflyShowTextTime \"unclosed 5",
+            "RflyShowTextTime \"text\"",
+            "RflyShowTextTime \"text\" NaN",
+            "RflyUnknown 1",
+            "",
+        ] {
+            assert_eq!(parse(other), None, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn clear_scopes_name_what_they_clear() {
+        let all = [
+            ClearScope::Cameras,
+            ClearScope::Vehicles,
+            ClearScope::Objects,
+            ClearScope::VehiclesAndObjects,
+            ClearScope::All,
+        ];
+        let kinds: Vec<_> = all.iter().map(|s| (s.cameras(), s.vehicles(), s.objects())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (true, false, false),
+                (false, true, false),
+                (false, false, true),
+                (false, true, true),
+                (true, true, true)
+            ]
+        );
+    }
+}
