@@ -1,5 +1,6 @@
-"""Everything for one RflySim run: the bridge for a Config.json, the
-gimbal node, optionally MAVROS for every vehicle and the built-in emulator.
+"""Everything for one RflySim run: the bridge for a Config.json, the scene
+node (RflySim3D's scene through the Simulation Interfaces, and the gimbals),
+optionally MAVROS for every vehicle and the built-in emulator.
 
     ros2 launch rflysim_bridge all.launch.py emulator:=true
     ros2 launch rflysim_bridge all.launch.py config:=/path/Config.json sim_ip:=192.168.1.10 mavros:=true copter_ids:=[1,2]
@@ -8,7 +9,7 @@ gimbal node, optionally MAVROS for every vehicle and the built-in emulator.
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
@@ -19,7 +20,8 @@ ARGUMENTS = {
     "use_sim_time": ("false", "stamp with simulation time and publish /clock"),
     "emulator": ("false", "also start the built-in RflySim emulator"),
     "mavros": ("false", "start MAVROS for every vehicle"),
-    "gimbal": ("true", "start the gimbal control / status node"),
+    "scene": ("true", "start the scene node: Simulation Interfaces, console, collisions, and the gimbals"),
+    "gimbal": ("true", "without the scene node: start the gimbal control / status node"),
     "sim_ip": ("127.0.0.1", "host of RflySim3D and CopterSim"),
     "window_id": ("0", "RflySim3D window (requests go to 20010 + window_id)"),
     "copter_ids": ("[1]", "vehicles whose IMU, state and MAVROS are bridged"),
@@ -49,7 +51,11 @@ def generate_launch_description():
     return LaunchDescription(declared + [
         node("rflysim_sim", IfCondition(arg("emulator")), arguments=["--config", arg("config")]),
         node("bridge", parameters=[arg("params"), common]),
-        node("gimbal_node", IfCondition(arg("gimbal")), parameters=[arg("params"), common]),
+        node("scene_node", IfCondition(arg("scene")), parameters=[arg("params"), common]),
+        # The gimbals' status comes in on the scene node's port: one of the two.
+        node("gimbal_node", IfCondition(PythonExpression(["'", arg("scene"), "'.lower() != 'true' and '",
+                                                         arg("gimbal"), "'.lower() == 'true'"])),
+             parameters=[arg("params"), common]),
         node("mavros_launcher", IfCondition(arg("mavros")),
              parameters=[{"copter_ids": arg("copter_ids"), "sim_ip": arg("sim_ip")}]),
     ])

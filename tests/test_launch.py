@@ -19,9 +19,12 @@ def by_exe(started):
     return {s["executable"]: s for s in started}
 
 
-def test_defaults_start_bridge_and_gimbal_only():
+def test_defaults_start_bridge_and_the_scene_node_only():
     started = by_exe(evaluate(LAUNCH))
-    assert set(started) == {"bridge", "gimbal_node"}
+    assert set(started) == {"bridge", "scene_node"}
+    # Without the scene, the gimbal node reads the status port instead.
+    assert set(by_exe(evaluate(LAUNCH, {"scene": "false"}))) == {"bridge", "gimbal_node"}
+    assert set(by_exe(evaluate(LAUNCH, {"scene": "false", "gimbal": "false"}))) == {"bridge"}
     bridge = started["bridge"]
     assert bridge["package"] == "rflysim_bridge" and bridge["namespace"] == ""
     params_file, common = bridge["parameters"]
@@ -33,7 +36,7 @@ def test_defaults_start_bridge_and_gimbal_only():
 def test_emulator_mavros_namespace_and_sim_time():
     started = by_exe(evaluate(LAUNCH, {"emulator": "true", "mavros": "true", "namespace": "drone1", "use_sim_time": "true",
                                        "copter_ids": "[1,2]", "sim_ip": "10.0.0.5", "config": "/data/Config.json",
-                                       "gimbal": "false"}))
+                                       "scene": "false", "gimbal": "false"}))
     assert set(started) == {"rflysim_sim", "bridge", "mavros_launcher"}
     assert started["rflysim_sim"]["arguments"] == ["--config", "/data/Config.json"]
     assert all(s["namespace"] == "drone1" for s in started.values())

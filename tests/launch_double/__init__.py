@@ -33,6 +33,16 @@ class PathJoinSubstitution:
         return "/".join(resolve(p, ctx) for p in self.parts)
 
 
+class PythonExpression:
+    """Joins its parts and evaluates them as Python, as launch does."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def resolve(self, ctx):
+        return str(eval("".join(resolve(p, ctx) for p in self.parts)))
+
+
 class FindPackageShare:
     def __init__(self, package):
         self.package = package
@@ -91,7 +101,8 @@ def load(path: Path):
         "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument, "ExecuteProcess": ExecuteProcess,
                            "OpaqueFunction": OpaqueFunction},
         "launch.conditions": {"IfCondition": IfCondition},
-        "launch.substitutions": {"LaunchConfiguration": LaunchConfiguration, "PathJoinSubstitution": PathJoinSubstitution},
+        "launch.substitutions": {"LaunchConfiguration": LaunchConfiguration, "PathJoinSubstitution": PathJoinSubstitution,
+                                 "PythonExpression": PythonExpression},
         "launch_ros.actions": {"Node": Node},
         "launch_ros.substitutions": {"FindPackageShare": FindPackageShare},
     }

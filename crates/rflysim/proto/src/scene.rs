@@ -9,7 +9,7 @@
 //! Units. Positions are metres in the world's NED frame (z down) and angles
 //! radians (roll, pitch, yaw), both ways: the replies' `PosUE` and
 //! `boxOrigin` are in the frame of the `PosE` vehicles are placed with (the
-//! document, §10.2.2), and `BoxExtent` is half the box's size in metres
+//! RflySim3D API document, "CoptReqData" and "ObjReqData"), and `BoxExtent` is half the box's size in metres
 //! along the object's X forward, Y right, Z up. The document's "the space
 //! unit is cm" concerns RflySim3D's inside and `RflySetPosScale`, which the
 //! bridge leaves at 1.

@@ -17,6 +17,8 @@ use ros_common::bridge::BridgeProcess;
 use ros_common::stats::StreamStats;
 use ros_common::time::{ClockPublisher, TimeBases};
 
+use crate::status_port::{StatusHandler, StatusInput};
+
 /// Which part of RflySim an executable bridges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
@@ -30,6 +32,9 @@ pub enum Role {
     Imu,
     /// Control and status of the gimbal cameras (TypeID 9) of the config.
     Gimbal,
+    /// RflySim3D's scene (Simulation Interfaces, console, bulk poses,
+    /// collisions), and the gimbals: both read the one status port.
+    Scene,
 }
 
 impl Role {
@@ -40,6 +45,7 @@ impl Role {
             Role::Camera => "rflysim_camera",
             Role::Imu => "rflysim_imu",
             Role::Gimbal => "rflysim_gimbal",
+            Role::Scene => "rflysim_scene",
         }
     }
     fn wants(self, cfg: &SensorConfig) -> bool {
@@ -49,12 +55,13 @@ impl Role {
             Role::Lidar => matches!(class, Some(SensorClass::Lidar | SensorClass::DepthCloud)),
             Role::Camera => matches!(class, Some(SensorClass::Camera(_))),
             Role::Imu => false,
-            Role::Gimbal => cfg.is_gimbal(),
+            Role::Gimbal | Role::Scene => cfg.is_gimbal(),
         }
     }
-    /// Sensor streams, CopterSim's time base and static TF: every role but the gimbal's.
+    /// Sensor streams, CopterSim's time base and static TF: every role but
+    /// the control plane's.
     fn streams(self) -> bool {
-        self != Role::Gimbal
+        !matches!(self, Role::Gimbal | Role::Scene)
     }
     fn copters(self) -> bool {
         matches!(self, Role::Bridge | Role::Imu)
@@ -78,7 +85,8 @@ pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfi
         return Err(format!("{}: {}", path.display(), clashes.join("; ")));
     }
     let mut chosen: Vec<SensorConfig> = report.sensors.into_iter().filter(|c| role.wants(c)).collect();
-    if role != Role::Bridge {
+    // The bridge takes every sensor, the scene node every gimbal (none is fine).
+    if !matches!(role, Role::Bridge | Role::Scene) {
         chosen = match config.seq_id {
             Some(id) => chosen.into_iter().filter(|c| c.seq_id == id).collect(),
             None => chosen.into_iter().take(1).collect(),
@@ -117,8 +125,8 @@ fn run(role: Role) -> Result<(), String> {
     }
     let handle = start.bridge.handle();
     let guard = handle.enter();
-    if role == Role::Gimbal {
-        start.gimbal(&sensors)?;
+    if matches!(role, Role::Gimbal | Role::Scene) {
+        start.control_plane(&sensors, role == Role::Scene)?;
     }
     if role.streams() {
         start.static_tf(&sensors)?;
@@ -182,9 +190,10 @@ impl Startup {
         self.bridge.watch(diagnostic_name(what), hardware_id, stats);
     }
 
-    /// Gimbal control and status, on the main node; the gimbals' command
-    /// sender on a thread of its own.
-    fn gimbal(&mut self, sensors: &[SensorConfig]) -> Result<(), String> {
+    /// Gimbal control and status, and with `scene` the scene, on the main
+    /// node; the gimbals' command sender on a thread of its own; one
+    /// receiver of the status port for both.
+    fn control_plane(&mut self, sensors: &[SensorConfig], scene: bool) -> Result<(), String> {
         let stats = Arc::new(StreamStats::default());
         self.watch("gimbal status", "rflysim/gimbal".into(), stats.clone());
         let stop = self.bridge.stop_signal();
@@ -200,7 +209,7 @@ impl Startup {
                 command_stats.push((seq, s.clone()));
                 s
             },
-            stop,
+            stop.clone(),
         )?;
         for (seq, s) in command_stats {
             self.watch(
@@ -209,12 +218,39 @@ impl Startup {
                 s,
             );
         }
-        match started.sender {
-            Some(sender) => self.bridge.command_sender(sender)?,
-            None => r2r::log_warn!(
+        let mut handlers: Vec<Box<dyn StatusHandler>> = Vec::new();
+        match (started.sender, started.status) {
+            (Some(sender), Some(status)) => {
+                self.bridge.command_sender(sender)?;
+                handlers.push(Box::new(status));
+            }
+            _ if !scene => r2r::log_warn!(
                 &self.bridge.logger,
                 "no gimbal camera (TypeID 9) in the config: nothing to control"
             ),
+            _ => {}
+        }
+        if scene {
+            let stats = Arc::new(StreamStats::default());
+            self.watch("scene", "rflysim/scene".into(), stats.clone());
+            let ids = self.settings.copters.ids.clone();
+            let feed = crate::scene::start(&mut self.bridge.node, &self.settings, &ids, stats, stop.clone())?;
+            handlers.push(Box::new(feed));
+        }
+        if !handlers.is_empty() {
+            let stats = Arc::new(StreamStats::default());
+            self.watch("status port", "rflysim/status".into(), stats.clone());
+            let g = &self.settings.gimbal;
+            let input = StatusInput {
+                port: g.status_port,
+                multicast: g.status_multicast,
+                senders: self.settings.link.senders.clone(),
+                stats,
+            };
+            let logger = self.bridge.logger.clone();
+            self.bridge
+                .handle()
+                .spawn(crate::status_port::run(handlers, input, logger, stop));
         }
         Ok(())
     }

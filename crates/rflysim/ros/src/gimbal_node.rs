@@ -1,14 +1,13 @@
-//! The gimbal node: for every gimbal camera (TypeID 9) of the config,
+//! The gimbals: for every gimbal camera (TypeID 9) of the config,
 //! `camera/ctrl` and `camera/ai_ctrl` in, 148-byte requests out to
 //! RflySim3D through the shared command path (a gimbal slewing at a rate
 //! is a command in force: `cmd_timeout` after the last one, its rates are
-//! set to zero, and again at the stop); RflySim3D's echoes on port 20006
-//! in, `camera/status` out.
+//! set to zero, and again at the stop); RflySim3D's echoes from the status
+//! port (`status_port`) in, `camera/status` out.
 
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::StreamExt;
 use r2r::rflysim_bridge::msg::{CameraAICtrl, CameraCtrl, CameraParams, CameraStatus};
@@ -18,23 +17,15 @@ use tokio::sync::watch;
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::gimbal::{fold, slot, GimbalBitTable, GimbalControl, GimbalEcho};
 use rflysim_proto::request::{camera_data_command, console_command, RequestForm, VisionSensorReq};
+use rflysim_proto::scene::StatusDatagram;
 
 use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
 use crate::names;
 use crate::settings::Settings;
+use crate::status_port::StatusHandler;
 use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Offer};
-use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
-use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::stats::StreamStats;
 use ros_common::time::TimeBases;
-
-/// Where the echoes come in, who may send them, and their counts.
-#[derive(Debug, Clone)]
-struct StatusInput {
-    status_port: u16,
-    status_multicast: bool,
-    senders: SenderFilter,
-    status_stats: Arc<StreamStats>,
-}
 
 /// The gimbals' requests, as the command path sends them.
 #[derive(Debug)]
@@ -75,16 +66,17 @@ impl CommandTransport for GimbalRequests {
 }
 
 /// What `start` made: the gimbals' count and, when there are any, their
-/// command sender for the process to run.
+/// command sender for the process to run and their side of the status port.
 #[derive(Debug)]
 pub struct Started {
     pub count: usize,
     pub sender: Option<CommandSender<GimbalRequests>>,
+    pub status: Option<GimbalStatus>,
 }
 
-/// Creates the subscriptions and publishers on `node` and spawns the tasks.
-/// Echoes published and dropped are counted in `status_stats`, each
-/// gimbal's commands in `command_stats` (one per gimbal, by the name given).
+/// Creates the subscriptions and publishers on `node` and spawns the command
+/// tasks. Echoes published are counted in `status_stats`, each gimbal's
+/// commands in `command_stats` (one per gimbal, by the name given).
 pub fn start(
     node: &mut Node,
     sensors: &[SensorConfig],
@@ -105,7 +97,11 @@ pub fn start(
     let this_host = crate::coptersim::local_ip_towards(settings.link.sim_ip);
     let gimbals: Vec<&SensorConfig> = sensors.iter().filter(|c| c.is_gimbal()).collect();
     if gimbals.is_empty() {
-        return Ok(Started { count: 0, sender: None });
+        return Ok(Started {
+            count: 0,
+            sender: None,
+            status: None,
+        });
     }
     let states: Vec<Arc<Mutex<GimbalCommandState>>> = gimbals
         .iter()
@@ -163,16 +159,18 @@ pub fn start(
         tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_request, shutdown.clone()));
     }
     let count = status_pubs.len();
-    let input = StatusInput {
-        status_port: s.status_port,
-        status_multicast: s.status_multicast,
-        senders: settings.link.senders.clone(),
-        status_stats,
+    let status = GimbalStatus {
+        heard: status_pubs.keys().map(|k| (*k, false)).collect(),
+        outputs: status_pubs,
+        stats: status_stats,
+        sock,
+        to,
+        logger,
     };
-    tokio::spawn(status_loop(status_pubs, input, sock, to, logger, shutdown));
     Ok(Started {
         count,
         sender: Some(sender),
+        status: Some(status),
     })
 }
 
@@ -306,74 +304,45 @@ fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus 
 
 type StatusOutputs = HashMap<u16, (Publisher<CameraStatus>, SensorConfig, Arc<Mutex<GimbalCommandState>>)>;
 
-async fn status_loop(
+/// The gimbals' side of the status port: each echo → `camera/status`; the
+/// status of a gimbal not heard from yet is asked for every tick.
+pub struct GimbalStatus {
     outputs: StatusOutputs,
-    s: StatusInput,
+    heard: HashMap<u16, bool>,
+    stats: Arc<StreamStats>,
     sock: Arc<std::net::UdpSocket>,
     to: SocketAddrV4,
     logger: String,
-    mut shutdown: watch::Receiver<bool>,
-) {
-    let group = s.status_multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
-    let gate = SenderGate::new(s.senders.clone(), s.status_stats.clone(), &logger);
-    let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, group)
-        .or_else(|e| {
-            r2r::log_warn!(
-                &logger,
-                "status port {}: multicast {} not joined ({e}); unicast only",
-                s.status_port,
-                rflysim_proto::ports::MULTICAST_GROUP
-            );
-            ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, s.status_port, 1 << 20, None)
-        })
-        .and_then(|(sock, _)| FilteredUdp::new(sock, gate));
-    let mut rx = match bound {
-        Ok(r) => r,
-        Err(e) => return r2r::log_error!(&logger, "no gimbal status: cannot bind UDP {}: {e}", s.status_port),
-    };
-    r2r::log_info!(&logger, "gimbal status from UDP {}", s.status_port);
-    let mut heard: HashMap<u16, bool> = outputs.keys().map(|k| (*k, false)).collect();
-    let mut warn = RateLimitedLog::new(Duration::from_secs(5));
-    let mut buf = [0u8; 2048];
-    let mut ask = tokio::time::interval(Duration::from_secs(2));
-    loop {
-        tokio::select! {
-            n = rx.recv(&mut buf) => {
-                let d = &buf[..n];
-                // The port carries other structs too (CameraData, crash and object data): only 148-byte echoes matter here.
-                if n != GimbalEcho::LEN {
-                    continue;
-                }
-                match GimbalEcho::decode(d) {
-                    Ok(e) => {
-                        if let Some((publisher, cfg, state)) = outputs.get(&e.seq_id) {
-                            let zoom = state.lock().unwrap().zoom;
-                            match publisher.publish(&camera_status(&e, cfg, zoom)) {
-                                Ok(()) => s.status_stats.published(n),
-                                Err(_) => s.status_stats.drop_frame("publish_failed"),
-                            }
-                            heard.insert(e.seq_id, true);
-                        }
-                    }
-                    Err(err) => {
-                        s.status_stats.drop_frame(err.reason());
-                        if let Some(held) = warn.allow() {
-                            r2r::log_warn!(&logger, "gimbal status datagram ignored: {err} ({held} more held back)");
-                        }
-                    }
+}
+
+impl std::fmt::Debug for GimbalStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GimbalStatus")
+            .field("heard", &self.heard)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StatusHandler for GimbalStatus {
+    fn on_datagram(&mut self, d: &StatusDatagram) {
+        let StatusDatagram::GimbalEcho(e) = d else { return };
+        if let Some((publisher, cfg, state)) = self.outputs.get(&e.seq_id) {
+            let zoom = state.lock().unwrap().zoom;
+            match publisher.publish(&camera_status(e, cfg, zoom)) {
+                Ok(()) => self.stats.published(GimbalEcho::LEN),
+                Err(_) => self.stats.drop_frame("publish_failed"),
+            }
+            self.heard.insert(e.seq_id, true);
+        }
+    }
+
+    fn tick(&mut self) {
+        for (seq, ok) in &self.heard {
+            if !ok {
+                if let Some(cmd) = console_command(&camera_data_command(*seq)) {
+                    send(&self.sock, self.to, &cmd, &self.logger);
                 }
             }
-            _ = ask.tick() => {
-                // Ask RflySim3D for the status of gimbals not heard from yet.
-                for (seq, ok) in &heard {
-                    if !ok {
-                        if let Some(cmd) = console_command(&camera_data_command(*seq)) {
-                            send(&sock, to, &cmd, &logger);
-                        }
-                    }
-                }
-            }
-            _ = shutdown.changed() => break,
         }
     }
 }

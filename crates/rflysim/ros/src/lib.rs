@@ -11,8 +11,10 @@ pub mod gimbal_node;
 pub mod msgs;
 pub mod names;
 pub mod requests;
+pub mod scene;
 pub mod sensor;
 pub mod settings;
+pub mod status_port;
 pub mod tf;
 
 // The fuzz runs among the unit tests bound the largest allocation a hostile

@@ -78,6 +78,11 @@ pub mod param {
     pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
     pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
     pub const STATUS_MULTICAST: BoolParam = BoolParam::new("status_multicast", true);
+    /// The scene node: spawned vehicles' ids start here; how long a call waits for RflySim3D.
+    pub const FIRST_SPAWN_ID: IntParam = IntParam::new("first_spawn_id", 1000, 1..=65_535);
+    pub const SCENE_TIMEOUT: FloatParam = FloatParam::new("scene_timeout", 1.0, 0.05..=30.0);
+    pub const MAX_SCENE_ENTITIES: IntParam = IntParam::new("max_scene_entities", 10_000, 10..=100_000);
+    pub const WORLD: &str = "world";
     /// Gimbal rates: silence this long after the last rate command stops the motion.
     pub const CMD_TIMEOUT: FloatParam =
         FloatParam::new("cmd_timeout", ros_common::command::DEFAULT_TIMEOUT_S, 0.01..=60.0);
@@ -92,8 +97,10 @@ pub mod param {
         MAX_FRAME_BYTES,
         REQUEST_CHECKSUM,
         STATUS_PORT,
+        FIRST_SPAWN_ID,
+        MAX_SCENE_ENTITIES,
     ];
-    pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT];
+    pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT, SCENE_TIMEOUT];
     pub const BOOLS: &[BoolParam] = &[
         SEND_REQUESTS,
         USE_SIM_TIME,
@@ -230,6 +237,7 @@ pub struct Settings {
     pub sensor: SensorSettings,
     pub copters: CopterSettings,
     pub gimbal: GimbalSettings,
+    pub scene: crate::scene::SceneSettings,
 }
 
 /// `copter_ids`: a non-empty list of vehicle ids, 1..=65535. Read here for
@@ -333,6 +341,12 @@ impl Settings {
                 status_port: param::STATUS_PORT.read(node)?,
                 status_multicast: param::STATUS_MULTICAST.read(node)?,
                 cmd_timeout: Duration::from_secs_f64(param::CMD_TIMEOUT.read(node)?),
+            },
+            scene: crate::scene::SceneSettings {
+                first_spawn_id: param::FIRST_SPAWN_ID.read(node)?,
+                reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
+                max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
+                world: params::string(node, param::WORLD, "").map_err(|e| e.to_string())?,
             },
         })
     }

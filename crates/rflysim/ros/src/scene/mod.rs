@@ -1,0 +1,601 @@
+//! RflySim3D's scene on ROS 2, through the standard Simulation Interfaces
+//! (`simulation_interfaces` 2.1): spawn, move, query and delete vehicles,
+//! query scene objects by name, their bounds, maps; a console service, a bulk
+//! path that places a swarm in as few datagrams as the wire allows, and each
+//! vehicle's collisions, pose and scan lines as RflySim3D reports them.
+//!
+//! Units, from RflySim3D's own documents: every pose RflySim3D takes or
+//! reports is NED metres with roll, pitch, yaw in radians, its replies'
+//! `PosUE` and box origin included (its "cm" is its internal unit and
+//! `RflySetPosScale`'s, left at 1); a box's extents are half sizes along the
+//! object's forward, right and up axes. ROS sees ENU / FLU (REP-103).
+//!
+//! Nothing here blocks the node: a call that needs RflySim3D's answer waits
+//! on a task of its own, at most `scene_timeout`, and answers with the
+//! standard's result code either way.
+
+pub mod model;
+mod services;
+
+use std::collections::HashMap;
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use r2r::nav_msgs::msg::Odometry;
+use r2r::rflysim_bridge::msg::{Collision, RayDistances, ScenePoses};
+use r2r::{Node, Publisher};
+use tokio::sync::{oneshot, watch};
+
+use rflysim_proto::console::{ConsoleCommand, ConsoleRequest};
+use rflysim_proto::scene::{
+    CopterData, CrashType, MultiVehicleUpdate, ObjectData, PlacedVehicle, Placement, PoseAndBox, StatusDatagram,
+    VehicleCrashData, VehicleUpdate,
+};
+use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::time::{to_ros_time, wall_now};
+
+use crate::names;
+use crate::status_port::StatusHandler;
+use model::{NedPose, Observed, Scene};
+
+/// The first request port; window `i` listens on `REQUEST_PORT + i`.
+const WINDOWS: u16 = 20;
+/// RflySim3D re-sends every vehicle's data at least once a second when asked to.
+const POSTBACK_FRESH: Duration = Duration::from_millis(1500);
+/// Calls waiting for RflySim3D's answer at once, at most.
+const MAX_WAITERS: usize = 256;
+
+/// The scene node's parameters.
+#[derive(Debug, Clone)]
+pub struct SceneSettings {
+    /// Spawned vehicles get CopterIDs from here up.
+    pub first_spawn_id: u16,
+    /// How long a call waits for RflySim3D's answer.
+    pub reply_timeout: Duration,
+    /// Entities known at most (vehicles RflySim3D reports, objects asked for).
+    pub max_entities: usize,
+    /// The map RflySim3D started with, if known ("": unknown until `load_world`).
+    pub world: String,
+}
+
+/// What a waiting call is waiting for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Awaited {
+    Vehicle(i32),
+    Object(String),
+}
+
+/// An answer RflySim3D gave to `RflyReqObjData 1` / `2`.
+type Reply = PoseAndBox;
+
+struct Waiter {
+    what: Awaited,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// Each vehicle's topics (the vehicles of `copter_ids`).
+struct VehicleOutputs {
+    collision: Publisher<Collision>,
+    odom: Publisher<Odometry>,
+    rays: Publisher<RayDistances>,
+}
+
+/// The scene's state, shared by the services, the bulk path and the
+/// status port's handler.
+pub struct SceneCore {
+    scene: Mutex<Scene>,
+    waiters: Mutex<Vec<Waiter>>,
+    /// The last crash each vehicle reported: a collision is published when it changes.
+    crashes: Mutex<HashMap<i32, CrashType>>,
+    world: Mutex<Option<String>>,
+    sock: std::net::UdpSocket,
+    sim_ip: Ipv4Addr,
+    window: u16,
+    settings: SceneSettings,
+    logger: String,
+    stats: Arc<StreamStats>,
+    log: Mutex<RateLimitedLog>,
+    /// Publishers are `Send`, not `Sync`: behind locks in the shared core.
+    outputs: Mutex<HashMap<u16, VehicleOutputs>>,
+    all_collisions: Mutex<Publisher<Collision>>,
+    /// When a vehicle's crash data last came (the postback is on).
+    last_postback: Mutex<Option<Instant>>,
+}
+
+impl std::fmt::Debug for SceneCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SceneCore")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SceneCore {
+    fn window_port(&self, window: u16) -> SocketAddrV4 {
+        SocketAddrV4::new(self.sim_ip, crate::requests::request_port(window))
+    }
+
+    /// Sends `bytes` to the node's window, or to every window (`None`).
+    fn send(&self, bytes: &[u8], window: Option<u16>) -> std::io::Result<()> {
+        match window {
+            Some(w) => self.sock.send_to(bytes, self.window_port(w)).map(|_| ()),
+            None => (0..WINDOWS).try_for_each(|w| self.sock.send_to(bytes, self.window_port(w)).map(|_| ())),
+        }
+    }
+
+    fn warn(&self, what: std::fmt::Arguments) {
+        if let Some(held) = self.log.lock().unwrap().allow() {
+            r2r::log_warn!(&self.logger, "scene: {what} ({held} more held back)");
+        }
+    }
+
+    /// Sends a console request to the node's window; whether it left.
+    fn console(&self, request: &ConsoleRequest) -> Result<(), String> {
+        for c in request.commands().map_err(|e| e.to_string())? {
+            self.send(&c.encode(), Some(self.window))
+                .map_err(|e| format!("cannot send {:?}: {e}", c.text()))?;
+        }
+        Ok(())
+    }
+
+    /// Places (or moves) vehicle `id` of `vehicle_type` at `pose`, moving at `vel_ned`.
+    fn place(&self, id: u16, vehicle_type: i32, pose: &NedPose, vel_ned: [f64; 3]) -> std::io::Result<()> {
+        let update = VehicleUpdate {
+            placement: Placement::AsSent,
+            copter_id: i32::from(id),
+            vehicle_type,
+            pwms: [0.0; 8],
+            vel_ned: vel_ned.map(|v| v as f32),
+            euler: pose.euler.map(|a| a as f32),
+            pos_ned: pose.position,
+            runned_time: VehicleUpdate::UNSET_TIME,
+        };
+        self.send(&update.encode(), Some(self.window))
+    }
+
+    /// Asks RflySim3D for an item's pose and box and waits for the answer,
+    /// at most `reply_timeout`.
+    async fn ask(&self, what: Awaited) -> Result<Reply, String> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut waiters = self.waiters.lock().unwrap();
+            waiters.retain(|w| !w.reply.is_closed());
+            if waiters.len() >= MAX_WAITERS {
+                return Err(format!("{MAX_WAITERS} calls already wait for RflySim3D"));
+            }
+            waiters.push(Waiter {
+                what: what.clone(),
+                reply: tx,
+            });
+        }
+        let request = match &what {
+            Awaited::Vehicle(id) => ConsoleRequest::VehicleData(*id),
+            Awaited::Object(name) => ConsoleRequest::ObjectData(name.clone()),
+        };
+        self.console(&request)?;
+        match tokio::time::timeout(self.settings.reply_timeout, rx).await {
+            Ok(Ok(reply)) => Ok(reply),
+            _ => Err(format!(
+                "RflySim3D did not answer within {:?} (is it running, on sim_ip {}, window {}?)",
+                self.settings.reply_timeout, self.sim_ip, self.window
+            )),
+        }
+    }
+
+    fn answered(&self, what: &Awaited, reply: &Reply) {
+        let mut waiters = self.waiters.lock().unwrap();
+        let mut i = 0;
+        while i < waiters.len() {
+            if &waiters[i].what == what {
+                let _ = waiters.swap_remove(i).reply.send(*reply);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn on_crash_data(&self, d: &VehicleCrashData) {
+        *self.last_postback.lock().unwrap() = Some(Instant::now());
+        let Ok(id) = u16::try_from(d.copter_id) else {
+            return self.stats.drop_frame("bad_vehicle_id");
+        };
+        let pose = NedPose {
+            position: d.pos_ned.map(f64::from),
+            euler: d.euler.map(f64::from),
+        };
+        if pose.position.iter().chain(pose.euler.iter()).any(|v| !v.is_finite()) {
+            return self.stats.drop_frame("not_finite");
+        }
+        let seen = Observed {
+            pose,
+            velocity: Some(d.vel_ned.map(f64::from)),
+            at: Instant::now(),
+        };
+        self.scene
+            .lock()
+            .unwrap()
+            .observe_vehicle(id, d.vehicle_type, seen, self.settings.max_entities);
+        let started = {
+            let mut crashes = self.crashes.lock().unwrap();
+            let before = crashes.insert(d.copter_id, d.crash).unwrap_or(CrashType::None);
+            d.crash != CrashType::None && d.crash != before
+        };
+        let stamp = to_ros_time(wall_now());
+        let outputs = self.outputs.lock().unwrap();
+        if started {
+            let c = collision(d, stamp.clone());
+            let sent = self.all_collisions.lock().unwrap().publish(&c);
+            self.stats.count_publish(sent, "publish_failed");
+            if let Some(out) = outputs.get(&id) {
+                self.stats.count_publish(out.collision.publish(&c), "publish_failed");
+            }
+        }
+        if let Some(out) = outputs.get(&id) {
+            let odom = scene_odometry(id, &pose, d.vel_ned.map(f64::from), stamp.clone());
+            self.stats.count_publish(out.odom.publish(&odom), "publish_failed");
+            let rays = RayDistances {
+                header: ros_common::msgs::header(stamp, &names::base_frame(id)),
+                front: d.rays[0],
+                back: d.rays[1],
+                left: d.rays[2],
+                right: d.rays[3],
+                up: d.rays[4],
+                down: d.rays[5],
+            };
+            self.stats.count_publish(out.rays.publish(&rays), "publish_failed");
+        }
+    }
+
+    fn on_copter_data(&self, d: &CopterData) {
+        if let Ok(id) = u16::try_from(d.copter_id) {
+            if let Some(pose) = ned_pose_of(&d.pose) {
+                let seen = Observed {
+                    pose,
+                    velocity: None,
+                    at: Instant::now(),
+                };
+                self.scene
+                    .lock()
+                    .unwrap()
+                    .observe_vehicle(id, 0, seen, self.settings.max_entities);
+            }
+        }
+        self.answered(&Awaited::Vehicle(d.copter_id), &d.pose);
+    }
+
+    fn on_object_data(&self, d: &ObjectData) {
+        if let Some(pose) = ned_pose_of(&d.pose) {
+            let seen = Observed {
+                pose,
+                velocity: None,
+                at: Instant::now(),
+            };
+            self.scene
+                .lock()
+                .unwrap()
+                .observe_object(&d.name, seen, self.settings.max_entities);
+        }
+        self.answered(&Awaited::Object(d.name.clone()), &d.pose);
+    }
+
+    /// Whether RflySim3D's postback of every vehicle is flowing.
+    fn postback_on(&self) -> bool {
+        self.last_postback
+            .lock()
+            .unwrap()
+            .is_some_and(|t| t.elapsed() < POSTBACK_FRESH)
+    }
+}
+
+/// The pose of a reply, `None` when a value is not finite.
+fn ned_pose_of(p: &PoseAndBox) -> Option<NedPose> {
+    let pose = NedPose {
+        position: p.pos.map(f64::from),
+        euler: p.euler.map(f64::from),
+    };
+    pose.position
+        .iter()
+        .chain(pose.euler.iter())
+        .all(|v| v.is_finite())
+        .then_some(pose)
+}
+
+fn point(v: [f64; 3]) -> r2r::geometry_msgs::msg::Point {
+    r2r::geometry_msgs::msg::Point {
+        x: v[0],
+        y: v[1],
+        z: v[2],
+    }
+}
+
+fn collision(d: &VehicleCrashData, stamp: r2r::builtin_interfaces::msg::Time) -> Collision {
+    let (crash_type, other) = match d.crash {
+        CrashType::Ground => (Collision::CRASH_GROUND as i8, 0),
+        CrashType::Vehicle(id) => (Collision::CRASH_VEHICLE as i8, u32::try_from(id).unwrap_or(0)),
+        CrashType::SceneObject | CrashType::None | CrashType::Unknown(_) => (Collision::CRASH_STATIC_OBJECT as i8, 0),
+    };
+    Collision {
+        header: ros_common::msgs::header(stamp, names::WORLD_FRAME),
+        vehicle_id: u32::try_from(d.copter_id).unwrap_or(0),
+        crash_type,
+        other_vehicle_id: other,
+        object_name: d.crashed_name.clone(),
+        contact_point: point(frames::ned_to_enu(d.crash_pos.map(f64::from))),
+        object_centre: point(frames::ned_to_enu(d.target_pos.map(f64::from))),
+    }
+}
+
+/// RflySim3D's pose and velocity of vehicle `id`: ENU world, FLU body (the
+/// twist in the body, as nav_msgs/Odometry has it).
+fn scene_odometry(id: u16, pose: &NedPose, vel_ned: [f64; 3], stamp: r2r::builtin_interfaces::msg::Time) -> Odometry {
+    let (position, q) = model::enu_pose(pose);
+    let inverse = [q[0], -q[1], -q[2], -q[3]];
+    let v_body = frames::rotate(inverse, frames::ned_to_enu(vel_ned));
+    let mut odom = Odometry {
+        header: ros_common::msgs::header(stamp, names::WORLD_FRAME),
+        child_frame_id: names::base_frame(id),
+        ..Default::default()
+    };
+    odom.pose.pose.position = point(position);
+    odom.pose.pose.orientation = r2r::geometry_msgs::msg::Quaternion {
+        w: q[0],
+        x: q[1],
+        y: q[2],
+        z: q[3],
+    };
+    odom.twist.twist.linear = r2r::geometry_msgs::msg::Vector3 {
+        x: v_body[0],
+        y: v_body[1],
+        z: v_body[2],
+    };
+    odom
+}
+
+/// The scene's side of the status port.
+pub struct SceneFeed {
+    core: Arc<SceneCore>,
+}
+
+impl std::fmt::Debug for SceneFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SceneFeed").finish_non_exhaustive()
+    }
+}
+
+impl StatusHandler for SceneFeed {
+    fn on_datagram(&mut self, d: &StatusDatagram) {
+        match d {
+            StatusDatagram::VehicleCrashData(c) => self.core.on_crash_data(c),
+            StatusDatagram::CopterData(c) => self.core.on_copter_data(c),
+            StatusDatagram::ObjectData(o) => self.core.on_object_data(o),
+            _ => {}
+        }
+    }
+
+    /// RflySim3D forgets the postback when it restarts: asked again while
+    /// nothing flows.
+    fn tick(&mut self) {
+        if !self.core.postback_on() {
+            if let Err(e) = self.core.console(&ConsoleRequest::VehicleDataPostback(true)) {
+                self.core.warn(format_args!("{e}"));
+            }
+        }
+    }
+}
+
+/// The scene's services, topics and bulk path on `node`; its side of the
+/// status port (for the process's one receiver of it).
+pub fn start(
+    node: &mut Node,
+    settings: &crate::settings::Settings,
+    vehicles: &[u16],
+    stats: Arc<StreamStats>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<SceneFeed, String> {
+    let scene_settings = settings.scene.clone();
+    let logger = node.logger().to_string();
+    let qos = settings.output.qos.clone();
+    let e = |what: &str, err: r2r::Error| format!("scene: {what}: {err}");
+    let mut outputs = HashMap::new();
+    for &id in vehicles {
+        let topic = |t: &str| format!("rflysim/uav{id}/{t}");
+        outputs.insert(
+            id,
+            VehicleOutputs {
+                collision: node
+                    .create_publisher(&topic("collision"), qos.clone())
+                    .map_err(|x| e("collision", x))?,
+                odom: node
+                    .create_publisher(&topic("scene/odom"), qos.clone())
+                    .map_err(|x| e("scene/odom", x))?,
+                rays: node
+                    .create_publisher(&topic("scene/rays"), qos.clone())
+                    .map_err(|x| e("scene/rays", x))?,
+            },
+        );
+    }
+    let core = Arc::new(SceneCore {
+        scene: Mutex::new(Scene::new(vehicles, scene_settings.first_spawn_id)),
+        waiters: Mutex::default(),
+        crashes: Mutex::default(),
+        world: Mutex::new((!scene_settings.world.is_empty()).then(|| scene_settings.world.clone())),
+        sock: ros_common::net::udp_sender().map_err(|e| format!("scene: UDP: {e}"))?,
+        sim_ip: settings.link.sim_ip,
+        window: settings.link.window_id,
+        settings: scene_settings,
+        logger: logger.clone(),
+        stats,
+        log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
+        outputs: Mutex::new(outputs),
+        all_collisions: Mutex::new(
+            node.create_publisher("rflysim/scene/collisions", qos)
+                .map_err(|x| e("scene/collisions", x))?,
+        ),
+        last_postback: Mutex::default(),
+    });
+    services::serve(node, &core, shutdown.clone())?;
+    let poses = node
+        .subscribe::<ScenePoses>("rflysim/scene/poses", r2r::QosProfile::default())
+        .map_err(|x| e("scene/poses", x))?;
+    tokio::spawn(bulk_poses(poses, core.clone(), shutdown));
+    if let Err(why) = core.console(&ConsoleRequest::VehicleDataPostback(true)) {
+        r2r::log_warn!(&logger, "scene: {why}");
+    }
+    r2r::log_info!(
+        &logger,
+        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses",
+        core.window,
+        core.sim_ip
+    );
+    Ok(SceneFeed { core })
+}
+
+/// A console command text for RflySim3D: why not, when it cannot be one.
+pub fn console_text(text: &str) -> Result<ConsoleCommand, String> {
+    let c = ConsoleCommand::new(text).map_err(|e| e.to_string())?;
+    if !c.fits_short_form() {
+        return Err(format!("{} bytes: at most 51", text.len()));
+    }
+    Ok(c)
+}
+
+/// `rflysim/scene/poses` → RflySim3D's 100-vehicle datagrams.
+async fn bulk_poses(
+    mut poses: impl futures::Stream<Item = ScenePoses> + Unpin,
+    core: Arc<SceneCore>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut placed: Vec<PlacedVehicle> = Vec::new();
+    let mut datagram = Box::new([0u8; MultiVehicleUpdate::LEN]);
+    let to = core.window_port(core.window);
+    loop {
+        let m = tokio::select! {
+            m = poses.next() => match m { Some(m) => m, None => return },
+            _ = shutdown.changed() => return,
+        };
+        match placements(&m, &mut placed) {
+            Ok(()) => {
+                let sent = MultiVehicleUpdate::encode_all(Placement::AsSent, &placed, &mut datagram, |d| {
+                    core.sock.send_to(d, to).map(|_| ())
+                });
+                match sent {
+                    Ok(n) => core.stats.published(n * MultiVehicleUpdate::LEN),
+                    Err(e) => {
+                        core.stats.drop_frame("send_failed");
+                        core.warn(format_args!("scene/poses: cannot send to {to}: {e}"));
+                    }
+                }
+            }
+            Err(why) => {
+                core.stats.drop_frame("invalid");
+                core.warn(format_args!("scene/poses refused, nothing sent: {why}"));
+            }
+        }
+    }
+}
+
+/// A `ScenePoses` message as the wire's vehicles, into `out` (reused).
+fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String> {
+    let n = m.ids.len();
+    if m.poses.len() != n {
+        return Err(format!("{} ids, {} poses", n, m.poses.len()));
+    }
+    let one_or_each = |len: usize, what: &str| {
+        if len == 0 || len == 1 || len == n {
+            Ok(())
+        } else {
+            Err(format!("{len} {what} for {n} vehicles (one, one each, or none)"))
+        }
+    };
+    one_or_each(m.vehicle_types.len(), "vehicle types")?;
+    one_or_each(m.scales.len(), "scales")?;
+    out.clear();
+    for (i, (&id, p)) in m.ids.iter().zip(&m.poses).enumerate() {
+        if id == 0 {
+            return Err(format!("ids[{i}] is 0 (RflySim3D's empty slot)"));
+        }
+        let q = [p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z];
+        let pose = model::ned_pose([p.position.x, p.position.y, p.position.z], q)
+            .ok_or_else(|| format!("poses[{i}] is not finite, or its orientation is not a rotation"))?;
+        let pick = |v: &[f32], default: f32| match v.len() {
+            0 => default,
+            1 => v[0],
+            _ => v[i],
+        };
+        let scale = pick(&m.scales, 1.0);
+        if !(0.0..=655.0).contains(&scale) {
+            return Err(format!("scale {scale} of vehicle {id} outside 0..655"));
+        }
+        let vehicle_type = match m.vehicle_types.len() {
+            0 => model::DEFAULT_VEHICLE_TYPE as u16,
+            1 => m.vehicle_types[0],
+            _ => m.vehicle_types[i],
+        };
+        out.push(PlacedVehicle {
+            id,
+            vehicle_type,
+            pos_ned: pose.position.map(|v| v as f32),
+            euler: pose.euler.map(|a| a as f32),
+            scale: [scale; 3],
+            motor_rpm_mean: 0.0,
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use r2r::geometry_msgs::msg::Pose;
+
+    fn poses(n: usize) -> ScenePoses {
+        ScenePoses {
+            ids: (1..=n as u16).collect(),
+            poses: (0..n)
+                .map(|i| {
+                    let mut p = Pose::default();
+                    p.position.x = i as f64;
+                    p.orientation.w = 1.0;
+                    p
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn bulk_poses_become_ned_placements_or_are_refused_whole() {
+        let mut out = Vec::new();
+        placements(&poses(3), &mut out).unwrap();
+        assert_eq!(out.len(), 3);
+        // ENU x (east) 2 → NED y 2; FLU level, facing east → NED yaw 90°.
+        assert_eq!(out[2].pos_ned, [0.0, 2.0, 0.0]);
+        assert!((out[2].euler[2] - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+        assert_eq!((out[0].vehicle_type, out[0].scale), (3, [1.0; 3]));
+        let mut bad = poses(3);
+        bad.poses[1].position.y = f64::NAN;
+        assert!(placements(&bad, &mut out).unwrap_err().contains("poses[1]"));
+        let mut bad = poses(3);
+        bad.scales = vec![1.0, 2.0];
+        assert!(placements(&bad, &mut out).is_err());
+        let mut bad = poses(3);
+        bad.ids[0] = 0;
+        assert!(placements(&bad, &mut out).is_err());
+        let mut two = poses(2);
+        two.scales = vec![2.5];
+        two.vehicle_types = vec![1003, 5];
+        placements(&two, &mut out).unwrap();
+        assert_eq!((out[1].vehicle_type, out[1].scale[0]), (5, 2.5));
+        assert_eq!(MultiVehicleUpdate::datagram_count(1000), 10);
+    }
+
+    #[test]
+    fn console_texts_are_checked_with_the_reason() {
+        assert!(console_text("RflyChangeMapbyName Grasslands").is_ok());
+        assert!(console_text(&"x".repeat(52)).unwrap_err().contains("51"));
+        assert!(console_text("Rfly\u{e9}").is_err());
+        assert!(console_text("a\0b").is_err());
+    }
+}

@@ -1,0 +1,478 @@
+//! What the scene node knows of RflySim3D's scene, without ROS or sockets:
+//! the entities by name (vehicles spawned here, CopterSim's, those RflySim3D
+//! reports, and scene objects asked for by name), the ids spawned vehicles
+//! get, what a spawn resource names, and the conversions between ROS's ENU /
+//! FLU and RflySim's NED / FRD. Pure, so that the rules are tested without a node.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use frames::{
+    enu_flu_to_ned_frd, enu_to_ned, euler_to_quat, ned_frd_to_enu_flu, ned_to_enu, quat_to_euler, Quat, Vec3,
+};
+
+/// The scheme of every resource this simulator takes.
+pub const SCHEME: &str = "rflysim://";
+/// `rflysim://vehicle/<type>`: a vehicle of RflySim3D's type (3 quadcopter,
+/// 5 / 6 hexacopter, 30 person, 50 car, 100 fixed wing, 150–152 targets;
+/// + 1000 × style).
+pub const VEHICLE_RESOURCE: &str = "rflysim://vehicle/";
+/// `rflysim://map/<name>`: a map of RflySim3D, by name.
+pub const MAP_RESOURCE: &str = "rflysim://map/";
+/// A quadcopter, when a spawn names no type.
+pub const DEFAULT_VEHICLE_TYPE: i32 = 3;
+/// The longest entity name taken (RflySim3D's object names are 32 bytes).
+pub const MAX_NAME: usize = 64;
+
+/// What an entity is to RflySim3D.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Addressed by its CopterID.
+    Vehicle { id: u16, vehicle_type: i32 },
+    /// A static scene object, addressed by its name.
+    Object,
+}
+
+/// Who put the entity in the scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `spawn_entity` of this node.
+    Spawned,
+    /// A vehicle of `copter_ids` (its CopterSim moves it) or one RflySim3D reported.
+    Vehicle,
+    /// An object found when asked for by name.
+    Object,
+}
+
+/// A pose in RflySim's terms: NED metres, FRD attitude as Z-Y-X Euler radians.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NedPose {
+    pub position: Vec3,
+    pub euler: Vec3,
+}
+
+/// The last that RflySim3D said of an entity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observed {
+    pub pose: NedPose,
+    /// NED m/s, when the report has it.
+    pub velocity: Option<Vec3>,
+    pub at: Instant,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entity {
+    pub kind: Kind,
+    pub origin: Origin,
+    /// The last pose this node sent for it (a spawned or moved vehicle).
+    pub commanded: Option<NedPose>,
+    pub observed: Option<Observed>,
+}
+
+/// Why a spawn is refused (each maps to a result code of the standard).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpawnRefusal {
+    NameNotUnique(String),
+    NameInvalid(String),
+    NoResource,
+    UnsupportedFormat(String),
+    ResourceParseError(String),
+    NoFreeId,
+}
+
+impl std::fmt::Display for SpawnRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpawnRefusal::NameNotUnique(n) => write!(f, "an entity named {n:?} exists (allow_renaming is false)"),
+            SpawnRefusal::NameInvalid(why) => write!(f, "invalid name: {why}"),
+            SpawnRefusal::NoResource => write!(f, "entity_resource names nothing: give uri {VEHICLE_RESOURCE}<type>"),
+            SpawnRefusal::UnsupportedFormat(what) => write!(
+                f,
+                "{what}: RflySim3D spawns vehicles by type, uri {VEHICLE_RESOURCE}<type> (resource_string is not read)"
+            ),
+            SpawnRefusal::ResourceParseError(what) => write!(f, "{what}: not a vehicle type 1..65535"),
+            SpawnRefusal::NoFreeId => write!(f, "every vehicle id of the spawn range is taken"),
+        }
+    }
+}
+
+/// The vehicle type a resource names.
+pub fn vehicle_type_of(uri: &str, resource_string: &str) -> Result<i32, SpawnRefusal> {
+    if uri.is_empty() {
+        return Err(if resource_string.is_empty() {
+            SpawnRefusal::NoResource
+        } else {
+            SpawnRefusal::UnsupportedFormat("resource_string".into())
+        });
+    }
+    let Some(rest) = uri.strip_prefix(VEHICLE_RESOURCE) else {
+        return Err(SpawnRefusal::UnsupportedFormat(format!("uri {uri:?}")));
+    };
+    if rest.is_empty() {
+        return Ok(DEFAULT_VEHICLE_TYPE);
+    }
+    match rest.parse::<i32>() {
+        Ok(t) if (1..=65_535).contains(&t) => Ok(t),
+        _ => Err(SpawnRefusal::ResourceParseError(format!("uri {uri:?}"))),
+    }
+}
+
+/// The map a world resource names: `rflysim://map/<name>` or a bare name.
+pub fn map_of(uri: &str) -> Result<String, String> {
+    let name = uri.strip_prefix(MAP_RESOURCE).unwrap_or(uri);
+    let ok = !name.is_empty()
+        && name.len() <= 40
+        && !name.contains(SCHEME)
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(format!(
+            "{uri:?}: a map of RflySim3D by name, {MAP_RESOURCE}<name> (letters, digits, _ and -)"
+        ))
+    }
+}
+
+fn check_name(name: &str) -> Result<(), SpawnRefusal> {
+    if name.len() > MAX_NAME {
+        return Err(SpawnRefusal::NameInvalid(format!("longer than {MAX_NAME} bytes")));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'/')
+    {
+        return Err(SpawnRefusal::NameInvalid(format!(
+            "{name:?}: letters, digits, _, - and / only"
+        )));
+    }
+    Ok(())
+}
+
+/// The scene as this node knows it.
+#[derive(Debug)]
+pub struct Scene {
+    entities: BTreeMap<String, Entity>,
+    /// Spawned vehicles get ids from here on, skipping those in use.
+    first_spawn_id: u16,
+}
+
+/// The name of a vehicle this node did not spawn.
+pub fn vehicle_name(id: u16) -> String {
+    format!("uav{id}")
+}
+
+impl Scene {
+    /// `vehicles`: those of `copter_ids`; spawned vehicles get ids from `first_spawn_id` up.
+    pub fn new(vehicles: &[u16], first_spawn_id: u16) -> Self {
+        let mut scene = Self {
+            entities: BTreeMap::new(),
+            first_spawn_id: first_spawn_id.max(1),
+        };
+        for &id in vehicles {
+            scene.insert_vehicle(id, DEFAULT_VEHICLE_TYPE, Origin::Vehicle);
+        }
+        scene
+    }
+
+    fn insert_vehicle(&mut self, id: u16, vehicle_type: i32, origin: Origin) -> String {
+        let name = vehicle_name(id);
+        self.entities.entry(name.clone()).or_insert(Entity {
+            kind: Kind::Vehicle { id, vehicle_type },
+            origin,
+            commanded: None,
+            observed: None,
+        });
+        name
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Entity> {
+        self.entities.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.entities.keys()
+    }
+
+    pub fn entities(&self) -> impl Iterator<Item = (&String, &Entity)> {
+        self.entities.iter()
+    }
+
+    /// The entity named for vehicle `id`, if the scene has it.
+    pub fn name_of_vehicle(&self, id: u16) -> Option<&String> {
+        self.entities
+            .iter()
+            .find(|(_, e)| matches!(e.kind, Kind::Vehicle { id: i, .. } if i == id))
+            .map(|(n, _)| n)
+    }
+
+    fn id_in_use(&self, id: u16) -> bool {
+        self.entities
+            .values()
+            .any(|e| matches!(e.kind, Kind::Vehicle { id: i, .. } if i == id))
+    }
+
+    /// Adds a spawned vehicle: its unique name and id.
+    pub fn spawn(
+        &mut self,
+        name: &str,
+        allow_renaming: bool,
+        vehicle_type: i32,
+        pose: NedPose,
+    ) -> Result<(String, u16), SpawnRefusal> {
+        check_name(name)?;
+        let id = (self.first_spawn_id..=u16::MAX)
+            .find(|&id| !self.id_in_use(id))
+            .ok_or(SpawnRefusal::NoFreeId)?;
+        let unique = if name.is_empty() || self.entities.contains_key(name) {
+            if !allow_renaming {
+                return Err(if name.is_empty() {
+                    SpawnRefusal::NameInvalid("empty (allow_renaming is false)".into())
+                } else {
+                    SpawnRefusal::NameNotUnique(name.into())
+                });
+            }
+            let stem = if name.is_empty() { "vehicle" } else { name };
+            (0..)
+                .map(|n| {
+                    if n == 0 {
+                        format!("{stem}_{id}")
+                    } else {
+                        format!("{stem}_{id}_{n}")
+                    }
+                })
+                .find(|candidate| !self.entities.contains_key(candidate))
+                .expect("an unused name")
+        } else {
+            name.to_string()
+        };
+        self.entities.insert(
+            unique.clone(),
+            Entity {
+                kind: Kind::Vehicle { id, vehicle_type },
+                origin: Origin::Spawned,
+                commanded: Some(pose),
+                observed: None,
+            },
+        );
+        Ok((unique, id))
+    }
+
+    pub fn remove(&mut self, name: &str) -> Option<Entity> {
+        self.entities.remove(name)
+    }
+
+    /// A new pose sent for `name`.
+    pub fn commanded(&mut self, name: &str, pose: NedPose) {
+        if let Some(e) = self.entities.get_mut(name) {
+            e.commanded = Some(pose);
+        }
+    }
+
+    /// What RflySim3D reported of vehicle `id`; a vehicle not known yet is
+    /// added (`uav<id>`), up to `max_entities` entities in all. Its name.
+    pub fn observe_vehicle(
+        &mut self,
+        id: u16,
+        vehicle_type: i32,
+        seen: Observed,
+        max_entities: usize,
+    ) -> Option<String> {
+        let name = match self.name_of_vehicle(id) {
+            Some(n) => n.clone(),
+            None if self.entities.len() < max_entities => self.insert_vehicle(id, vehicle_type, Origin::Vehicle),
+            None => return None,
+        };
+        let e = self.entities.get_mut(&name).expect("found or inserted");
+        e.observed = Some(Observed {
+            velocity: seen.velocity.or(e.observed.and_then(|o| o.velocity)),
+            ..seen
+        });
+        Some(name)
+    }
+
+    /// A scene object RflySim3D answered for.
+    pub fn observe_object(&mut self, name: &str, seen: Observed, max_entities: usize) -> bool {
+        if !self.entities.contains_key(name) && (self.entities.len() >= max_entities || check_name(name).is_err()) {
+            return false;
+        }
+        let e = self.entities.entry(name.to_string()).or_insert(Entity {
+            kind: Kind::Object,
+            origin: Origin::Object,
+            commanded: None,
+            observed: None,
+        });
+        e.observed = Some(seen);
+        true
+    }
+
+    /// A map change: what this node spawned is gone with the old map.
+    pub fn forget_spawned(&mut self) -> usize {
+        let before = self.entities.len();
+        self.entities.retain(|_, e| e.origin != Origin::Spawned);
+        before - self.entities.len()
+    }
+}
+
+/// A ROS pose (ENU position, FLU-in-ENU quaternion `[w, x, y, z]`) in
+/// RflySim's terms; `None` when a value is not finite or the quaternion is
+/// not a rotation.
+pub fn ned_pose(position_enu: Vec3, q_enu_flu: Quat) -> Option<NedPose> {
+    let finite = position_enu.iter().chain(q_enu_flu.iter()).all(|v| v.is_finite());
+    let norm = q_enu_flu.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if !finite || !(0.5..=1.5).contains(&norm) {
+        return None;
+    }
+    let euler = quat_to_euler(enu_flu_to_ned_frd(q_enu_flu));
+    Some(NedPose {
+        position: enu_to_ned(position_enu),
+        euler,
+    })
+}
+
+/// A pose in RflySim's terms → ENU position and FLU-in-ENU quaternion.
+pub fn enu_pose(p: &NedPose) -> (Vec3, Quat) {
+    let [roll, pitch, yaw] = p.euler;
+    (
+        ned_to_enu(p.position),
+        ned_frd_to_enu_flu(euler_to_quat(roll, pitch, yaw)),
+    )
+}
+
+/// A box RflySim3D reports (centre in NED metres, half extents along the
+/// object's forward, right, up) about an entity at `pose` → the two corners
+/// of the standard's TYPE_BOX in the entity's FLU frame: upper (max), then
+/// lower (min).
+pub fn box_corners(pose: &NedPose, centre_ned: Vec3, half_extent_fru: Vec3) -> [Vec3; 2] {
+    let [roll, pitch, yaw] = pose.euler;
+    let q = euler_to_quat(roll, pitch, yaw);
+    let inverse = [q[0], -q[1], -q[2], -q[3]];
+    let d = [
+        centre_ned[0] - pose.position[0],
+        centre_ned[1] - pose.position[1],
+        centre_ned[2] - pose.position[2],
+    ];
+    let frd = frames::rotate(inverse, d);
+    let centre_flu = frames::frd_to_flu(frd);
+    let e = half_extent_fru.map(f64::abs);
+    [
+        [centre_flu[0] + e[0], centre_flu[1] + e[1], centre_flu[2] + e[2]],
+        [centre_flu[0] - e[0], centre_flu[1] - e[1], centre_flu[2] - e[2]],
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pose() -> NedPose {
+        NedPose {
+            position: [1.0, 2.0, -3.0],
+            euler: [0.0, 0.0, 0.0],
+        }
+    }
+
+    #[test]
+    fn resources_name_a_vehicle_type_or_are_refused_with_the_standard_s_reasons() {
+        assert_eq!(vehicle_type_of("rflysim://vehicle/3", ""), Ok(3));
+        assert_eq!(vehicle_type_of("rflysim://vehicle/1003", ""), Ok(1003));
+        assert_eq!(vehicle_type_of("rflysim://vehicle/", ""), Ok(DEFAULT_VEHICLE_TYPE));
+        assert_eq!(vehicle_type_of("", ""), Err(SpawnRefusal::NoResource));
+        assert!(matches!(
+            vehicle_type_of("", "<sdf/>"),
+            Err(SpawnRefusal::UnsupportedFormat(_))
+        ));
+        assert!(matches!(
+            vehicle_type_of("model://x500", ""),
+            Err(SpawnRefusal::UnsupportedFormat(_))
+        ));
+        assert!(matches!(
+            vehicle_type_of("rflysim://vehicle/0", ""),
+            Err(SpawnRefusal::ResourceParseError(_))
+        ));
+        assert!(matches!(
+            vehicle_type_of("rflysim://vehicle/x", ""),
+            Err(SpawnRefusal::ResourceParseError(_))
+        ));
+        assert_eq!(map_of("rflysim://map/Grasslands").as_deref(), Ok("Grasslands"));
+        assert_eq!(map_of("3Ddisplay").as_deref(), Ok("3Ddisplay"));
+        assert!(map_of("").is_err() && map_of("a b").is_err() && map_of("rflysim://vehicle/3").is_err());
+    }
+
+    #[test]
+    fn names_are_unique_and_ids_skip_those_in_use() {
+        let mut s = Scene::new(&[1, 1000], 1000);
+        assert_eq!(s.spawn("x", false, 3, pose()), Ok(("x".into(), 1001)));
+        assert_eq!(
+            s.spawn("x", false, 3, pose()),
+            Err(SpawnRefusal::NameNotUnique("x".into()))
+        );
+        assert_eq!(s.spawn("x", true, 3, pose()), Ok(("x_1002".into(), 1002)));
+        assert!(matches!(
+            s.spawn("", false, 3, pose()),
+            Err(SpawnRefusal::NameInvalid(_))
+        ));
+        assert_eq!(s.spawn("", true, 3, pose()), Ok(("vehicle_1003".into(), 1003)));
+        assert!(matches!(
+            s.spawn("a b", true, 3, pose()),
+            Err(SpawnRefusal::NameInvalid(_))
+        ));
+        assert!(s.remove("x").is_some());
+        assert_eq!(
+            s.spawn("y", false, 3, pose()),
+            Ok(("y".into(), 1001)),
+            "a freed id is used again"
+        );
+        assert_eq!(s.name_of_vehicle(1).map(String::as_str), Some("uav1"));
+        assert_eq!(s.forget_spawned(), 3);
+        assert_eq!(s.names().cloned().collect::<Vec<_>>(), ["uav1", "uav1000"]);
+    }
+
+    #[test]
+    fn reported_vehicles_and_objects_join_the_scene_up_to_a_bound() {
+        let mut s = Scene::new(&[], 1000);
+        let seen = Observed {
+            pose: pose(),
+            velocity: Some([1.0, 0.0, 0.0]),
+            at: Instant::now(),
+        };
+        assert_eq!(s.observe_vehicle(7, 3, seen, 2).as_deref(), Some("uav7"));
+        assert!(s.observe_object("Building_1", seen, 2));
+        assert_eq!(s.observe_vehicle(8, 3, seen, 2), None, "bounded");
+        assert!(!s.observe_object("Tree_2", seen, 2));
+        // A report without a velocity keeps the last one known.
+        s.observe_vehicle(7, 3, Observed { velocity: None, ..seen }, 2);
+        assert_eq!(s.get("uav7").unwrap().observed.unwrap().velocity, Some([1.0, 0.0, 0.0]));
+    }
+
+    #[test]
+    fn poses_go_between_enu_flu_and_ned_frd() {
+        // Facing north (ENU yaw +90°) at 10 m up, 5 m east: NED (0, 5, -10), yaw 0.
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        let p = ned_pose([5.0, 0.0, 10.0], [h, 0.0, 0.0, h]).unwrap();
+        assert_eq!(p.position, [0.0, 5.0, -10.0]);
+        assert!(p.euler.iter().all(|a| a.abs() < 1e-9), "{p:?}");
+        let (enu, q) = enu_pose(&p);
+        assert_eq!(enu, [5.0, 0.0, 10.0]);
+        assert!((q[0] - h).abs() < 1e-9 && (q[3] - h).abs() < 1e-9);
+        assert!(ned_pose([f64::NAN, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]).is_none());
+        assert!(ned_pose([0.0; 3], [0.0; 4]).is_none(), "not a rotation");
+    }
+
+    #[test]
+    fn a_box_is_given_in_the_entity_s_flu_frame() {
+        // Yawed 90° (facing east): a centre 1 m east of it is 1 m ahead.
+        let p = NedPose {
+            position: [0.0, 0.0, -5.0],
+            euler: [0.0, 0.0, std::f64::consts::FRAC_PI_2],
+        };
+        let [upper, lower] = box_corners(&p, [0.0, 1.0, -5.0], [0.3, 0.2, 0.1]);
+        for (got, want) in upper.iter().zip([1.3, 0.2, 0.1]) {
+            assert!((got - want).abs() < 1e-9, "{upper:?}");
+        }
+        for (got, want) in lower.iter().zip([0.7, -0.2, -0.1]) {
+            assert!((got - want).abs() < 1e-9, "{lower:?}");
+        }
+    }
+}

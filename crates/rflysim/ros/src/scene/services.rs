@@ -1,0 +1,631 @@
+//! The Simulation Interfaces services of the scene node, and its console.
+//! Each request is answered on a task of its own: one waiting for
+//! RflySim3D never holds up another.
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+use r2r::geometry_msgs::msg::{Point, Pose, Quaternion, Twist, Vector3};
+use r2r::rflysim_bridge::srv::Console;
+use r2r::simulation_interfaces::msg::{Bounds, EntityState, Result as SimResult, SimulatorFeatures, WorldResource};
+use r2r::simulation_interfaces::srv::{
+    DeleteEntity, GetCurrentWorld, GetEntities, GetEntitiesStates, GetEntityBounds, GetEntityState,
+    GetSimulatorFeatures, LoadWorld, SetEntityState, SpawnEntity,
+};
+use r2r::{Node, ServiceRequest, WrappedServiceTypeSupport};
+use tokio::sync::watch;
+
+use rflysim_proto::console::{ConsoleRequest, SceneItem};
+use ros_common::time::{to_ros_time, wall_now};
+
+use super::model::{self, Kind, NedPose, Origin, SpawnRefusal};
+use super::{Awaited, SceneCore};
+use crate::names;
+
+fn ok() -> SimResult {
+    SimResult {
+        result: SimResult::RESULT_OK as u8,
+        error_message: String::new(),
+    }
+}
+
+fn failed(code: u8, message: impl Into<String>) -> SimResult {
+    SimResult {
+        result: code,
+        error_message: message.into(),
+    }
+}
+
+/// Serves `S` on `name`: each request answered by `answer` on a task of its own.
+fn serve_one<S, F, Fut>(
+    node: &mut Node,
+    name: &str,
+    core: &Arc<SceneCore>,
+    mut shutdown: watch::Receiver<bool>,
+    answer: F,
+) -> Result<(), String>
+where
+    S: WrappedServiceTypeSupport + 'static,
+    S::Request: Send,
+    S::Response: Send,
+    F: Fn(Arc<SceneCore>, S::Request) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = S::Response> + Send + 'static,
+{
+    let mut requests = node
+        .create_service::<S>(name, r2r::QosProfile::default())
+        .map_err(|e| format!("scene: service {name}: {e}"))?;
+    let core = core.clone();
+    let answer = Arc::new(answer);
+    tokio::spawn(async move {
+        loop {
+            let request: ServiceRequest<S> = tokio::select! {
+                r = requests.next() => match r { Some(r) => r, None => return },
+                _ = shutdown.changed() => return,
+            };
+            let (core, answer) = (core.clone(), answer.clone());
+            tokio::spawn(async move {
+                let ServiceRequest { message, .. } = &request;
+                let response = answer(core, message.clone()).await;
+                let _ = request.respond(response);
+            });
+        }
+    });
+    Ok(())
+}
+
+/// Every service of the scene node.
+pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<bool>) -> Result<(), String> {
+    let s = shutdown;
+    serve_one::<GetSimulatorFeatures::Service, _, _>(node, "get_simulator_features", core, s.clone(), |_, _| async {
+        features()
+    })?;
+    serve_one::<SpawnEntity::Service, _, _>(
+        node,
+        "spawn_entity",
+        core,
+        s.clone(),
+        |c, r| async move { spawn(&c, r) },
+    )?;
+    serve_one::<DeleteEntity::Service, _, _>(
+        node,
+        "delete_entity",
+        core,
+        s.clone(),
+        |c, r| async move { delete(&c, r) },
+    )?;
+    serve_one::<GetEntities::Service, _, _>(
+        node,
+        "get_entities",
+        core,
+        s.clone(),
+        |c, r| async move { entities(&c, r) },
+    )?;
+    serve_one::<GetEntityState::Service, _, _>(node, "get_entity_state", core, s.clone(), |c, r| async move {
+        match state_of(&c, &r.entity).await {
+            Ok(state) => GetEntityState::Response { result: ok(), state },
+            Err(result) => GetEntityState::Response {
+                result,
+                ..Default::default()
+            },
+        }
+    })?;
+    serve_one::<GetEntitiesStates::Service, _, _>(node, "get_entities_states", core, s.clone(), |c, r| async move {
+        entities_states(&c, r).await
+    })?;
+    serve_one::<SetEntityState::Service, _, _>(node, "set_entity_state", core, s.clone(), |c, r| async move {
+        set_state(&c, r)
+    })?;
+    serve_one::<GetEntityBounds::Service, _, _>(node, "get_entity_bounds", core, s.clone(), |c, r| async move {
+        bounds(&c, r).await
+    })?;
+    serve_one::<LoadWorld::Service, _, _>(
+        node,
+        "load_world",
+        core,
+        s.clone(),
+        |c, r| async move { load_world(&c, r) },
+    )?;
+    serve_one::<GetCurrentWorld::Service, _, _>(node, "get_current_world", core, s.clone(), |c, _| async move {
+        match c.world.lock().unwrap().clone() {
+            Some(name) => GetCurrentWorld::Response {
+                result: ok(),
+                world: world_resource(&name),
+            },
+            None => GetCurrentWorld::Response {
+                result: failed(
+                    GetCurrentWorld::Response::NO_WORLD_LOADED as u8,
+                    "the map RflySim3D started with is not known to the bridge: load one, or set parameter world",
+                ),
+                ..Default::default()
+            },
+        }
+    })?;
+    serve_one::<Console::Service, _, _>(node, "rflysim/console", core, s, |c, r| async move { console(&c, r) })
+}
+
+fn features() -> GetSimulatorFeatures::Response {
+    let features = vec![
+        SimulatorFeatures::SPAWNING as u16,
+        SimulatorFeatures::DELETING as u16,
+        SimulatorFeatures::ENTITY_BOUNDS as u16,
+        SimulatorFeatures::ENTITY_STATE_GETTING as u16,
+        SimulatorFeatures::ENTITY_STATE_SETTING as u16,
+        SimulatorFeatures::WORLD_LOADING as u16,
+        SimulatorFeatures::WORLD_INFO_GETTING as u16,
+    ];
+    GetSimulatorFeatures::Response {
+        features: SimulatorFeatures {
+            features,
+            spawn_formats: vec!["rflysim".into()],
+            custom_info: format!(
+                "RflySim3D. spawn_entity: entity_resource.uri {}<type> (3 quadcopter, 5/6 hexacopter, 30 person, \
+                 50 car, 100 fixed wing, 150-152 targets; + 1000 x style). load_world: {}<name>. Poses in {} (ENU).",
+                model::VEHICLE_RESOURCE,
+                model::MAP_RESOURCE,
+                names::WORLD_FRAME
+            ),
+        },
+    }
+}
+
+/// Whether a pose's frame is the scene's: empty, "world" or the ENU world frame.
+fn scene_frame(frame_id: &str) -> bool {
+    frame_id.is_empty() || frame_id == "world" || frame_id == names::WORLD_FRAME
+}
+
+fn pose_parts(p: &Pose) -> ([f64; 3], [f64; 4]) {
+    (
+        [p.position.x, p.position.y, p.position.z],
+        [p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z],
+    )
+}
+
+fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
+    let refuse = |code: u8, message: String| SpawnEntity::Response {
+        result: failed(code, message),
+        entity_name: String::new(),
+    };
+    let vehicle_type = match model::vehicle_type_of(&r.entity_resource.uri, &r.entity_resource.resource_string) {
+        Ok(t) => t,
+        Err(e) => {
+            let code = match e {
+                SpawnRefusal::NoResource => SpawnEntity::Response::NO_RESOURCE as u8,
+                SpawnRefusal::ResourceParseError(_) => SpawnEntity::Response::RESOURCE_PARSE_ERROR as u8,
+                _ => SpawnEntity::Response::UNSUPPORTED_FORMAT as u8,
+            };
+            return refuse(code, e.to_string());
+        }
+    };
+    if !r.entity_namespace.is_empty() && !valid_namespace(&r.entity_namespace) {
+        return refuse(
+            SpawnEntity::Response::NAMESPACE_INVALID as u8,
+            format!("{:?} is not a ROS namespace", r.entity_namespace),
+        );
+    }
+    if !scene_frame(&r.initial_pose.header.frame_id) {
+        return refuse(
+            SpawnEntity::Response::INVALID_POSE as u8,
+            format!(
+                "frame {:?} unknown: give poses in {}",
+                r.initial_pose.header.frame_id,
+                names::WORLD_FRAME
+            ),
+        );
+    }
+    let (position, q) = pose_parts(&r.initial_pose.pose);
+    let Some(pose) = model::ned_pose(position, q) else {
+        return refuse(
+            SpawnEntity::Response::INVALID_POSE as u8,
+            "the position is not finite, or the orientation is not a rotation".into(),
+        );
+    };
+    let spawned = core
+        .scene
+        .lock()
+        .unwrap()
+        .spawn(&r.name, r.allow_renaming, vehicle_type, pose);
+    let (name, id) = match spawned {
+        Ok(x) => x,
+        Err(e) => {
+            let code = match e {
+                SpawnRefusal::NameNotUnique(_) => SpawnEntity::Response::NAME_NOT_UNIQUE as u8,
+                SpawnRefusal::NameInvalid(_) => SpawnEntity::Response::NAME_INVALID as u8,
+                _ => SimResult::RESULT_OPERATION_FAILED as u8,
+            };
+            return refuse(code, e.to_string());
+        }
+    };
+    if let Err(e) = core.place(id, vehicle_type, &pose, [0.0; 3]) {
+        core.scene.lock().unwrap().remove(&name);
+        return refuse(
+            SimResult::RESULT_OPERATION_FAILED as u8,
+            format!("cannot send to RflySim3D: {e}"),
+        );
+    }
+    r2r::log_info!(
+        &core.logger,
+        "scene: spawned {name} (vehicle {id}, type {vehicle_type})"
+    );
+    SpawnEntity::Response {
+        result: ok(),
+        entity_name: name,
+    }
+}
+
+fn valid_namespace(ns: &str) -> bool {
+    ns.split('/').filter(|s| !s.is_empty()).all(|s| {
+        s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') && !s.starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+fn delete(core: &SceneCore, r: DeleteEntity::Request) -> DeleteEntity::Response {
+    let entity = core.scene.lock().unwrap().get(&r.entity).cloned();
+    let result = match entity {
+        None => failed(
+            SimResult::RESULT_NOT_FOUND as u8,
+            format!("no entity named {:?}", r.entity),
+        ),
+        Some(e) => {
+            let request = match e.kind {
+                Kind::Vehicle { id, .. } if e.origin == Origin::Spawned => {
+                    ConsoleRequest::DelVehicles(vec![i32::from(id)])
+                }
+                Kind::Vehicle { id, .. } => {
+                    return DeleteEntity::Response {
+                        result: failed(
+                            SimResult::RESULT_OPERATION_FAILED as u8,
+                            format!(
+                                "vehicle {id} is sent by its CopterSim, which would create it again: stop it there"
+                            ),
+                        ),
+                    }
+                }
+                Kind::Object => ConsoleRequest::Delete(SceneItem::Object(r.entity.clone())),
+            };
+            match core.console(&request) {
+                Ok(()) => {
+                    core.scene.lock().unwrap().remove(&r.entity);
+                    ok()
+                }
+                Err(why) => failed(SimResult::RESULT_OPERATION_FAILED as u8, why),
+            }
+        }
+    };
+    DeleteEntity::Response { result }
+}
+
+fn entities(core: &SceneCore, r: GetEntities::Request) -> GetEntities::Response {
+    match matching(core, &r.filters) {
+        Ok(entities) => GetEntities::Response { result: ok(), entities },
+        Err(result) => GetEntities::Response {
+            result,
+            entities: Vec::new(),
+        },
+    }
+}
+
+/// The names of the entities `filters` selects: by name only (categories,
+/// tags and bounds are not features of this simulator).
+fn matching(
+    core: &SceneCore,
+    filters: &r2r::simulation_interfaces::msg::EntityFilters,
+) -> Result<Vec<String>, SimResult> {
+    if !filters.categories.is_empty()
+        || !filters.tags.tags.is_empty()
+        || filters.bounds.type_ != Bounds::TYPE_EMPTY as u8
+    {
+        return Err(failed(
+            SimResult::RESULT_FEATURE_UNSUPPORTED as u8,
+            "only the name filter is supported (no categories, tags or bounds)",
+        ));
+    }
+    let pattern = regex::RegexBuilder::new(&filters.filter)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| failed(SimResult::RESULT_OPERATION_FAILED as u8, format!("filter: {e}")))?;
+    Ok(core
+        .scene
+        .lock()
+        .unwrap()
+        .names()
+        .filter(|n| pattern.is_match(n))
+        .cloned()
+        .collect())
+}
+
+/// What an entity name stands for, known or not: a vehicle (`uav<id>` or one
+/// spawned) or a scene object.
+fn awaited(core: &SceneCore, name: &str) -> Awaited {
+    match core.scene.lock().unwrap().get(name).map(|e| e.kind) {
+        Some(Kind::Vehicle { id, .. }) => Awaited::Vehicle(i32::from(id)),
+        Some(Kind::Object) => Awaited::Object(name.to_string()),
+        None => match name.strip_prefix("uav").and_then(|n| n.parse::<u16>().ok()) {
+            Some(id) => Awaited::Vehicle(i32::from(id)),
+            None => Awaited::Object(name.to_string()),
+        },
+    }
+}
+
+fn entity_state(pose: &NedPose, velocity: Option<[f64; 3]>) -> EntityState {
+    let (position, q) = model::enu_pose(pose);
+    let v = velocity.map(frames::ned_to_enu).unwrap_or_default();
+    EntityState {
+        header: ros_common::msgs::header(to_ros_time(wall_now()), names::WORLD_FRAME),
+        pose: Pose {
+            position: Point {
+                x: position[0],
+                y: position[1],
+                z: position[2],
+            },
+            orientation: Quaternion {
+                w: q[0],
+                x: q[1],
+                y: q[2],
+                z: q[3],
+            },
+        },
+        // World frame velocities, as the header's frame says.
+        twist: Twist {
+            linear: Vector3 {
+                x: v[0],
+                y: v[1],
+                z: v[2],
+            },
+            angular: Vector3::default(),
+        },
+        ..Default::default()
+    }
+}
+
+/// An entity's state: from RflySim3D's postback while it flows, else asked
+/// for. An unknown name RflySim3D does not answer for is not found.
+async fn state_of(core: &SceneCore, name: &str) -> Result<EntityState, SimResult> {
+    let known = core.scene.lock().unwrap().get(name).cloned();
+    if let Some(seen) = known.as_ref().and_then(|e| e.observed) {
+        if seen.at.elapsed() < super::POSTBACK_FRESH && seen.velocity.is_some() {
+            return Ok(entity_state(&seen.pose, seen.velocity));
+        }
+    }
+    match core.ask(awaited(core, name)).await {
+        Ok(reply) => match super::ned_pose_of(&reply) {
+            Some(pose) => {
+                let velocity = known.and_then(|e| e.observed).and_then(|o| o.velocity);
+                Ok(entity_state(&pose, velocity))
+            }
+            None => Err(failed(
+                SimResult::RESULT_OPERATION_FAILED as u8,
+                "RflySim3D answered a pose that is not finite",
+            )),
+        },
+        Err(why) if known.is_some() => Err(failed(SimResult::RESULT_OPERATION_FAILED as u8, why)),
+        Err(why) => Err(failed(
+            SimResult::RESULT_NOT_FOUND as u8,
+            format!("no entity named {name:?}: {why}"),
+        )),
+    }
+}
+
+async fn entities_states(core: &SceneCore, r: GetEntitiesStates::Request) -> GetEntitiesStates::Response {
+    let names = match matching(core, &r.filters) {
+        Ok(n) => n,
+        Err(result) => {
+            return GetEntitiesStates::Response {
+                result,
+                ..Default::default()
+            }
+        }
+    };
+    let states = futures::future::join_all(names.iter().map(|n| state_of(core, n))).await;
+    let (mut entities, mut out, mut missing) = (Vec::new(), Vec::new(), Vec::new());
+    for (name, state) in names.into_iter().zip(states) {
+        match state {
+            Ok(s) => {
+                entities.push(name);
+                out.push(s);
+            }
+            Err(_) => missing.push(name),
+        }
+    }
+    let result = if missing.is_empty() {
+        ok()
+    } else {
+        SimResult {
+            error_message: format!("no state from RflySim3D for {}", missing.join(", ")),
+            ..ok()
+        }
+    };
+    GetEntitiesStates::Response {
+        result,
+        entities,
+        states: out,
+    }
+}
+
+fn set_state(core: &SceneCore, r: SetEntityState::Request) -> SetEntityState::Response {
+    let answer = |result| SetEntityState::Response { result };
+    let Some(entity) = core.scene.lock().unwrap().get(&r.entity).cloned() else {
+        return answer(failed(
+            SimResult::RESULT_NOT_FOUND as u8,
+            format!("no entity named {:?}", r.entity),
+        ));
+    };
+    let Kind::Vehicle { id, vehicle_type } = entity.kind else {
+        return answer(failed(
+            SimResult::RESULT_OPERATION_FAILED as u8,
+            "scene objects are static: they cannot be moved",
+        ));
+    };
+    if !scene_frame(&r.state.header.frame_id) {
+        return answer(failed(
+            SetEntityState::Response::INVALID_POSE as u8,
+            format!(
+                "frame {:?} unknown: give states in {}",
+                r.state.header.frame_id,
+                names::WORLD_FRAME
+            ),
+        ));
+    }
+    let pose = if r.set_pose {
+        let (position, q) = pose_parts(&r.state.pose);
+        match model::ned_pose(position, q) {
+            Some(p) => p,
+            None => {
+                return answer(failed(
+                    SetEntityState::Response::INVALID_POSE as u8,
+                    "the position is not finite, or the orientation is not a rotation",
+                ))
+            }
+        }
+    } else {
+        match entity.commanded.or(entity.observed.map(|o| o.pose)) {
+            Some(p) => p,
+            None => {
+                return answer(failed(
+                    SimResult::RESULT_OPERATION_FAILED as u8,
+                    "no pose known to keep: set_pose too",
+                ))
+            }
+        }
+    };
+    let l = &r.state.twist.linear;
+    let velocity = if r.set_twist {
+        frames::enu_to_ned([l.x, l.y, l.z])
+    } else {
+        [0.0; 3]
+    };
+    if !velocity.iter().all(|v| v.is_finite()) {
+        return answer(failed(
+            SimResult::RESULT_OPERATION_FAILED as u8,
+            "the twist is not finite",
+        ));
+    }
+    match core.place(id, vehicle_type, &pose, velocity) {
+        Ok(()) => {
+            core.scene.lock().unwrap().commanded(&r.entity, pose);
+            answer(ok())
+        }
+        Err(e) => answer(failed(
+            SimResult::RESULT_OPERATION_FAILED as u8,
+            format!("cannot send to RflySim3D: {e}"),
+        )),
+    }
+}
+
+async fn bounds(core: &SceneCore, r: GetEntityBounds::Request) -> GetEntityBounds::Response {
+    let known = core.scene.lock().unwrap().get(&r.entity).is_some();
+    match core.ask(awaited(core, &r.entity)).await {
+        Ok(reply) => match super::ned_pose_of(&reply) {
+            Some(pose) => {
+                let corners =
+                    model::box_corners(&pose, reply.box_origin.map(f64::from), reply.box_extent.map(f64::from));
+                GetEntityBounds::Response {
+                    result: ok(),
+                    bounds: Bounds {
+                        type_: Bounds::TYPE_BOX as u8,
+                        points: corners
+                            .iter()
+                            .map(|c| Vector3 {
+                                x: c[0],
+                                y: c[1],
+                                z: c[2],
+                            })
+                            .collect(),
+                    },
+                }
+            }
+            None => GetEntityBounds::Response {
+                result: failed(
+                    SimResult::RESULT_OPERATION_FAILED as u8,
+                    "RflySim3D answered a pose that is not finite",
+                ),
+                ..Default::default()
+            },
+        },
+        Err(why) => GetEntityBounds::Response {
+            result: if known {
+                failed(SimResult::RESULT_OPERATION_FAILED as u8, why)
+            } else {
+                failed(
+                    SimResult::RESULT_NOT_FOUND as u8,
+                    format!("no entity named {:?}: {why}", r.entity),
+                )
+            },
+            ..Default::default()
+        },
+    }
+}
+
+fn world_resource(name: &str) -> WorldResource {
+    WorldResource {
+        name: name.to_string(),
+        world_resource: r2r::simulation_interfaces::msg::Resource {
+            uri: format!("{}{name}", model::MAP_RESOURCE),
+            resource_string: String::new(),
+        },
+        ..Default::default()
+    }
+}
+
+fn load_world(core: &SceneCore, r: LoadWorld::Request) -> LoadWorld::Response {
+    let refuse = |code: u8, message: String| LoadWorld::Response {
+        result: failed(code, message),
+        ..Default::default()
+    };
+    let resource = &r.world_resource;
+    if resource.uri.is_empty() {
+        return if resource.resource_string.is_empty() {
+            refuse(
+                LoadWorld::Response::NO_RESOURCE as u8,
+                "world_resource names nothing".into(),
+            )
+        } else {
+            refuse(
+                LoadWorld::Response::UNSUPPORTED_FORMAT as u8,
+                format!(
+                    "resource_string is not read: RflySim3D loads maps by name, uri {}<name>",
+                    model::MAP_RESOURCE
+                ),
+            )
+        };
+    }
+    let name = match model::map_of(&resource.uri) {
+        Ok(n) => n,
+        Err(why) => return refuse(LoadWorld::Response::UNSUPPORTED_FORMAT as u8, why),
+    };
+    if let Err(why) = core.console(&ConsoleRequest::ChangeMapByName(name.clone())) {
+        return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
+    }
+    let forgotten = core.scene.lock().unwrap().forget_spawned();
+    *core.world.lock().unwrap() = Some(name.clone());
+    r2r::log_info!(
+        &core.logger,
+        "scene: map {name} asked of RflySim3D (it does not acknowledge); {forgotten} spawned entities gone with the old one"
+    );
+    LoadWorld::Response {
+        result: ok(),
+        world: world_resource(&name),
+    }
+}
+
+fn console(core: &SceneCore, r: Console::Request) -> Console::Response {
+    let refuse = |message: String| Console::Response {
+        success: false,
+        message,
+    };
+    let command = match super::console_text(&r.command) {
+        Ok(c) => c,
+        Err(why) => return refuse(format!("refused, nothing sent: {why}")),
+    };
+    let window = match r.window {
+        -1 => None,
+        w if (0..i32::from(super::WINDOWS)).contains(&w) => Some(w as u16),
+        w => return refuse(format!("window {w}: 0..19, or -1 for every window")),
+    };
+    match core.send(&command.encode(), window) {
+        Ok(()) => Console::Response {
+            success: true,
+            message: String::new(),
+        },
+        Err(e) => refuse(format!("cannot send: {e}")),
+    }
+}

@@ -1,0 +1,91 @@
+//! RflySim3D's status port (UDP 20006, joined to 224.0.0.10): one receiver
+//! per process, because the kernel hands a unicast datagram to one socket
+//! only. Every datagram is read by `rflysim_proto::scene::StatusDatagram`
+//! (by length, then checksum) and handed to each handler (the gimbals'
+//! status, the scene); only `sim_ip`, loopback and `allowed_senders` may send.
+
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rflysim_proto::scene::StatusDatagram;
+use tokio::sync::watch;
+
+use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
+use ros_common::stats::{RateLimitedLog, StreamStats};
+
+/// What reads the status port's datagrams.
+pub trait StatusHandler: Send {
+    /// One datagram that decoded.
+    fn on_datagram(&mut self, d: &StatusDatagram);
+    /// Every [`TICK`]: what the handler does when nothing comes (asking again).
+    fn tick(&mut self) {}
+}
+
+/// How often the handlers' `tick` runs.
+pub const TICK: Duration = Duration::from_secs(2);
+
+/// Where the datagrams come in and who may send them.
+#[derive(Debug, Clone)]
+pub struct StatusInput {
+    pub port: u16,
+    pub multicast: bool,
+    pub senders: SenderFilter,
+    /// Datagrams taken and refused, by reason.
+    pub stats: Arc<StreamStats>,
+}
+
+/// Reads the port until the stop, handing every datagram that decodes to
+/// every handler; one that does not is counted and logged (limited in rate).
+pub async fn run(
+    mut handlers: Vec<Box<dyn StatusHandler>>,
+    input: StatusInput,
+    logger: String,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let group = input.multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
+    let gate = SenderGate::new(input.senders.clone(), input.stats.clone(), &logger);
+    let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, input.port, 1 << 20, group)
+        .or_else(|e| {
+            r2r::log_warn!(
+                &logger,
+                "status port {}: multicast {} not joined ({e}); unicast only",
+                input.port,
+                rflysim_proto::ports::MULTICAST_GROUP
+            );
+            ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, input.port, 1 << 20, None)
+        })
+        .and_then(|(sock, _)| FilteredUdp::new(sock, gate));
+    let mut rx = match bound {
+        Ok(r) => r,
+        Err(e) => return r2r::log_error!(&logger, "no RflySim3D status: cannot bind UDP {}: {e}", input.port),
+    };
+    r2r::log_info!(&logger, "RflySim3D status (gimbals, scene) from UDP {}", input.port);
+    let mut warn = RateLimitedLog::new(Duration::from_secs(5));
+    let mut buf = [0u8; 2048];
+    let mut tick = tokio::time::interval(TICK);
+    loop {
+        tokio::select! {
+            n = rx.recv(&mut buf) => match StatusDatagram::decode(&buf[..n]) {
+                Ok(d) => {
+                    input.stats.published(n);
+                    for h in &mut handlers {
+                        h.on_datagram(&d);
+                    }
+                }
+                Err(e) => {
+                    input.stats.drop_frame(e.reason());
+                    if let Some(held) = warn.allow() {
+                        r2r::log_warn!(&logger, "status datagram of {n} bytes ignored: {e} ({held} more held back)");
+                    }
+                }
+            },
+            _ = tick.tick() => {
+                for h in &mut handlers {
+                    h.tick();
+                }
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+}

@@ -1,0 +1,313 @@
+"""RflySim3D's scene through the standard ROS 2 Simulation Interfaces:
+rclpy clients built from simulation_interfaces' own definitions drive the
+scene node against the built-in emulator (a camera sees a spawned vehicle,
+crashes come back as collisions), and against a stand-in RflySim3D socket
+whose received bytes are compared with what RflySim's SDK packs (Python's
+struct, as UE4CtrlAPI does)."""
+
+import math
+import socket
+import struct
+import time
+
+import pytest
+from conftest import executable
+from geometry_msgs.msg import Pose
+from nav_msgs.msg import Odometry
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from simulation_interfaces.msg import Bounds, EntityFilters, Result, SimulatorFeatures
+from simulation_interfaces.srv import (DeleteEntity, GetCurrentWorld, GetEntities, GetEntityBounds, GetEntityState,
+                                       GetSimulatorFeatures, LoadWorld, SetEntityState, SpawnEntity)
+
+from rflysim_bridge.msg import Collision, RayDistances, ScenePoses
+from rflysim_bridge.srv import Console
+from rflysim_scenario import Scenario, sensor
+
+RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
+H = math.sqrt(0.5)
+
+
+def start_scene_node(processes, cfg, window, status_port, *params):
+    args = [executable("scene_node"), "--ros-args", "-p", f"rflysim_config:={cfg}", "-p", f"window_id:={window}",
+            "-p", f"status_port:={status_port}", "-p", "status_multicast:=false"]
+    for p in params:
+        args += ["-p", p]
+    return processes.start(args, name="scene_node")
+
+
+def call(node, srv_type, name, request, timeout=10.0):
+    client = node.create_client(srv_type, name)
+    assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
+    future = client.call_async(request)
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, f"{name}: no answer within {timeout} s"
+        time.sleep(0.01)
+    return future.result()
+
+
+def pose(x, y, z, yaw=0.0):
+    p = Pose()
+    p.position.x, p.position.y, p.position.z = x, y, z
+    p.orientation.w, p.orientation.z = math.cos(yaw / 2), math.sin(yaw / 2)
+    return p
+
+
+def spawn_request(name, uri="rflysim://vehicle/3", at=(0.0, 0.0, 5.0), allow_renaming=False):
+    r = SpawnEntity.Request(name=name, allow_renaming=allow_renaming)
+    r.entity_resource.uri = uri
+    r.initial_pose.pose = pose(*at)
+    return r
+
+
+def magenta_pixels(img):
+    data = bytes(img.data)
+    n = 0
+    for i in range(0, len(data) - 2, 3):
+        b, g, r = data[i], data[i + 1], data[i + 2]
+        if b > 100 and r > 100 and g < 40 and abs(b - r) < 12:
+            n += 1
+    return n
+
+
+def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
+    """A camera on vehicle 1, looking right (at the centre of the circle it
+    flies, where a tower stands); a vehicle spawned 4 m in front of it, where
+    RflySim3D says vehicle 1 is, appears in it, is moved, read back, sent into
+    the ground (one collision), and deleted."""
+    window, status_port = 13, 43211
+    cam = sensor(861, 1, 2, port=42861, width=320, height=240, hz=10, SensorAngEular=[0.0, 0.0, 1.5708],
+                 SensorPosXYZ=[0.0, 0.0, 0.0])
+    sc = Scenario(processes, tmp_path, [cam], sim_args=["--window-id", str(window), "--gimbal-target",
+                                                         f"127.0.0.1:{status_port}"],
+                  bridge_params={"window_id": window, "use_sim_time": False, "imu": False,
+                                 "heartbeat_port": 42862})
+    node = start_scene_node(processes, sc.config, window, status_port, "scene_timeout:=2.0")
+    images = collector.subscribe(Image, "/rflysim/sensor861/img_rgb", RELIABLE)
+    uav1 = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
+    collisions = collector.subscribe(Collision, "/rflysim/scene/collisions", RELIABLE)
+    rays = collector.subscribe(RayDistances, "/rflysim/uav1/scene/rays", RELIABLE)
+    n = collector.node
+    collector.wait_for(images, 3, timeout=30)
+    assert all(magenta_pixels(m) == 0 for m in collector.messages(images)[-3:]), "a vehicle before any was spawned"
+
+    features = call(n, GetSimulatorFeatures, "/get_simulator_features", GetSimulatorFeatures.Request()).features
+    for f in (SimulatorFeatures.SPAWNING, SimulatorFeatures.DELETING, SimulatorFeatures.ENTITY_STATE_GETTING,
+              SimulatorFeatures.ENTITY_STATE_SETTING, SimulatorFeatures.ENTITY_BOUNDS, SimulatorFeatures.WORLD_LOADING):
+        assert f in features.features
+    assert SimulatorFeatures.SPAWNING_RESOURCE_STRING not in features.features
+    assert "rflysim" in features.spawn_formats
+
+    p = collector.wait_for(uav1, 1, timeout=10)[-1].pose.pose.position
+    toward_centre = 4.0 / math.hypot(p.x, p.y)
+    ahead = (p.x - p.x * toward_centre, p.y - p.y * toward_centre, p.z)
+    r = call(n, SpawnEntity, "/spawn_entity", spawn_request("probe", at=ahead))
+    assert r.result.result == Result.RESULT_OK, r.result.error_message
+    assert r.entity_name == "probe"
+    before = len(collector.messages(images))
+    seen = 0
+    deadline = time.monotonic() + 1.5
+    while time.monotonic() < deadline and seen == 0:
+        got = collector.messages(images)[before:]
+        seen = max((magenta_pixels(m) for m in got), default=0)
+        time.sleep(0.1)
+    assert seen >= 4, "the spawned vehicle never showed in the camera"
+
+    names = call(n, GetEntities, "/get_entities", GetEntities.Request()).entities
+    assert "probe" in names and "uav1" in names
+
+    move = SetEntityState.Request(entity="probe", set_pose=True)
+    move.state.pose = pose(2.0, -1.0, 6.0, yaw=0.5)
+    assert call(n, SetEntityState, "/set_entity_state", move).result.result == Result.RESULT_OK
+    deadline = time.monotonic() + 5
+    while True:
+        st = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="probe"))
+        assert st.result.result == Result.RESULT_OK, st.result.error_message
+        p = st.state.pose.position
+        if abs(p.x - 2.0) < 1e-3 and abs(p.y + 1.0) < 1e-3 and abs(p.z - 6.0) < 1e-3:
+            break
+        assert time.monotonic() < deadline, f"still at {p}"
+        time.sleep(0.1)
+    q = st.state.pose.orientation
+    sign = 1.0 if q.w >= 0 else -1.0  # q and -q are one rotation
+    assert abs(sign * q.w - math.cos(0.25)) < 1e-4 and abs(sign * q.z - math.sin(0.25)) < 1e-4, q
+    assert st.state.header.frame_id == "rflysim/map_enu"
+
+    b = call(n, GetEntityBounds, "/get_entity_bounds", GetEntityBounds.Request(entity="probe"))
+    assert b.result.result == Result.RESULT_OK and b.bounds.type == Bounds.TYPE_BOX
+    upper, lower = b.bounds.points
+    assert (round(upper.x, 3), round(upper.y, 3), round(upper.z, 3)) == (0.275, 0.275, 0.15)
+    assert (round(lower.x, 3), round(lower.y, 3), round(lower.z, 3)) == (-0.275, -0.275, -0.15)
+
+    # Into the ground: one collision, however often RflySim3D repeats its data.
+    crash = SetEntityState.Request(entity="probe", set_pose=True)
+    crash.state.pose = pose(2.0, -1.0, -0.5)
+    assert call(n, SetEntityState, "/set_entity_state", crash).result.result == Result.RESULT_OK
+    c = collector.wait_for(collisions, 1, timeout=5)[0]
+    time.sleep(2.5)
+    assert len(collector.messages(collisions)) == 1, "one collision, not one per report"
+    assert c.crash_type == Collision.CRASH_GROUND and c.vehicle_id >= 1000
+    assert c.header.frame_id == "rflysim/map_enu"
+    assert collector.wait_for(rays, 1, timeout=5)[-1].down > 0.0
+
+    assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity="probe")).result.result == Result.RESULT_OK
+    assert "probe" not in call(n, GetEntities, "/get_entities", GetEntities.Request()).entities
+    filtered = GetEntities.Request(filters=EntityFilters(filter="^uav"))
+    assert call(n, GetEntities, "/get_entities", filtered).entities == ["uav1"]
+
+    # Objects of the scene, by name: its state and its box.
+    obj = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="Building_1"))
+    assert obj.result.result == Result.RESULT_OK, obj.result.error_message
+    assert "Building_1" in call(n, GetEntities, "/get_entities", GetEntities.Request()).entities
+
+    # The standard's refusals, each with its code and a message.
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("twin")).result.result == Result.RESULT_OK
+    again = call(n, SpawnEntity, "/spawn_entity", spawn_request("twin"))
+    assert again.result.result == SpawnEntity.Response.NAME_NOT_UNIQUE and again.result.error_message
+    renamed = call(n, SpawnEntity, "/spawn_entity", spawn_request("twin", allow_renaming=True))
+    assert renamed.result.result == Result.RESULT_OK and renamed.entity_name.startswith("twin_")
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("x", uri="model://x500")).result.result \
+        == SpawnEntity.Response.UNSUPPORTED_FORMAT
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("x", uri="")).result.result \
+        == SpawnEntity.Response.NO_RESOURCE
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("x", at=(math.nan, 0.0, 1.0))).result.result \
+        == SpawnEntity.Response.INVALID_POSE
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("a b")).result.result == SpawnEntity.Response.NAME_INVALID
+    began = time.monotonic()
+    missing = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="no_such_thing"))
+    assert missing.result.result == Result.RESULT_NOT_FOUND and "no_such_thing" in missing.result.error_message
+    assert time.monotonic() - began < 4.0
+    assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity="nope")).result.result \
+        == Result.RESULT_NOT_FOUND
+
+    assert call(n, Console, "/rflysim/console", Console.Request(command="RflyShowTextTime hello 1", window=-1)).success
+    # (A NUL cannot reach the node: ROS strings end at it. The unit tests cover it.)
+    for bad in ("Rfly\u00e9", "x" * 52):
+        r = call(n, Console, "/rflysim/console", Console.Request(command=bad, window=0))
+        assert not r.success and r.message, bad
+    w = call(n, GetCurrentWorld, "/get_current_world", GetCurrentWorld.Request())
+    assert w.result.result == GetCurrentWorld.Response.NO_WORLD_LOADED
+    load = LoadWorld.Request()
+    load.world_resource.uri = "rflysim://map/Grasslands"
+    assert call(n, LoadWorld, "/load_world", load).result.result == Result.RESULT_OK
+    assert call(n, GetCurrentWorld, "/get_current_world", GetCurrentWorld.Request()).world.name == "Grasslands"
+    assert "twin" not in call(n, GetEntities, "/get_entities", GetEntities.Request()).entities, \
+        "spawned entities go with the old map"
+    assert "grasslands" in processes.output(sc.sim).lower(), "the emulator changed its map"
+    assert node.poll() is None
+
+
+class FakeRflySim3D:
+    """Stands where RflySim3D listens (20010 + window) and keeps what arrives."""
+
+    def __init__(self, window):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        self.sock.bind(("127.0.0.1", 20010 + window))
+        self.sock.settimeout(0.1)
+
+    def received(self, length, timeout=5.0, want=1):
+        out, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline and len(out) < want:
+            try:
+                d = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            if len(d) == length:
+                out.append(d)
+        return out
+
+
+def sdk_euler_ned(yaw_enu):
+    """An ENU yaw (FLU, level) as RflySim's NED roll, pitch, yaw: yaw_ned = pi/2 - yaw_enu."""
+    return (0.0, 0.0, math.pi / 2 - yaw_enu)
+
+
+def test_bytes_equal_the_sdk_and_bulk_poses_fill_100_a_datagram(collector, processes, tmp_path):
+    window, status_port = 14, 43212
+    rfly = FakeRflySim3D(window)
+    cfg = tmp_path / "Config.json"
+    cfg.write_text('{"VisionSensors": []}')
+    node = start_scene_node(processes, cfg, window, status_port, "first_spawn_id:=2000")
+    n = collector.node
+    r = call(n, SpawnEntity, "/spawn_entity", spawn_request("sdk", at=(3.0, 4.0, 5.0)))
+    assert r.result.result == Result.RESULT_OK
+    got = rfly.received(104)
+    assert got, "no SOut2SimulatorSimpleTime"
+    # What UE4CtrlAPI.sendUE4PosNew packs for the same pose: native alignment, 104 bytes.
+    roll, pitch, yaw = sdk_euler_ned(0.0)
+    sdk = struct.pack("3i14f4d", 1234567890, 2000, 3, *[0.0] * 8, *[0.0] * 3, roll, pitch, yaw, 4.0, 3.0, -5.0, -1.0)
+    assert got[0] == sdk
+
+    # 250 vehicles in one message: three datagrams of 100, 100 and 50.
+    pub = n.create_publisher(ScenePoses, "/rflysim/scene/poses", RELIABLE)
+    deadline = time.monotonic() + 10
+    while pub.get_subscription_count() == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    m = ScenePoses(ids=list(range(1, 251)), poses=[pose(float(i), 0.0, 2.0) for i in range(250)], scales=[2.0])
+    pub.publish(m)
+    grams = rfly.received(3804, want=3)
+    assert len(grams) == 3
+    ids, counted = [], 0
+    for g in grams:
+        v = struct.unpack("i200H600f300H100f", g)
+        assert v[0] == 1234567890
+        slot_ids = v[1:101]
+        live = [i for i in slot_ids if i]
+        ids += live
+        for k, vid in enumerate(slot_ids):
+            if vid:
+                x, y, z = v[201 + 3 * k: 204 + 3 * k]
+                assert (x, y, z) == (0.0, float(vid - 1), -2.0)
+                assert v[801 + 3 * k: 804 + 3 * k] == (200, 200, 200)
+                counted += 1
+    assert sorted(ids) == list(range(1, 251)) and counted == 250
+    assert node.poll() is None
+
+
+def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, tmp_path):
+    """Nothing listens on the window: a call times out with the standard's
+    code and the node goes on. Garbage on the status port is counted; the
+    crash data right after it is published exactly."""
+    window, status_port = 15, 43213
+    cfg = tmp_path / "Config.json"
+    cfg.write_text('{"VisionSensors": []}')
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
+    n = collector.node
+    collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
+    odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
+    began = time.monotonic()
+    r = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="uav1"))
+    assert r.result.result == Result.RESULT_OPERATION_FAILED and "did not answer" in r.result.error_message
+    assert time.monotonic() - began < 3.0
+    assert call(n, GetSimulatorFeatures, "/get_simulator_features", GetSimulatorFeatures.Request()).features.features
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    to = ("127.0.0.1", status_port)
+
+    def crash_data(crash_type):
+        return struct.pack("<4id29f20s", 1234567897, 1, 3, crash_type, 12.5, 1.0, 2.0, 0.0, 10.0, 20.0, -5.0,
+                           10.0, 20.0, 0.0, 11.0, 21.0, 0.0, 0.0, 0.0, math.pi / 2, *[0.0] * 8,
+                           5.0, 6.0, 7.0, 8.0, 9.0, 4.5, b"Landscape_1")
+    deadline = time.monotonic() + 10
+    while not collector.messages(odom):
+        assert time.monotonic() < deadline, "no scene odometry"
+        s.sendto(crash_data(0), to)
+        time.sleep(0.1)
+    for junk in (b"", b"\x00" * 160, crash_data(-2)[:100], b"\xff" * 12, struct.pack("<i", 1234567897) + b"\x01" * 156):
+        s.sendto(junk, to)
+    s.sendto(crash_data(-2), to)
+    c = collector.wait_for(collisions, 1, timeout=5)[0]
+    assert (c.vehicle_id, c.crash_type, c.other_vehicle_id, c.object_name) == (1, Collision.CRASH_GROUND, 0, "Landscape_1")
+    # NED (10, 20, 0) → ENU (20, 10, 0).
+    assert (c.contact_point.x, c.contact_point.y, c.contact_point.z) == (20.0, 10.0, 0.0)
+    assert (c.object_centre.x, c.object_centre.y) == (21.0, 11.0)
+    o = collector.messages(odom)[-1]
+    assert (o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z) == (20.0, 10.0, 5.0)
+    assert o.header.frame_id == "rflysim/map_enu" and o.child_frame_id == "rflysim/uav1/base_link_flu"
+    # Facing east (NED yaw 90°): ENU yaw 0; moving north at 1 m/s and east at 2: 2 forward, 1 to the left.
+    assert abs(o.twist.twist.linear.x - 2.0) < 1e-6 and abs(o.twist.twist.linear.y - 1.0) < 1e-6
+    assert node.poll() is None
