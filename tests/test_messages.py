@@ -145,3 +145,35 @@ def test_meaning_comments_of_the_protocol_are_kept(file_name):
     lines = {line.strip() for line in (MSG_DIR / file_name).read_text().splitlines()}
     missing = [c for c in MEANING_COMMENTS[file_name] if c not in lines]
     assert not missing
+
+
+# RIHS01 type hashes of simulation_interfaces 2.1.0, from a build of the
+# standard's own package: a standard client and this package's types agree
+# only when these are equal.
+SIMULATION_INTERFACES_HASHES = {
+    "simulation_interfaces/srv/SpawnEntity": "RIHS01_66860313e11009faddbfc8568e5d410d1a11607fe75eeb1308671dc0406fe3a7",
+    "simulation_interfaces/srv/DeleteEntity": "RIHS01_ff7e96a5b83dc8e2bb34b8b034480028b3a24d9f8376b2c0590bac3704be3e28",
+    "simulation_interfaces/srv/GetEntities": "RIHS01_cb90004c48cd50f37732fb008e22c34c261dd680a723bf0f85d8437ea4498bf7",
+    "simulation_interfaces/srv/GetEntityState": "RIHS01_749c91f2a2353d98367b64f2995a0f5842ce92a08ec1ffb3e185540a91557fb5",
+    "simulation_interfaces/srv/GetEntitiesStates": "RIHS01_0a76170d0c1c90e1eaf805cfab78ea801d1f82df309a28c1f0fae4b570f19754",
+    "simulation_interfaces/srv/SetEntityState": "RIHS01_fba636c91d38832dbd4f6896ffce54ff98fd9929962b0533546b56ce00f988ac",
+    "simulation_interfaces/srv/GetEntityBounds": "RIHS01_17be8d36231178a5eed0de0344b55c19975581627a9aec30a4fee9926a35deed",
+    "simulation_interfaces/srv/GetSimulatorFeatures": "RIHS01_abb9439c8cf196722a469fb6c68b44b484f198c2a1356ac38849a29c2a20a794",
+    "simulation_interfaces/srv/LoadWorld": "RIHS01_87d0ded1bfddb40a74d0bedb963fdd592fbedb14d0057d597850404b73c338af",
+    "simulation_interfaces/srv/GetCurrentWorld": "RIHS01_79ed4e910e1b7a1c9f7950ff758bfba3535bf0dec669054e8af115a099724ddd",
+    "simulation_interfaces/msg/EntityState": "RIHS01_2e0464a85eb80a939025075d6c20761eca6a4cb9d6baf2c0ba373467c8b598d0",
+    "simulation_interfaces/msg/Result": "RIHS01_cf43a306adff3337a0a47143d8f5689933bc70a30478f13b077dc1fe3bc5ad17",
+}
+
+
+def test_simulation_interfaces_hash_as_the_standard():
+    import json
+    import os
+    from pathlib import Path
+    share = next(Path(p) / "share" / "simulation_interfaces" for p in os.environ["AMENT_PREFIX_PATH"].split(":")
+                 if (Path(p) / "share" / "simulation_interfaces").is_dir())
+    for name, want in SIMULATION_INTERFACES_HASHES.items():
+        kind, type_name = name.split("/")[1:]
+        described = json.loads((share / kind / f"{type_name}.json").read_text())
+        got = {h["type_name"]: h["hash_string"] for h in described["type_hashes"]}[name]
+        assert got == want, f"{name}: {got}, the standard's is {want}"
