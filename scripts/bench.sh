@@ -23,16 +23,18 @@
 #   aerosim     AeroSim over Kafka, next to DDS alone and a confluent-kafka +
 #               rclpy reference
 #   swarm       1, 4, 8, 16 RflySim vehicles from one emulator into one bridge
+#   scene       100 and 1 000 vehicles placed at 30 Hz from one bulk message,
+#               next to DDS alone and an rclpy + struct reference
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-ALL=(decode rflysim capacity multi-host auv gps-denied aerosim swarm)
+ALL=(decode rflysim capacity multi-host auv gps-denied aerosim swarm scene)
 report=0
 sections=()
 for a in "$@"; do
   case "$a" in
     --report) report=1 ;;
-    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
     *) [[ " ${ALL[*]} " == *" $a "* ]] || { echo "unknown section $a (sections: ${ALL[*]})"; exit 2; }
        sections+=("$a") ;;
   esac
@@ -112,6 +114,11 @@ section_aerosim() {
 section_swarm() {
   echo "\$ cargo bench -p rflysim_ros --bench swarm   # as shipped"
   (unset FASTRTPS_DEFAULT_PROFILES_FILE FASTDDS_DEFAULT_PROFILES_FILE; bench -p rflysim_ros --bench swarm)
+}
+
+section_scene() {
+  echo "\$ RFLYSIM_BENCH_ROUNDS=3 cargo bench -p rflysim_ros --bench scene_poses"
+  RFLYSIM_BENCH_ROUNDS=3 bench -p rflysim_ros --bench scene_poses
 }
 
 out="$ROOT/target/bench-report"

@@ -91,6 +91,25 @@ pub fn enu_flu_to_ned_frd(q: Quat) -> Quat {
     quat_normalize(quat_mul(quat_mul(inv(Q_ENU_NED), q), inv(Q_FRD_FLU)))
 }
 
+/// [`enu_flu_to_ned_frd`] then [`quat_to_euler`] in one: the FRD body's
+/// roll, pitch, yaw in NED of a FLU body's orientation in ENU (not
+/// necessarily normalised). Written out (the two fixed rotations reduce to
+/// sums of components) for the scene's swarms: thousands of poses a tick.
+pub fn enu_flu_to_ned_frd_euler(q: Quat) -> Vec3 {
+    let [w, x, y, z] = q;
+    // ∝ inv(Q_ENU_NED) · q · inv(Q_FRD_FLU), up to sign and a factor of √2 · |q|.
+    let (a, b, c, d) = (w + z, x + y, x - y, w - z);
+    let n2 = a * a + b * b + c * c + d * d;
+    let roll = (2.0 * (a * b + c * d)).atan2(a * a - b * b - c * c + d * d);
+    let pitch = if n2 > 0.0 {
+        (2.0 * (a * c - d * b) / n2).clamp(-1.0, 1.0).asin()
+    } else {
+        0.0
+    };
+    let yaw = (2.0 * (a * d + b * c)).atan2(a * a + b * b - c * c - d * d);
+    [roll, pitch, yaw]
+}
+
 /// A mount rotation of a sensor on an FRD body → the same mount on an FLU body
 /// (for TF from the vehicle's FLU `base_link`).
 pub fn frd_mount_to_flu(q: Quat) -> Quat {
@@ -100,6 +119,30 @@ pub fn frd_mount_to_flu(q: Quat) -> Quat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_written_out_conversion_to_ned_euler_agrees_with_the_composed_one() {
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        for _ in 0..10_000 {
+            let q = [next(), next(), next(), next()];
+            let scale = 0.5 + next().abs();
+            let fast = enu_flu_to_ned_frd_euler(q.map(|v| v * scale));
+            let composed = quat_to_euler(enu_flu_to_ned_frd(q));
+            // Near the poles roll and yaw trade off: compare the rotations.
+            let (a, b) = (
+                euler_to_quat(fast[0], fast[1], fast[2]),
+                euler_to_quat(composed[0], composed[1], composed[2]),
+            );
+            let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            assert!(dot.abs() > 1.0 - 1e-9, "{q:?}: {fast:?} vs {composed:?}");
+        }
+    }
     use std::f64::consts::{FRAC_PI_2, PI};
 
     fn close(a: &[f64], b: &[f64]) -> bool {

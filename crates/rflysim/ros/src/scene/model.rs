@@ -7,9 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use frames::{
-    enu_flu_to_ned_frd, enu_to_ned, euler_to_quat, ned_frd_to_enu_flu, ned_to_enu, quat_to_euler, Quat, Vec3,
-};
+use frames::{enu_flu_to_ned_frd_euler, enu_to_ned, euler_to_quat, ned_frd_to_enu_flu, ned_to_enu, Quat, Vec3};
 
 /// The scheme of every resource this simulator takes.
 pub const SCHEME: &str = "rflysim://";
@@ -320,11 +318,12 @@ impl Scene {
 /// not a rotation.
 pub fn ned_pose(position_enu: Vec3, q_enu_flu: Quat) -> Option<NedPose> {
     let finite = position_enu.iter().chain(q_enu_flu.iter()).all(|v| v.is_finite());
-    let norm = q_enu_flu.iter().map(|v| v * v).sum::<f64>().sqrt();
-    if !finite || !(0.5..=1.5).contains(&norm) {
+    // |q| in 0.5..=1.5, squared.
+    let norm2 = q_enu_flu.iter().map(|v| v * v).sum::<f64>();
+    if !finite || !(0.25..=2.25).contains(&norm2) {
         return None;
     }
-    let euler = quat_to_euler(enu_flu_to_ned_frd(q_enu_flu));
+    let euler = enu_flu_to_ned_frd_euler(q_enu_flu);
     Some(NedPose {
         position: enu_to_ned(position_enu),
         euler,
