@@ -16,6 +16,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 ARGUMENTS = {
+    "params": ("aerosim_bridge.yaml", "ROS 2 parameters file of the bridge (config/: every parameter at its default)"),
     "emulator": ("false", "also start aerosim_sim, the built-in emulator"),
     "broker": ("false", "also start a Kafka-protocol broker (tansu: AEROSIM_BROKER_BIN, or on the PATH) "
                         "on the bootstrap_servers port"),
@@ -46,14 +47,16 @@ def emulator(context):
 
 def generate_launch_description():
     arg = LaunchConfiguration
-    declared = [DeclareLaunchArgument(name, default_value=default, description=description)
-                for name, (default, description) in ARGUMENTS.items()]
+    share = FindPackageShare("rflysim_bridge")
+    declared = [DeclareLaunchArgument(name, description=description, default_value=(
+        PathJoinSubstitution([share, "config", default]) if name == "params" else default))
+        for name, (default, description) in ARGUMENTS.items()]
     rviz_config = PathJoinSubstitution([FindPackageShare("rflysim_bridge"), "config", "aerosim.rviz"])
     return LaunchDescription(declared + [
         OpaqueFunction(function=broker),
         OpaqueFunction(function=emulator),
         Node(package="rflysim_bridge", executable="aerosim_bridge", namespace=arg("namespace"), output="screen",
-             parameters=[{"bootstrap_servers": arg("bootstrap_servers"), "actors": arg("actors"),
+             parameters=[arg("params"), {"bootstrap_servers": arg("bootstrap_servers"), "actors": arg("actors"),
                           "use_sim_time": arg("use_sim_time")}]),
         Node(package="rviz2", executable="rviz2", arguments=["-d", rviz_config], output="screen",
              parameters=[{"use_sim_time": arg("use_sim_time")}], condition=IfCondition(arg("rviz"))),

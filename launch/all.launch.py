@@ -2,7 +2,7 @@
 node (RflySim3D's scene through the Simulation Interfaces, and the gimbals),
 optionally MAVROS for every vehicle and the built-in emulator.
 
-    ros2 launch rflysim_bridge all.launch.py emulator:=true
+    ros2 launch rflysim_bridge all.launch.py emulator:=true rviz:=true
     ros2 launch rflysim_bridge all.launch.py config:=/path/Config.json sim_ip:=192.168.1.10 mavros:=true copter_ids:=[1,2]
 """
 
@@ -25,6 +25,7 @@ ARGUMENTS = {
     "sim_ip": ("127.0.0.1", "host of RflySim3D and CopterSim"),
     "window_id": ("0", "RflySim3D window (requests go to 20010 + window_id)"),
     "copter_ids": ("[1]", "vehicles whose IMU, state and MAVROS are bridged"),
+    "rviz": ("false", "also start rviz2 with config/rflysim.rviz"),
 }
 
 
@@ -58,4 +59,7 @@ def generate_launch_description():
              parameters=[arg("params"), common]),
         node("mavros_launcher", IfCondition(arg("mavros")),
              parameters=[{"copter_ids": arg("copter_ids"), "sim_ip": arg("sim_ip")}]),
+        Node(package="rviz2", executable="rviz2", output="screen", condition=IfCondition(arg("rviz")),
+             arguments=["-d", PathJoinSubstitution([share, "config", "rflysim.rviz"])],
+             parameters=[{"use_sim_time": arg("use_sim_time")}]),
     ])

@@ -14,6 +14,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 ARGUMENTS = {
+    "params": ("gps_denied_bridge.yaml", "ROS 2 parameters file of the bridge (config/: every parameter at its default)"),
     "emulator": ("false", "also start gps_denied_sim, the built-in emulator"),
     "source": ("udp", "udp: JSON datagrams from the simulator; ros: JSON std_msgs/String topics"),
     "sim_host": ("127.0.0.1", "the simulator's host: commands go there, telemetry is accepted from there"),
@@ -25,15 +26,17 @@ ARGUMENTS = {
 
 def generate_launch_description():
     arg = LaunchConfiguration
-    declared = [DeclareLaunchArgument(name, default_value=default, description=description)
-                for name, (default, description) in ARGUMENTS.items()]
+    share = FindPackageShare("rflysim_bridge")
+    declared = [DeclareLaunchArgument(name, description=description, default_value=(
+        PathJoinSubstitution([share, "config", default]) if name == "params" else default))
+        for name, (default, description) in ARGUMENTS.items()]
     rviz_config = PathJoinSubstitution([FindPackageShare("rflysim_bridge"), "config", "gps_denied.rviz"])
     return LaunchDescription(declared + [
         Node(package="rflysim_bridge", executable="gps_denied_sim", output="screen",
              # With the rover's own telemetry, so that rover/odom is live too.
              arguments=["--stats", "5", "--rover-telemetry"], condition=IfCondition(arg("emulator"))),
         Node(package="rflysim_bridge", executable="gps_denied_bridge", namespace=arg("namespace"), output="screen",
-             parameters=[{"source": arg("source"), "sim_host": arg("sim_host"), "use_sim_time": arg("use_sim_time")}]),
+             parameters=[arg("params"), {"source": arg("source"), "sim_host": arg("sim_host"), "use_sim_time": arg("use_sim_time")}]),
         Node(package="rviz2", executable="rviz2", arguments=["-d", rviz_config], output="screen",
              parameters=[{"use_sim_time": arg("use_sim_time")}], condition=IfCondition(arg("rviz"))),
     ])

@@ -13,6 +13,10 @@
 #   rflysim     RflySim cameras and LiDAR at rate: emulator → bridge → r2r
 #               subscriber next to DDS alone and a receiving reference,
 #               three rounds in turn, each CPU ratio's median
+#   4k          3840×2160 bgr8 raw over UDP at 30 Hz, from shared memory at
+#               30 and 60 Hz, and a 4K JPEG at 30 Hz, next to DDS alone and a
+#               receiving reference (needs net.core.rmem_max ≥ 25 MiB: raised
+#               for the section when root may, and put back after)
 #   capacity    the same flat out, and paced just above the flat-out rate,
 #               as shipped and with Fast DDS's defaults
 #   multi-host  a subscriber as on another host: UDP-only DDS
@@ -28,13 +32,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-ALL=(decode rflysim capacity multi-host auv gps-denied aerosim swarm scene)
+ALL=(decode rflysim 4k capacity multi-host auv gps-denied aerosim swarm scene)
 report=0
 sections=()
 for a in "$@"; do
   case "$a" in
     --report) report=1 ;;
-    -h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
     *) [[ " ${ALL[*]} " == *" $a "* ]] || { echo "unknown section $a (sections: ${ALL[*]})"; exit 2; }
        sections+=("$a") ;;
   esac
@@ -65,10 +69,25 @@ section_decode() {
 }
 
 section_rflysim() {
-  echo "\$ RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_CASES=\"@ 60 Hz,@ 20 Hz\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "\$ RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_CASES=\"@ 60 Hz,@ 20 Hz,!4K\" cargo bench -p rflysim_ros --bench end_to_end"
   echo "  (every publisher on config/fastdds_large_data.xml, the bridge's shipped profile)"
   FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
-    RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" \
+    RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,!4K" \
+    bench -p rflysim_ros --bench end_to_end
+}
+
+section_4k() {
+  # A 4K bgr8 frame is 23.7 MiB sent in one burst: it is lost whole unless the
+  # socket's receive buffer holds it, and the kernel caps that at rmem_max.
+  local was
+  was=$(sysctl -n net.core.rmem_max)
+  if [ "$was" -lt 33554432 ] && sysctl -qw net.core.rmem_max=33554432 2>/dev/null; then
+    trap 'sysctl -qw net.core.rmem_max='"$was"'; trap - RETURN' RETURN
+  fi
+  echo "\$ RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_CASES=\"4K\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "  (net.core.rmem_max=$(sysctl -n net.core.rmem_max), $was before the section; every publisher on config/fastdds_large_data.xml)"
+  FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
+    RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="4K" \
     bench -p rflysim_ros --bench end_to_end
 }
 
@@ -84,16 +103,16 @@ section_capacity() {
 section_multi-host() {
   # With LOCALHOST rmw_fastrtps sets its own transports, shared memory included,
   # whatever FASTDDS_BUILTIN_TRANSPORTS says: SUBNET is part of the set-up.
-  echo "\$ ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES=\"@ 60 Hz,@ 20 Hz\" cargo bench …   # UDP-only everywhere"
+  echo "\$ ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 FASTRTPS_DEFAULT_PROFILES_FILE= RFLYSIM_BENCH_CASES=\"@ 60 Hz,@ 20 Hz,!4K\" cargo bench …   # UDP-only everywhere"
   ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
     RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE= FASTDDS_BUILTIN_TRANSPORTS=UDPv4" \
-    RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end
+    RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,!4K" bench -p rflysim_ros --bench end_to_end
   echo
   echo "\$ … the publishers on their shipped profile, the subscriber UDP-only (a remote rviz2)"
   (unset FASTRTPS_DEFAULT_PROFILES_FILE
     ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
       RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
-      RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz" bench -p rflysim_ros --bench end_to_end)
+      RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,!4K" bench -p rflysim_ros --bench end_to_end)
 }
 
 section_auv() {

@@ -1,4 +1,4 @@
-"""A stand-in for rviz2, which cannot run on these machines (a test double,
+"""A stand-in for rviz2, which is not installable from PyPI (a test double,
 named as such). It reads an rviz2 config the way rviz2 does and checks what
 rviz2 needs to draw each display:
 

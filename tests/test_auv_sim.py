@@ -55,7 +55,7 @@ def ctx():
     c.destroy(linger=0)
 
 
-def seed_telemetry_client(ctx, port, auv_id):
+def protocol_telemetry_client(ctx, port, auv_id):
     # The documentation's telemetry snippet, with a timeout so that a test cannot hang.
     sock = ctx.socket(zmq.SUB)
     sock.setsockopt(zmq.RCVTIMEO, 3000)
@@ -76,7 +76,7 @@ def latest_pose(sock):
     return dict(id=_auv_id, x=x, y=y, z=z, yaw=yaw, pitch=pitch, roll=roll)
 
 
-def seed_thruster_push(ctx, port, auv_id, left, right, side, vertical):
+def protocol_thruster_push(ctx, port, auv_id, left, right, side, vertical):
     sock = ctx.socket(zmq.PUSH)
     sock.setsockopt(zmq.LINGER, 1000)
     sock.connect(f"tcp://localhost:{port}")
@@ -104,7 +104,7 @@ def test_documented_image_client_decodes_both_cameras(processes, ctx):
 
 def test_documented_telemetry_client_reads_the_start_pose(processes, ctx):
     sim = Sim(processes, "--auv-ids", "0,1")
-    sock = seed_telemetry_client(ctx, sim.telemetry_port, 1)
+    sock = protocol_telemetry_client(ctx, sim.telemetry_port, 1)
     _auv_id, data = sock.recv_multipart(0)
     x, y, z, yaw, pitch, roll = struct.unpack("<ffffff", data)
     assert _auv_id == b"\x01"
@@ -114,13 +114,13 @@ def test_documented_telemetry_client_reads_the_start_pose(processes, ctx):
 
 def test_documented_thruster_client_moves_the_auv_the_expected_way(processes, ctx):
     sim = Sim(processes, "--auv-ids", "0,1")
-    tel0 = seed_telemetry_client(ctx, sim.telemetry_port, 0)
-    tel1 = seed_telemetry_client(ctx, sim.telemetry_port, 1)
+    tel0 = protocol_telemetry_client(ctx, sim.telemetry_port, 0)
+    tel1 = protocol_telemetry_client(ctx, sim.telemetry_port, 1)
     start0, start1 = latest_pose(tel0), latest_pose(tel1)
     # The protocol's example on AUV 0: left 75, right -50, side 0, vertical kept.
-    seed_thruster_push(ctx, sim.thruster_port, 0, 75, -50, 0, -127)
+    protocol_thruster_push(ctx, sim.thruster_port, 0, 75, -50, 0, -127)
     # AUV 1: the side thruster (starboard) and the vertical one (up).
-    seed_thruster_push(ctx, sim.thruster_port, 1, 0, 0, 100, 100)
+    protocol_thruster_push(ctx, sim.thruster_port, 1, 0, 0, 100, 100)
     time.sleep(2.0)
     p0, p1 = latest_pose(tel0), latest_pose(tel1)
     # More left than right thrust: forward and turning right (NED yaw grows).
@@ -132,7 +132,7 @@ def test_documented_thruster_client_moves_the_auv_the_expected_way(processes, ct
     assert p1["x"] == pytest.approx(start1["x"], abs=1e-3)
     assert p1["z"] < start1["z"] - 0.3, (start1, p1)
     # All stop: the motion dies out.
-    seed_thruster_push(ctx, sim.thruster_port, 0, 0, 0, 0, 0)
+    protocol_thruster_push(ctx, sim.thruster_port, 0, 0, 0, 0, 0)
     time.sleep(4.0)
     a = latest_pose(tel0)
     time.sleep(0.5)
@@ -164,7 +164,7 @@ def test_bottom_camera_shows_the_motion(processes, ctx):
     time.sleep(0.3)
     still_b = newest_bottom()
     assert difference(still_a, still_b) == 0
-    seed_thruster_push(ctx, sim.thruster_port, 0, 100, 100, 0, -127)
+    protocol_thruster_push(ctx, sim.thruster_port, 0, 100, 100, 0, -127)
     time.sleep(1.0)
     assert difference(still_b, newest_bottom()) > 2
 
@@ -172,7 +172,7 @@ def test_bottom_camera_shows_the_motion(processes, ctx):
 def test_subscribers_resume_after_a_restart(processes, ctx):
     sim = Sim(processes, "--auv-ids", "0", "--restart-every", "1.5", "--restart-down", "0.5",
               "--telemetry-rate", "100")
-    sock = seed_telemetry_client(ctx, sim.telemetry_port, 0)
+    sock = protocol_telemetry_client(ctx, sim.telemetry_port, 0)
     arrivals = []
     end = time.monotonic() + 4.0
     while time.monotonic() < end:

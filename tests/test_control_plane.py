@@ -274,7 +274,7 @@ def test_status_view_shows_rates_drops_and_latency(collector, processes, tmp_pat
     assert view.wait(timeout=30) == 0, processes.output(view)
     out = processes.output(view)
     header, *rows = [line for line in out.splitlines() if line.strip()]
-    assert header.split()[:4] == ["stream", "rate", "Hz", "frames"]
+    assert header.split()[:4] == ["rflysim_bridge", "rate", "Hz", "frames"]
     row = next(r for r in rows if "sensor1 rflysim/sensor1/img_gray" in r)
     rate, frames, dropped = row.split()[2:5]
     assert float(rate) > 5 and int(frames) > 0 and dropped == "0"

@@ -1,6 +1,6 @@
 """launch/all.launch.py's logic, evaluated against a recording test double of
 the launch API (`tests/launch_double`: the `ros2 launch` runtime is not
-installable here), and the shipped configuration files."""
+installable from PyPI), and the shipped configuration files."""
 
 import json
 from pathlib import Path
@@ -81,4 +81,5 @@ def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, 
     """`ros2 launch rflysim_bridge all.launch.py emulator:=true` with config/rflysim.rviz, rviz2 played by
     tests/rviz_stand_in.py: every display gets data in a frame rviz2 can place."""
     start_launch(processes, "all.launch.py", {"emulator": "true"})
-    assert watch(collector, ROOT / "config" / "rflysim.rviz") == []
+    problems = watch(collector, ROOT / "config" / "rflysim.rviz")
+    assert problems == [], "\n".join(problems)

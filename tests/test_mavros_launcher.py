@@ -1,5 +1,5 @@
 """mavros_launcher against a fake `ros2` (a test double: MAVROS and the ros2
-CLI are not installable here) that records its arguments, takes MAVROS's UDP
+CLI are not installable from PyPI) that records its arguments, takes MAVROS's UDP
 port, forks a child as `ros2 launch` does, and on demand crashes, answers
 `pkg prefix` slowly, or leaves a descendant deaf to SIGINT and SIGTERM that
 keeps the port."""

@@ -38,7 +38,7 @@ def test_shared_memory_survives_a_dead_reader_a_new_region_and_a_shrunk_one(coll
     more_frames(10)
     assert os.stat(path).st_ino != inode
     # Shrunk under the bridge: reading past the end of a mapped file is SIGBUS
-    # (for the emulator's writer too, which is not what is tested here).
+    # (for the emulator's writer too, which this test is not about).
     os.truncate(path, 9)
     time.sleep(1.0)
     assert sc.bridge.poll() is None, f"the bridge died: {sc.bridge_output()[-2000:]}"

@@ -13,7 +13,7 @@ from sensor_msgs.msg import Image, Imu
 
 from rflysim_scenario import Scenario, sensor, stamp_seconds
 
-IMU_PORT = 31000  # copter 1 (RflySim wire protocol: CopterSim IMU)
+IMU_PORT = 31000  # copter 1 (RflySim's SDK: VisionCaptureApi.py's IMU request)
 
 
 def test_bad_sim_times_are_dropped_and_change_no_other_stamp(collector, processes, tmp_path):

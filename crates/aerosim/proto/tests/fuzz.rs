@@ -82,7 +82,7 @@ fn decode_any(d: &[u8], max: usize) -> Vec<Decoded> {
     out
 }
 
-fn json_seeds() -> Vec<Vec<u8>> {
+fn json_samples() -> Vec<Vec<u8>> {
     let sim = TimeStamp::from_seconds(12.5);
     let platform = TimeStamp::from_seconds(1_764_000_000.25);
     vec![
@@ -132,9 +132,9 @@ fn json_seeds() -> Vec<Vec<u8>> {
 #[test]
 fn envelopes_decode_and_recover() {
     let _one = one_at_a_time();
-    let seeds = json_seeds();
-    let expected: Vec<Vec<Decoded>> = seeds.iter().map(|s| decode_any(s, 1 << 16)).collect();
-    // Each seed decodes as exactly its own type.
+    let corpus = json_samples();
+    let expected: Vec<Vec<Decoded>> = corpus.iter().map(|s| decode_any(s, 1 << 16)).collect();
+    // Each sample decodes as exactly its own type.
     assert!(expected.iter().all(|d| d.len() == 1), "{expected:?}");
     let (mut ok, mut err) = (0usize, 0usize);
     let mutations = Mutations {
@@ -145,7 +145,7 @@ fn envelopes_decode_and_recover() {
     run_recovering(
         "envelope",
         "RFLYSIM_FUZZ_ITERS",
-        &seeds,
+        &corpus,
         &mutations,
         64,
         |d| {
@@ -181,7 +181,7 @@ fn image_records_decode_and_recover() {
         j.extend([0xFF, 0xD9]);
         j
     };
-    let seeds: Vec<Vec<u8>> = [
+    let corpus: Vec<Vec<u8>> = [
         (10, ImageFormat::Jpeg),
         (700, ImageFormat::Jpeg),
         (300, ImageFormat::Png),
@@ -196,7 +196,7 @@ fn image_records_decode_and_recover() {
         )
     })
     .collect();
-    let expected: Vec<_> = seeds.iter().map(|s| decode_image(s, 1 << 16).unwrap()).collect();
+    let expected: Vec<_> = corpus.iter().map(|s| decode_image(s, 1 << 16).unwrap()).collect();
     let max = 1 << 12;
     let mutations = Mutations {
         overwrite: Overwrite::Extremes(&EXTREMES),
@@ -207,7 +207,7 @@ fn image_records_decode_and_recover() {
     run_recovering(
         "image",
         "RFLYSIM_FUZZ_ITERS",
-        &seeds,
+        &corpus,
         &mutations,
         2,
         |d| match decode_image(d, max) {

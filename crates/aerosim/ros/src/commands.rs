@@ -26,8 +26,8 @@ use ros_common::lifecycle::StopSignal;
 use ros_common::time::{from_ros_time, TimeBase};
 use tokio::runtime::Runtime;
 
-use crate::convert::{self, CommandError};
-use crate::settings::{Failsafe, TwistGains};
+use crate::convert::{self, CommandError, TwistGains};
+use crate::settings::Failsafe;
 use crate::telemetry::LastStates;
 
 /// Commands are small; a flight plan is text of a few kilobytes.

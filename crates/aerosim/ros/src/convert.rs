@@ -14,8 +14,6 @@ use r2r::std_msgs::msg::{ColorRGBA, Header};
 use r2r::visualization_msgs::msg::Marker;
 use ros_common::msgs::{diagonal3, diagonal6, pose_with_covariance, quaternion, vector3, Covariances};
 
-use crate::settings::TwistGains;
-
 /// Gravity, m/s² (JSBSim's standard value).
 const G: f64 = 9.80665;
 const FT_PER_M: f64 = 1.0 / 0.3048;
@@ -42,6 +40,21 @@ impl ActorFrames {
             camera_optical: format!("{prefix}{actor}/camera_optical"),
         }
     }
+}
+
+/// `cmd_vel` to a flight control command: roll from the turn rate, pitch
+/// from the climb rate, power from the forward speed; each saturates at the
+/// command's range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TwistGains {
+    /// Power per m/s of `linear.x`.
+    pub power: f64,
+    /// Pitch command per m/s of `linear.z`.
+    pub pitch: f64,
+    /// Roll command per rad/s of `angular.z` (left turn = roll left).
+    pub roll: f64,
+    /// Yaw command per rad/s of `angular.z`.
+    pub yaw: f64,
 }
 
 /// Where AeroSim's NED origin is on the Earth (the scenario's `world.origin`).

@@ -22,7 +22,7 @@ use ros_common::bridge::BridgeProcess;
 use ros_common::latest::Latest;
 use ros_common::stats::StreamStats;
 use ros_common::tf::{optical_rotation, Mount};
-use ros_common::time::{ClockPublisher, TimeBase};
+use ros_common::time::TimeBase;
 
 use crate::camera::{superseded, Camera};
 use crate::commands::{CommandInputs, CommandSettings, KafkaCommands};
@@ -62,13 +62,7 @@ fn run() -> Result<(), String> {
     let s = Settings::from_node(&bridge.node)?;
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
-    let time = Arc::new(TimeBase::with_source(s.use_sim_time, s.stamp_source));
-    let clock = match s.use_sim_time {
-        true => Some(Arc::new(
-            ClockPublisher::new(&mut bridge.node).map_err(|e| e.to_string())?,
-        )),
-        false => None,
-    };
+    let (time, clock) = bridge.time_base(s.use_sim_time, s.stamp_source)?;
     let plan = Plan {
         topics: Topics::new(&s.topic_prefix),
         link: Link::new(&s.bootstrap_servers, NODE_NAME, s.max_record_bytes + FETCH_SLACK),

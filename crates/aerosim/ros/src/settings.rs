@@ -5,10 +5,10 @@ use std::time::Duration;
 use aerosim_link::StartFrom;
 use r2r::Node;
 use ros_common::msgs::{Covariances, Variance};
-use ros_common::params::{self, BoolParam, ChoiceParam, FloatParam, IntParam};
+use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam};
 use ros_common::time::{StampSource, STAMP_SOURCE};
 
-use crate::convert::Origin;
+use crate::convert::{Origin, TwistGains};
 
 /// What the bridge leaves an aircraft on when its controller goes silent or
 /// the bridge stops.
@@ -34,28 +34,8 @@ pub const START_FROM: ChoiceParam<StartFrom> = ChoiceParam::new(
 );
 const FETCH_WAIT_MS: IntParam = IntParam::new("fetch_wait_ms", 2, 0..=1000);
 const MAX_RECORD_BYTES: IntParam = IntParam::new("max_record_bytes", 16 << 20, 1 << 10..=256 << 20);
-const QOS_DEPTH: IntParam = IntParam::new("qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64, 1..=1000);
-const DIAGNOSTICS_PERIOD: FloatParam = FloatParam::new("diagnostics_period", 1.0, 0.05..=60.0);
-const CMD_TIMEOUT: FloatParam = FloatParam::new("cmd_timeout", ros_common::command::DEFAULT_TIMEOUT_S, 0.01..=60.0);
 const ACK_TIMEOUT: FloatParam = FloatParam::new("ack_timeout", 1.0, 0.01..=30.0);
 const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 90.0, 1.0..=179.0);
-const PUBLISH_TF: BoolParam = BoolParam::new("publish_tf", true);
-const DECODE_ALWAYS: BoolParam = BoolParam::new("decode_images_always", false);
-
-/// `cmd_vel` to a flight control command: roll from the turn rate, pitch
-/// from the climb rate, power from the forward speed; each saturates at the
-/// command's range.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TwistGains {
-    /// Power per m/s of `linear.x`.
-    pub power: f64,
-    /// Pitch command per m/s of `linear.z`.
-    pub pitch: f64,
-    /// Roll command per rad/s of `angular.z` (left turn = roll left).
-    pub roll: f64,
-    /// Yaw command per rad/s of `angular.z`.
-    pub yaw: f64,
-}
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -88,7 +68,7 @@ pub struct Settings {
 }
 
 fn gain(node: &Node, name: &'static str, default: f64) -> Result<f64, String> {
-    FloatParam::new(name, default, -1e6..=1e6).read(node)
+    shared::gain(name, default).read(node)
 }
 
 impl Settings {
@@ -128,12 +108,12 @@ impl Settings {
             max_record_bytes: MAX_RECORD_BYTES.read(node)?,
             world_frame: params::string(node, "world_frame", "world").map_err(e)?,
             frame_prefix: params::string(node, "frame_prefix", "").map_err(e)?,
-            use_sim_time: params::boolean(node, "use_sim_time", false).map_err(e)?,
+            use_sim_time: shared::USE_SIM_TIME.read(node)?,
             stamp_source: STAMP_SOURCE.read(node)?,
-            qos_depth: QOS_DEPTH.read(node)?,
-            publish_tf: PUBLISH_TF.read(node)?,
-            diagnostics_period: Duration::from_secs_f64(DIAGNOSTICS_PERIOD.read(node)?),
-            cmd_timeout: Duration::from_secs_f64(CMD_TIMEOUT.read(node)?),
+            qos_depth: shared::QOS_DEPTH.read(node)?,
+            publish_tf: shared::PUBLISH_TF.read(node)?,
+            diagnostics_period: shared::DIAGNOSTICS_PERIOD.read_duration(node)?,
+            cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
             ack_timeout: Duration::from_secs_f64(ACK_TIMEOUT.read(node)?),
             failsafe: FAILSAFE.read(node)?,
             gains: TwistGains {
@@ -144,7 +124,7 @@ impl Settings {
             },
             covariances: Covariances::from_params(node, d, &[Variance::POSE, Variance::TWIST, Variance::IMU].concat())?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
-            decode_images_always: DECODE_ALWAYS.read(node)?,
+            decode_images_always: shared::decode_images_always(node)?,
             cameras: camera_topics.into_iter().zip(camera_names).collect(),
             origin: Origin {
                 latitude_deg: FloatParam::new("origin_latitude_deg", 0.0, -90.0..=90.0).read(node)?,

@@ -91,7 +91,7 @@ mod tests {
     }
 
     #[test]
-    fn matches_the_seeds_struct_layout() {
+    fn matches_the_protocol_struct_layout() {
         // Python: struct.pack("<ffffff", 1.5, -2.0, 4.25, 0.5, -0.125, 0.0625)
         let expected: [u8; 24] = [
             0x00, 0x00, 0xC0, 0x3F, 0x00, 0x00, 0x00, 0xC0, 0x00, 0x00, 0x88, 0x40, 0x00, 0x00, 0x00, 0x3F, 0x00, 0x00,

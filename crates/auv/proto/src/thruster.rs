@@ -115,7 +115,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn matches_the_seeds_example() {
+    fn matches_the_protocol_example() {
         // Python: struct.pack("Bbbbb", 0, 75, -50, 0, -127)
         let seed = [0x00, 0x4B, 0xCE, 0x00, 0x81];
         let c = ThrusterCommand::decode(&seed).unwrap();

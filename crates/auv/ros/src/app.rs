@@ -108,8 +108,14 @@ fn images(
         });
         // Format `jpeg`; the RflySim and GPS-denied cameras keep image_transport's form.
         let mut camera = |topics| {
-            CameraPublisher::new(&mut bridge.node, topics, &sensor_qos, max_pixels, s.decode_jpeg_always)
-                .map(|c| c.with_jpeg_format_name(JpegFormatName::Plain))
+            CameraPublisher::new(
+                &mut bridge.node,
+                topics,
+                &sensor_qos,
+                max_pixels,
+                s.decode_images_always,
+            )
+            .map(|c| c.with_jpeg_format_name(JpegFormatName::Plain))
         };
         let publishers = [camera(&front)?, camera(&bottom)?];
         let (auv, fov, log, stop, id) = (

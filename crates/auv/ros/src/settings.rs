@@ -5,7 +5,7 @@ use std::time::Duration;
 use auv_proto::mixing::MixGains;
 use auv_proto::pose::{AngleUnit, PoseConvention, WorldFrame};
 use r2r::Node;
-use ros_common::params;
+use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, StringParam};
 
 use crate::convert::default_covariances;
 use ros_common::msgs::{Covariances, Variance};
@@ -23,7 +23,7 @@ pub struct Settings {
     pub camera_fov_deg: f64,
     pub qos_depth: usize,
     pub max_jpeg_bytes: usize,
-    pub decode_jpeg_always: bool,
+    pub decode_images_always: bool,
     pub publish_tf: bool,
     pub diagnostics_period: Duration,
     pub variances: Covariances,
@@ -33,8 +33,28 @@ pub struct Settings {
 }
 
 fn bad(name: &str, msg: impl std::fmt::Display) -> String {
-    format!("parameter {name}: {msg}")
+    params::invalid(name, msg)
 }
+
+const SIM_HOST: StringParam = StringParam::new("sim_host", "127.0.0.1");
+const IMAGE_PORT: IntParam = params::port("image_port", auv_proto::IMAGE_PORT);
+const THRUSTER_PORT: IntParam = params::port("thruster_port", auv_proto::THRUSTER_PORT);
+const TELEMETRY_PORT: IntParam = params::port("telemetry_port", auv_proto::TELEMETRY_PORT);
+const ANGLE_UNIT: ChoiceParam<AngleUnit> =
+    ChoiceParam::new("angle_unit", "rad", &[("rad", AngleUnit::Rad), ("deg", AngleUnit::Deg)]);
+const WORLD_FRAME: ChoiceParam<WorldFrame> = ChoiceParam::new(
+    "world_frame",
+    "ned",
+    &[("ned", WorldFrame::Ned), ("enu", WorldFrame::Enu)],
+);
+const WORLD_FRAME_ID: StringParam = StringParam::new("world_frame_id", "world");
+const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 90.0, 1.0..=179.0);
+const MAX_JPEG_BYTES: IntParam = IntParam::new(
+    "max_jpeg_bytes",
+    auv_proto::DEFAULT_MAX_JPEG_BYTES as i64,
+    1 << 10..=1 << 30,
+);
+const RECONNECT_INTERVAL: FloatParam = FloatParam::new("reconnect_interval", 0.1, 0.01..=10.0);
 
 /// `auv_ids`: distinct ids, each 0..=255, at least one.
 pub fn auv_ids(values: &[i64]) -> Result<Vec<u8>, String> {
@@ -52,98 +72,41 @@ pub fn auv_ids(values: &[i64]) -> Result<Vec<u8>, String> {
     Ok(ids)
 }
 
-fn port(name: &str, v: i64) -> Result<u16, String> {
-    u16::try_from(v)
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| bad(name, format!("{v} is not a port")))
-}
-
-fn seconds(name: &str, v: f64, range: std::ops::RangeInclusive<f64>) -> Result<Duration, String> {
-    if range.contains(&v) {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(bad(
-            name,
-            format!("{v} s is outside {}..={} s", range.start(), range.end()),
-        ))
-    }
-}
-
-fn finite(name: &str, v: f64) -> Result<f64, String> {
-    if v.is_finite() {
-        Ok(v)
-    } else {
-        Err(bad(name, "not a finite number"))
-    }
-}
-
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Settings, String> {
-        let e = |err: r2r::Error| err.to_string();
-        let f = |name: &str, default: f64| {
-            params::float(node, name, default)
-                .map_err(e)
-                .and_then(|v| finite(name, v))
-        };
-        let sim_host = params::string(node, "sim_host", "127.0.0.1").map_err(e)?;
+        let sim_host = SIM_HOST.read(node)?;
         if sim_host.is_empty() {
-            return Err(bad("sim_host", "empty"));
-        }
-        let angle_unit = params::string(node, "angle_unit", "rad")
-            .map_err(e)?
-            .parse::<AngleUnit>()
-            .map_err(|m| bad("angle_unit", m))?;
-        let world_frame = params::string(node, "world_frame", "ned")
-            .map_err(e)?
-            .parse::<WorldFrame>()
-            .map_err(|m| bad("world_frame", m))?;
-        let fov = f("camera_fov_deg", 90.0)?;
-        if !(1.0..=179.0).contains(&fov) {
-            return Err(bad("camera_fov_deg", format!("{fov} is outside 1..=179")));
+            return Err(bad(SIM_HOST.name, "empty"));
         }
         let published = [Variance::POSE, Variance::TWIST].concat();
         let variances = Covariances::from_params(node, default_covariances(), &published)?;
         let g = MixGains::default();
         Ok(Settings {
             sim_host,
-            image_port: port(
-                "image_port",
-                params::int(node, "image_port", i64::from(auv_proto::IMAGE_PORT)).map_err(e)?,
-            )?,
-            thruster_port: port(
-                "thruster_port",
-                params::int(node, "thruster_port", i64::from(auv_proto::THRUSTER_PORT)).map_err(e)?,
-            )?,
-            telemetry_port: port(
-                "telemetry_port",
-                params::int(node, "telemetry_port", i64::from(auv_proto::TELEMETRY_PORT)).map_err(e)?,
-            )?,
-            auv_ids: auv_ids(&params::int_array(node, "auv_ids", &[0]).map_err(e)?)?,
+            image_port: IMAGE_PORT.read(node)?,
+            thruster_port: THRUSTER_PORT.read(node)?,
+            telemetry_port: TELEMETRY_PORT.read(node)?,
+            auv_ids: auv_ids(&params::int_array(node, "auv_ids", &[0]).map_err(|e| bad("auv_ids", e))?)?,
             convention: PoseConvention {
-                angle_unit,
-                world_frame,
+                angle_unit: ANGLE_UNIT.read(node)?,
+                world_frame: WORLD_FRAME.read(node)?,
             },
-            world_frame_id: params::string(node, "world_frame_id", "world").map_err(e)?,
-            cmd_timeout: seconds("cmd_timeout", f("cmd_timeout", 0.5)?, 0.01..=60.0)?,
-            camera_fov_deg: fov,
-            qos_depth: params::int(node, "qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64)
-                .map_err(e)?
-                .clamp(1, 1000) as usize,
-            max_jpeg_bytes: params::int(node, "max_jpeg_bytes", auv_proto::DEFAULT_MAX_JPEG_BYTES as i64)
-                .map_err(e)?
-                .clamp(1 << 10, 1 << 30) as usize,
-            decode_jpeg_always: params::boolean(node, "decode_jpeg_always", false).map_err(e)?,
-            publish_tf: params::boolean(node, "publish_tf", true).map_err(e)?,
-            diagnostics_period: seconds("diagnostics_period", f("diagnostics_period", 1.0)?, 0.05..=60.0)?,
+            world_frame_id: WORLD_FRAME_ID.read(node)?,
+            cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
+            camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
+            qos_depth: shared::QOS_DEPTH.read(node)?,
+            max_jpeg_bytes: MAX_JPEG_BYTES.read(node)?,
+            decode_images_always: shared::decode_images_always(node)?,
+            publish_tf: shared::PUBLISH_TF.read(node)?,
+            diagnostics_period: shared::DIAGNOSTICS_PERIOD.read_duration(node)?,
             variances,
             gains: MixGains {
-                surge: f("surge_gain", g.surge)?,
-                yaw: f("yaw_gain", g.yaw)?,
-                sway: f("sway_gain", g.sway)?,
-                heave: f("heave_gain", g.heave)?,
+                surge: shared::gain("surge_gain", g.surge).read(node)?,
+                yaw: shared::gain("yaw_gain", g.yaw).read(node)?,
+                sway: shared::gain("sway_gain", g.sway).read(node)?,
+                heave: shared::gain("heave_gain", g.heave).read(node)?,
             },
-            reconnect_interval: seconds("reconnect_interval", f("reconnect_interval", 0.1)?, 0.01..=10.0)?,
+            reconnect_interval: RECONNECT_INTERVAL.read_duration(node)?,
         })
     }
 }
@@ -159,8 +122,7 @@ mod tests {
         assert!(auv_ids(&[-1]).is_err());
         assert!(auv_ids(&[1, 1]).is_err());
         assert!(auv_ids(&[]).is_err());
-        assert!(port("p", 0).is_err() && port("p", 65536).is_err() && port("p", 5555).is_ok());
-        assert!(seconds("t", -1.0, 0.0..=1.0).is_err());
-        assert!(finite("x", f64::NAN).is_err());
+        assert!(IMAGE_PORT.check::<u16>(0).is_err() && IMAGE_PORT.check::<u16>(65536).is_err());
+        assert!(RECONNECT_INTERVAL.check(f64::NAN).is_err());
     }
 }

@@ -1,5 +1,5 @@
 //! Starts and supervises `ros2 launch mavros px4.launch.xml` for every
-//! vehicle of `copter_ids`, towards CopterSim at `sim_ip` (RflySim wire protocol: MAVROS).
+//! vehicle of `copter_ids`, towards CopterSim at `sim_ip` (RflySim's SDK: RflyRosStart.py).
 //! Parameters: `copter_ids` (default [1]), `sim_ip` (default 127.0.0.1).
 //! Started with `--mavros-keeper …` it is instead one vehicle's keeper
 //! (`rflysim_mavros::keeper`).

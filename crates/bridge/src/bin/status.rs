@@ -1,23 +1,21 @@
-//! A live terminal view of the bridge: per stream its rate, drops, latency
-//! and the age of its last frame, from `/diagnostics`. `ros2 run
-//! rflysim_bridge status`; parameter `once` (print one table and exit).
+//! A live terminal view of every bridge on the graph: per stream its rate,
+//! drops and why, latency and the age of its last message, from
+//! `/diagnostics` (`ros_common::status_view`). `ros2 run rflysim_bridge
+//! status`; parameters `bridge` (only bridges whose name contains it) and
+//! `once` (print one table after `settle` seconds and exit).
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use futures::{FutureExt, StreamExt};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::QosProfile;
-use rflysim_ros::names::DIAGNOSTICS_PREFIX;
-use ros_common::diagnostics::keys;
+use ros_common::params::{BoolParam, FloatParam};
+use ros_common::status_view::View;
 
-fn value<'a>(s: &'a r2r::diagnostic_msgs::msg::DiagnosticStatus, key: &str) -> &'a str {
-    s.values
-        .iter()
-        .find(|kv| kv.key == key)
-        .map_or("–", |kv| kv.value.as_str())
-}
+const ONCE: BoolParam = BoolParam::new("once", false);
+// Every bridge reports once a second: two reports' worth hears them all.
+const SETTLE: FloatParam = FloatParam::new("settle", 2.5, 0.0..=60.0);
 
 fn main() -> std::process::ExitCode {
     ros_common::lifecycle::exit_code("status", run())
@@ -26,54 +24,33 @@ fn main() -> std::process::ExitCode {
 fn run() -> Result<(), String> {
     let ctx = r2r::Context::create().map_err(|e| e.to_string())?;
     let mut node = r2r::Node::create(ctx, "rflysim_status", "").map_err(|e| e.to_string())?;
-    let once = ros_common::params::boolean(&node, "once", false).map_err(|e| e.to_string())?;
+    let once = ONCE.read(&node)?;
+    let settle = SETTLE.read(&node)?;
+    let only = ros_common::params::string(&node, "bridge", "").map_err(|e| ros_common::params::invalid("bridge", e))?;
     let mut sub = node
         .subscribe::<DiagnosticArray>("/diagnostics", QosProfile::default().keep_last(50).reliable())
         .map_err(|e| e.to_string())?;
-    let mut latest: BTreeMap<String, r2r::diagnostic_msgs::msg::DiagnosticStatus> = BTreeMap::new();
+    let mut view = View::default();
     let tty = std::io::stdout().is_terminal();
-    let mut next_print = Instant::now() + Duration::from_secs(1);
     let started = Instant::now();
+    let mut next_print = started + Duration::from_secs_f64(if once { settle } else { 1.0 });
     loop {
         node.spin_once(Duration::from_millis(50));
         while let Some(Some(a)) = sub.next().now_or_never() {
-            for s in a.status {
-                if s.name.starts_with(DIAGNOSTICS_PREFIX) {
-                    latest.insert(s.name.clone(), s);
-                }
-            }
+            view.take(a, &only);
         }
         if Instant::now() < next_print {
             continue;
         }
         next_print += Duration::from_secs(1);
-        if latest.is_empty() {
-            if once && started.elapsed() > Duration::from_secs(15) {
-                return Err(format!("no {DIAGNOSTICS_PREFIX} diagnostics on /diagnostics"));
+        if view.is_empty() {
+            if once && started.elapsed() > Duration::from_secs_f64(settle + 15.0) {
+                return Err("no bridge's diagnostics on /diagnostics".into());
             }
             continue;
         }
-        let mut out = String::new();
-        if tty {
-            out.push_str("\x1b[2J\x1b[H");
-        }
-        out.push_str(&format!(
-            "{:<48} {:>8} {:>9} {:>9} {:>11} {:>9}  status\n",
-            "stream", "rate Hz", "frames", "dropped", "latency ms", "age s"
-        ));
-        for (name, s) in &latest {
-            out.push_str(&format!(
-                "{:<48} {:>8} {:>9} {:>9} {:>11} {:>9}  {}\n",
-                name.trim_start_matches(DIAGNOSTICS_PREFIX).trim_start_matches(": "),
-                value(s, keys::RATE_HZ),
-                value(s, keys::FRAMES_PUBLISHED),
-                value(s, keys::FRAMES_DROPPED),
-                value(s, keys::LATENCY_MS),
-                value(s, keys::LAST_FRAME_AGE_S),
-                s.message
-            ));
-        }
-        print!("{out}");
+        let clear = if tty { "\x1b[2J\x1b[H" } else { "" };
+        print!("{clear}{}", view.render());
         let _ = std::io::stdout().flush();
         if once {
             return Ok(());

@@ -19,7 +19,7 @@ use crate::diagnostics::{Reporter, Watched};
 use crate::lifecycle::StopSignal;
 use crate::stats::StreamStats;
 use crate::tf::Mount;
-use crate::time::{to_ros_time, wall_now};
+use crate::time::{to_ros_time, wall_now, ClockPublisher, StampSource, TimeBase, TimeBases};
 
 /// A bridge process while it starts, then while it runs.
 pub struct BridgeProcess {
@@ -74,6 +74,38 @@ impl BridgeProcess {
             static_tf: None,
             neutrals_owed: None,
         })
+    }
+
+    /// The time base of a bridge with one simulator clock and, under
+    /// `use_sim_time`, the `/clock` publisher on the main node.
+    pub fn time_base(
+        &mut self,
+        use_sim_time: bool,
+        source: StampSource,
+    ) -> Result<(Arc<TimeBase>, Option<Arc<ClockPublisher>>), String> {
+        Ok((
+            Arc::new(TimeBase::with_source(use_sim_time, source)),
+            self.clock(use_sim_time)?,
+        ))
+    }
+
+    /// The same for a bridge with a clock per simulator instance (a swarm's CopterSims).
+    pub fn time_bases(
+        &mut self,
+        use_sim_time: bool,
+        source: StampSource,
+    ) -> Result<(Arc<TimeBases>, Option<Arc<ClockPublisher>>), String> {
+        Ok((
+            Arc::new(TimeBases::new(use_sim_time, source)),
+            self.clock(use_sim_time)?,
+        ))
+    }
+
+    fn clock(&mut self, use_sim_time: bool) -> Result<Option<Arc<ClockPublisher>>, String> {
+        use_sim_time
+            .then(|| ClockPublisher::new(&mut self.node).map(Arc::new))
+            .transpose()
+            .map_err(|e| e.to_string())
     }
 
     /// The runtime's handle: `handle().enter()` while creating what needs
@@ -163,6 +195,8 @@ impl BridgeProcess {
     /// the nodes until SIGINT or SIGTERM, then stops every task and thread
     /// and publishes the last diagnostics (what the stop did included).
     pub fn run(self, diagnostics_period: Duration) -> Result<(), String> {
+        // Asked only for its parameters: it stops at once, the usual way.
+        let wait_for_signal = !crate::params::write_parameters_if_asked(&self.logger)?;
         let mut nodes = vec![self.node];
         let reporter = if self.watched.is_empty() {
             None
@@ -189,6 +223,7 @@ impl BridgeProcess {
             self.threads,
             &self.logger,
             last_report,
+            wait_for_signal,
         );
         drop(self.static_tf);
         match self.neutrals_owed.map_or(0, |n| n.load(Ordering::Relaxed)) {

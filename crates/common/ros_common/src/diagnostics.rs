@@ -37,6 +37,8 @@ pub mod keys {
     pub const NEUTRAL_COMMANDS_SENT: &str = "neutral_commands_sent";
     /// `true` while a neutral command waits for the transport to take it.
     pub const NEUTRAL_OWED: &str = "neutral_owed";
+    /// What the user can do about the stream's losses (e.g. a receive buffer too small).
+    pub const ADVICE: &str = "advice";
 }
 
 /// Where a process's diagnostics go: `/diagnostics`, in the name of one of
@@ -92,6 +94,7 @@ fn status(w: &Watched, prev: &mut Previous, dt: f64, now: f64) -> DiagnosticStat
     let age = w.stats.last_frame().map(|t| now - t);
     let drops = w.stats.drops();
     let dropped = w.stats.total_dropped();
+    let advice = w.stats.advice();
     let (level, message) = match age {
         None => (DiagnosticStatus::STALE as u8, "no data yet".to_string()),
         Some(a) if a > 3.0 => (DiagnosticStatus::WARN as u8, format!("no frame for {a:.1} s")),
@@ -136,6 +139,13 @@ fn status(w: &Watched, prev: &mut Previous, dt: f64, now: f64) -> DiagnosticStat
             .iter()
             .map(|(reason, n)| kv(&format!("{}{reason}", keys::DROPPED_PREFIX), n)),
     );
+    let level = match &advice {
+        Some(a) => {
+            values.push(kv(keys::ADVICE, a));
+            level.max(DiagnosticStatus::WARN as u8)
+        }
+        None => level,
+    };
     DiagnosticStatus {
         level,
         name: w.name.clone(),

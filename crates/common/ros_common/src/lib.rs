@@ -19,5 +19,6 @@ pub mod net;
 pub mod params;
 pub mod qos;
 pub mod stats;
+pub mod status_view;
 pub mod tf;
 pub mod time;

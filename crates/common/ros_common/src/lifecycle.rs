@@ -134,6 +134,7 @@ pub fn run_until_signalled(
     threads: Vec<std::thread::JoinHandle<()>>,
     logger: &str,
     last: impl FnOnce(),
+    wait_for_signal: bool,
 ) {
     let _guard = runtime.enter();
     // Parameter services (`ros2 param`). Under use_sim_time r2r also
@@ -186,7 +187,9 @@ pub fn run_until_signalled(
                 })
         })
         .collect();
-    runtime.block_on(signalled());
+    if wait_for_signal {
+        runtime.block_on(signalled());
+    }
     r2r::log_info!(logger, "shutting down");
     // Ctrl-C under `ros2 launch` comes twice at once; one more after the
     // grace is the user insisting: it ends the process, whatever still runs.

@@ -40,6 +40,29 @@ pub fn udp_receiver(
     Ok((s.into(), granted))
 }
 
+/// What to tell the user when frames of `frame_bytes` meet a socket whose
+/// kernel granted `granted` bytes of receive buffer of the `requested`: a
+/// frame larger than the buffer is lost whenever it arrives faster than it
+/// is read, i.e. as a simulator sends it, in one burst. `None` when it fits.
+pub fn receive_buffer_advice(frame_bytes: usize, granted: usize, requested: usize) -> Option<String> {
+    if frame_bytes <= granted {
+        return None;
+    }
+    let mib = |b: usize| b as f64 / f64::from(1u32 << 20);
+    let needed = (frame_bytes + (1 << 20)).next_multiple_of(1 << 20);
+    let also = if requested < needed {
+        format!(" and rcvbuf_bytes:={needed}")
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "frames of up to {:.1} MiB do not fit the {:.1} MiB UDP receive buffer the kernel granted: \
+         `sudo sysctl -w net.core.rmem_max={needed}`{also}, then restart the bridge",
+        mib(frame_bytes),
+        mib(granted)
+    ))
+}
+
 /// A socket for sending requests.
 pub fn udp_sender() -> io::Result<std::net::UdpSocket> {
     let s = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))?;
@@ -114,6 +137,21 @@ fn parse_network(s: &str) -> Result<(Ipv4Addr, u8), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_frame_larger_than_the_receive_buffer_says_what_fixes_it() {
+        use super::receive_buffer_advice;
+        assert_eq!(receive_buffer_advice(6 << 20, 32 << 20, 32 << 20), None);
+        let uhd = 3840 * 2160 * 3;
+        let said = receive_buffer_advice(uhd, 4 << 20, 32 << 20).unwrap();
+        assert!(said.contains("23.7 MiB") && said.contains("4.0 MiB"), "{said}");
+        assert!(
+            said.contains("net.core.rmem_max=26214400`,") && !said.contains("rcvbuf_bytes"),
+            "{said}"
+        );
+        let more = receive_buffer_advice(uhd, 4 << 20, 4 << 20).unwrap();
+        assert!(more.contains("rcvbuf_bytes:=26214400"), "{more}");
+    }
+
     #[test]
     fn recurring_receive_errors_are_paused_not_spun_on() {
         let mut e = ErrorPause::default();

@@ -29,6 +29,8 @@ pub struct StreamStats {
     latency_ms: Mutex<Option<f64>>,
     /// For a vehicle's command stream: what is in force (`crate::command`).
     command: Mutex<Option<CommandStatus>>,
+    /// What the user can do about the stream's losses, once known.
+    advice: Mutex<Option<String>>,
 }
 
 /// A vehicle's command state, as `/diagnostics` shows it.
@@ -72,6 +74,14 @@ impl StreamStats {
 
     pub fn command_status(&self) -> Option<CommandStatus> {
         *self.command.lock().unwrap()
+    }
+
+    pub fn set_advice(&self, advice: String) {
+        *self.advice.lock().unwrap() = Some(advice);
+    }
+
+    pub fn advice(&self) -> Option<String> {
+        self.advice.lock().unwrap().clone()
     }
 
     pub fn latency_ms(&self) -> Option<f64> {

@@ -167,6 +167,16 @@ pub fn rss_bytes(pid: u32) -> u64 {
         .map_or(0, |kib| kib * 1024)
 }
 
+/// Peak resident memory of a process in bytes (`VmHWM`); 0 once it is gone.
+pub fn peak_rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024)
+}
+
 /// Seconds from the environment variable `name` (a measuring window), or `default`.
 pub fn seconds_from_env(name: &str, default: f64) -> f64 {
     std::env::var(name)

@@ -69,7 +69,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_defaults() {
+    fn documented_defaults() {
         let m = CameraModel::default();
         // 160 / tan 30° = 160 √3
         assert!((m.focal - 160.0 * 3f64.sqrt()).abs() < 1e-9);

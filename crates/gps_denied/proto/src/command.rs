@@ -172,7 +172,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn encodes_exactly_the_seed_object() {
+    fn encodes_exactly_the_documented_object() {
         let c = Command::new(0.5, 0.1, -0.2, 0.0).unwrap();
         assert_eq!(
             String::from_utf8(c.encode()).unwrap(),

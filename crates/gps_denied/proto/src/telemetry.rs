@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_layout_is_written() {
+    fn the_documented_layout_is_written() {
         let t = DroneTelemetry {
             orientation: Some(Euler::default()),
             angular_velocity: Some(Vector3::default()),

@@ -8,7 +8,7 @@ use gps_denied_proto::{
 use serde_json::{json, Value};
 
 /// The telemetry example, verbatim.
-const SEED_EXAMPLE: &str = r#"{ "imu": { "orientation": {"roll": 0.0, "pitch": 0.0, "yaw": 0.0}, "angular_velocity": {"x": 0.0, "y": 0.0, "z": 0.0}, "linear_acceleration": {"x": 0.0, "y": 0.0, "z": 9.81} }, "altimeter": { "altitude": 5.0, "vertical_velocity": -0.1 }, "velocity": {"x": 0.0, "y": 0.0, "z": -0.1}, "landing_pad": { "relative_x": 0.5, "relative_y": -0.2, "distance": 4.5, "confidence": 0.85 }, "camera": { "width": 320, "height": 240, "fov": 60.0, "image": "" }, "landed": false, "timestamp": 1.234 }"#;
+const DOCUMENTED_EXAMPLE: &str = r#"{ "imu": { "orientation": {"roll": 0.0, "pitch": 0.0, "yaw": 0.0}, "angular_velocity": {"x": 0.0, "y": 0.0, "z": 0.0}, "linear_acceleration": {"x": 0.0, "y": 0.0, "z": 9.81} }, "altimeter": { "altitude": 5.0, "vertical_velocity": -0.1 }, "velocity": {"x": 0.0, "y": 0.0, "z": -0.1}, "landing_pad": { "relative_x": 0.5, "relative_y": -0.2, "distance": 4.5, "confidence": 0.85 }, "camera": { "width": 320, "height": 240, "fov": 60.0, "image": "" }, "landed": false, "timestamp": 1.234 }"#;
 
 const JPEG_START: &[u8] = &[0xFF, 0xD8, 0xFF, 0xDB, 0x00, 0x43, 0x00];
 
@@ -23,13 +23,13 @@ fn drone(p: &Parsed) -> &DroneTelemetry {
     }
 }
 
-fn seed_value() -> Value {
-    serde_json::from_str(SEED_EXAMPLE).unwrap()
+fn documented_value() -> Value {
+    serde_json::from_str(DOCUMENTED_EXAMPLE).unwrap()
 }
 
 #[test]
-fn the_seed_example_parses_completely() {
-    let p = parse_telemetry(SEED_EXAMPLE.as_bytes(), &Limits::default()).unwrap();
+fn the_documented_example_parses_completely() {
+    let p = parse_telemetry(DOCUMENTED_EXAMPLE.as_bytes(), &Limits::default()).unwrap();
     assert!(p.faults.is_empty(), "{:?}", p.faults);
     let want = DroneTelemetry {
         orientation: Some(Euler::default()),
@@ -69,7 +69,7 @@ fn one_wrong_part_is_dropped_alone() {
         ("/timestamp", json!(-1.0), Part::Timestamp),
     ];
     for (path, bad, part) in cases {
-        let mut v = seed_value();
+        let mut v = documented_value();
         *v.pointer_mut(path).unwrap() = bad;
         let p = parse(&v);
         let faults: Vec<_> = p.faults.iter().collect();
@@ -83,7 +83,7 @@ fn one_wrong_part_is_dropped_alone() {
 
 #[test]
 fn a_wrong_enclosing_object_drops_its_parts_as_invalid() {
-    let mut v = seed_value();
+    let mut v = documented_value();
     v["imu"] = json!("calibrating");
     v["altimeter"] = json!(null);
     let p = parse(&v);
@@ -126,7 +126,7 @@ fn missing_parts_are_reported_missing_and_unknown_fields_ignored() {
         "a drone frame lacks no rover part"
     );
 
-    let mut v = seed_value();
+    let mut v = documented_value();
     v["camera"].as_object_mut().unwrap().remove("fov");
     v["imu"].as_object_mut().unwrap().remove("orientation");
     let p = parse(&v);
@@ -137,7 +137,7 @@ fn missing_parts_are_reported_missing_and_unknown_fields_ignored() {
 
 #[test]
 fn landing_pad_null_means_not_visible() {
-    let mut v = seed_value();
+    let mut v = documented_value();
     v["landing_pad"] = Value::Null;
     let p = parse(&v);
     assert!(p.faults.is_empty());
@@ -146,7 +146,7 @@ fn landing_pad_null_means_not_visible() {
 
 #[test]
 fn images_decode_and_each_image_fault_has_its_name() {
-    let mut v = seed_value();
+    let mut v = documented_value();
     v["camera"]["image"] = encode_base64(JPEG_START).into();
     let p = parse(&v);
     assert!(p.faults.is_empty());
@@ -170,7 +170,7 @@ fn images_decode_and_each_image_fault_has_its_name() {
 
 #[test]
 fn an_image_over_the_limit_is_refused_unread() {
-    let mut v = seed_value();
+    let mut v = documented_value();
     v["camera"]["image"] = "*".repeat(2000).into();
     let limits = Limits {
         max_image_base64_bytes: 1999,
@@ -213,7 +213,7 @@ fn rover_objects_are_recognised() {
 
 #[test]
 fn numbers_beyond_float32_drop_only_their_part() {
-    let text = SEED_EXAMPLE
+    let text = DOCUMENTED_EXAMPLE
         .replace(r#""altitude": 5.0"#, r#""altitude": 1e39"#)
         .replace(r#""relative_x": 0.5"#, r#""relative_x": -3.5e38"#);
     let p = parse_telemetry(text.as_bytes(), &Limits::default()).unwrap();
@@ -221,7 +221,7 @@ fn numbers_beyond_float32_drop_only_their_part() {
     assert_eq!(p.faults.get(Part::LandingPad), Some(Fault::Invalid));
     assert_eq!(p.faults.len(), 2);
     // The largest float32 is still a number.
-    let text = SEED_EXAMPLE.replace(r#""altitude": 5.0"#, r#""altitude": 3.4028234e38"#);
+    let text = DOCUMENTED_EXAMPLE.replace(r#""altitude": 5.0"#, r#""altitude": 3.4028234e38"#);
     assert!(parse_telemetry(text.as_bytes(), &Limits::default())
         .unwrap()
         .faults
@@ -230,7 +230,7 @@ fn numbers_beyond_float32_drop_only_their_part() {
 
 #[test]
 fn python_non_finite_numbers_drop_only_their_part() {
-    let text = SEED_EXAMPLE
+    let text = DOCUMENTED_EXAMPLE
         .replace(r#""altitude": 5.0"#, r#""altitude": NaN"#)
         .replace(r#""z": -0.1}"#, r#""z": -Infinity}"#);
     let p = parse_telemetry(text.as_bytes(), &Limits::default()).unwrap();
@@ -258,7 +258,7 @@ fn what_is_not_a_telemetry_object_is_an_error() {
         Err(TelemetryError::NotAnObject)
     ));
     assert!(matches!(parse_telemetry(b"null", &l), Err(TelemetryError::NotAnObject)));
-    let truncated = &SEED_EXAMPLE.as_bytes()[..SEED_EXAMPLE.len() / 2];
+    let truncated = &DOCUMENTED_EXAMPLE.as_bytes()[..DOCUMENTED_EXAMPLE.len() / 2];
     assert!(matches!(
         parse_telemetry(truncated, &l),
         Err(TelemetryError::Malformed(_))

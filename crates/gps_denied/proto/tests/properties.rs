@@ -100,7 +100,7 @@ proptest! {
     }
 
     #[test]
-    fn commands_in_range_round_trip_and_keep_the_seed_layout(
+    fn commands_in_range_round_trip_and_keep_the_documented_layout(
         thrust in -1.0..=1.0f64, pitch in -0.5..=0.5f64, roll in -0.5..=0.5f64, yaw in -0.5..=0.5f64,
     ) {
         let c = Command::new(thrust, pitch, roll, yaw).unwrap();

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use r2r::QosProfile;
 use ros_common::bridge::BridgeProcess;
 use ros_common::stats::StreamStats;
-use ros_common::time::{ClockPublisher, TimeBase};
 
 use crate::commands::{CommandInputs, CommandSink};
 use crate::settings::{Settings, Source};
@@ -101,16 +100,11 @@ fn run() -> Result<(), String> {
     let settings = Settings::from_node(&bridge.node)?;
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
+    let (time, clock) = bridge.time_base(settings.use_sim_time, settings.stamp_source)?;
     let node = &mut bridge.node;
     let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
     let outputs = Outputs::new(node, &settings, &qos)?;
     let (input, sink, described) = wire(node, &settings.source, &logger)?;
-    let clock = if settings.use_sim_time {
-        Some(ClockPublisher::new(node).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
-    let time = Arc::new(TimeBase::with_source(settings.use_sim_time, settings.stamp_source));
     let command_stats = Arc::new(StreamStats::default());
     let (inbox, sender) = ros_common::command::command_path(
         sink,

@@ -1,7 +1,6 @@
 //! The node's parameters (docs/gps-denied.md), read once at start.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
-use std::ops::RangeInclusive;
 use std::time::Duration;
 
 use gps_denied_proto::wire::{
@@ -11,7 +10,7 @@ use gps_denied_proto::{Limits, TwistGains};
 use r2r::Node;
 use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
-use ros_common::params::{self, FloatParam};
+use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, StringParam};
 use ros_common::time::{StampSource, STAMP_SOURCE};
 
 use crate::convert::{AltimeterModel, FrameIds};
@@ -43,7 +42,7 @@ pub struct Settings {
     pub camera_fov_deg: Option<f64>,
     pub use_sim_time: bool,
     pub qos_depth: usize,
-    pub decode_jpeg_always: bool,
+    pub decode_images_always: bool,
     pub limits: Limits,
     pub gains: TwistGains,
     pub covariances: Covariances,
@@ -56,20 +55,32 @@ pub struct Settings {
 }
 
 fn bad(name: &str, msg: impl std::fmt::Display) -> String {
-    format!("parameter {name}: {msg}")
+    params::invalid(name, msg)
 }
 
-/// A float parameter, refused unless in `range` (NaN never is).
-fn float_in(node: &Node, name: &'static str, default: f64, range: RangeInclusive<f64>) -> Result<f64, String> {
-    FloatParam::new(name, default, range).read(node)
+const SOURCE: ChoiceParam<SourceKind> =
+    ChoiceParam::new("source", "udp", &[("udp", SourceKind::Udp), ("ros", SourceKind::Ros)]);
+const SIM_HOST: StringParam = StringParam::new("sim_host", "127.0.0.1");
+const BIND_ADDRESS: StringParam = StringParam::new("bind_address", "0.0.0.0");
+const SIM_PORT: IntParam = params::port("sim_port", DEFAULT_SIM_PORT);
+const LOCAL_PORT: IntParam = params::port("local_port", DEFAULT_LOCAL_PORT);
+const RCVBUF_BYTES: IntParam = IntParam::new("rcvbuf_bytes", 4 << 20, 1 << 16..=1 << 30);
+const TELEMETRY: StringParam = StringParam::new("telemetry_topic", TELEMETRY_TOPIC);
+const COMMAND: StringParam = StringParam::new("command_topic", COMMAND_TOPIC);
+/// 0: the telemetry's `camera.fov`.
+const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 0.0, 0.0..=179.0);
+const MAX_MESSAGE_BYTES: IntParam = IntParam::new("max_message_bytes", MAX_DATAGRAM_BYTES as i64, 1 << 10..=64 << 20);
+const FRAME_PREFIX: StringParam = StringParam::new("frame_prefix", "");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SourceKind {
+    Udp,
+    Ros,
 }
 
-fn port(node: &Node, name: &str, default: u16) -> Result<u16, String> {
-    let p = params::int(node, name, i64::from(default)).map_err(|e| e.to_string())?;
-    u16::try_from(p)
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| bad(name, format!("{p} is not a port")))
+/// An f32 default as the f64 its decimal spelling reads as (0.05, not 0.0500000007).
+fn decimal(v: f32) -> f64 {
+    v.to_string().parse().unwrap_or(f64::from(v))
 }
 
 /// `host:port` → its IPv4 address (the simulator's sockets are IPv4).
@@ -86,83 +97,65 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddrV4, String> {
 
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Self, String> {
-        let e = |err: r2r::Error| err.to_string();
-        let source = match params::string(node, "source", "udp").map_err(e)?.as_str() {
-            "udp" => {
-                let host = params::string(node, "sim_host", "127.0.0.1").map_err(e)?;
-                let bind_ip = params::string(node, "bind_address", "0.0.0.0").map_err(e)?;
+        // Every parameter is read whatever the source, so that each is checked (and listed) alike.
+        let host = SIM_HOST.read(node)?;
+        let bind_ip = BIND_ADDRESS.read(node)?;
+        let sim_port = SIM_PORT.read(node)?;
+        let local_port = LOCAL_PORT.read(node)?;
+        let extra = params::string_array(node, "allowed_senders", &[]).map_err(|e| bad("allowed_senders", e))?;
+        let rcvbuf = RCVBUF_BYTES.read(node)?;
+        let telemetry_topic = TELEMETRY.read(node)?;
+        let command_topic = COMMAND.read(node)?;
+        let source = match SOURCE.read(node)? {
+            SourceKind::Udp => {
                 let bind_ip: Ipv4Addr = bind_ip
                     .parse()
-                    .map_err(|_| bad("bind_address", format!("{bind_ip:?} is not an IPv4 address")))?;
-                let sim = resolve(&host, port(node, "sim_port", DEFAULT_SIM_PORT)?)?;
-                let extra = params::string_array(node, "allowed_senders", &[]).map_err(e)?;
+                    .map_err(|_| bad(BIND_ADDRESS.name, format!("{bind_ip:?} is not an IPv4 address")))?;
+                let sim = resolve(&host, sim_port)?;
                 Source::Udp {
-                    bind: SocketAddrV4::new(bind_ip, port(node, "local_port", DEFAULT_LOCAL_PORT)?),
+                    bind: SocketAddrV4::new(bind_ip, local_port),
                     sim,
                     senders: SenderFilter::new(*sim.ip(), &extra).map_err(|m| bad("allowed_senders", m))?,
-                    rcvbuf: params::int(node, "rcvbuf_bytes", 4 << 20)
-                        .map_err(e)?
-                        .clamp(1 << 16, 1 << 30) as usize,
+                    rcvbuf,
                 }
             }
-            "ros" => Source::Ros {
-                telemetry_topic: params::string(node, "telemetry_topic", TELEMETRY_TOPIC).map_err(e)?,
-                command_topic: params::string(node, "command_topic", COMMAND_TOPIC).map_err(e)?,
+            SourceKind::Ros => Source::Ros {
+                telemetry_topic,
+                command_topic,
             },
-            other => return Err(bad("source", format!("{other:?} is not udp or ros"))),
         };
-        let fov = params::float(node, "camera_fov_deg", 0.0).map_err(e)?;
-        if !(0.0..180.0).contains(&fov) {
-            return Err(bad(
-                "camera_fov_deg",
-                format!("{fov} is not in (0, 180) (0: from the telemetry)"),
-            ));
-        }
-        let max_message = params::int(node, "max_message_bytes", MAX_DATAGRAM_BYTES as i64)
-            .map_err(e)?
-            .clamp(1 << 10, 64 << 20) as usize;
+        let fov = CAMERA_FOV_DEG.read(node)?;
+        let max_message = MAX_MESSAGE_BYTES.read(node)?;
         let d = Covariances::default();
-        let gain = |name: &'static str| float_in(node, name, 1.0, -1e6..=1e6);
-        let length = |name: &'static str, default: f32| float_in(node, name, f64::from(default), 0.0..=1e6);
+        let length = |name: &'static str, default: f32| FloatParam::new(name, decimal(default), 0.0..=1e6).read(node);
         let a = AltimeterModel::default();
         Ok(Self {
             source,
-            frames: FrameIds::new(&params::string(node, "frame_prefix", "").map_err(e)?),
+            frames: FrameIds::new(&FRAME_PREFIX.read(node)?),
             camera_fov_deg: (fov > 0.0).then_some(fov),
-            use_sim_time: params::boolean(node, "use_sim_time", false).map_err(e)?,
-            qos_depth: params::int(node, "qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64)
-                .map_err(e)?
-                .clamp(1, 1000) as usize,
-            decode_jpeg_always: params::boolean(node, "decode_jpeg_always", false).map_err(e)?,
+            use_sim_time: shared::USE_SIM_TIME.read(node)?,
+            qos_depth: shared::QOS_DEPTH.read(node)?,
+            decode_images_always: shared::decode_images_always(node)?,
             limits: Limits {
                 max_message_bytes: max_message,
                 max_image_base64_bytes: max_message,
             },
             gains: TwistGains {
-                thrust: gain("thrust_gain")?,
-                roll: gain("roll_gain")?,
-                pitch: gain("pitch_gain")?,
-                yaw: gain("yaw_gain")?,
+                thrust: shared::gain("thrust_gain", 1.0).read(node)?,
+                roll: shared::gain("roll_gain", 1.0).read(node)?,
+                pitch: shared::gain("pitch_gain", 1.0).read(node)?,
+                yaw: shared::gain("yaw_gain", 1.0).read(node)?,
             },
             covariances: Covariances::from_params(node, d, &[Variance::IMU, Variance::POSE].concat())?,
             altimeter: AltimeterModel {
-                field_of_view: float_in(
-                    node,
-                    "altimeter_fov",
-                    f64::from(a.field_of_view),
-                    0.0..=std::f64::consts::PI,
-                )? as f32,
+                field_of_view: FloatParam::new("altimeter_fov", decimal(a.field_of_view), 0.0..=std::f64::consts::PI)
+                    .read(node)? as f32,
                 min_range: length("altimeter_min_range", a.min_range)? as f32,
                 max_range: length("altimeter_max_range", a.max_range)? as f32,
             },
-            publish_tf: params::boolean(node, "publish_tf", true).map_err(e)?,
-            diagnostics_period: Duration::from_secs_f64(float_in(node, "diagnostics_period", 1.0, 0.05..=60.0)?),
-            cmd_timeout: Duration::from_secs_f64(float_in(
-                node,
-                "cmd_timeout",
-                ros_common::command::DEFAULT_TIMEOUT_S,
-                0.01..=60.0,
-            )?),
+            publish_tf: shared::PUBLISH_TF.read(node)?,
+            diagnostics_period: shared::DIAGNOSTICS_PERIOD.read_duration(node)?,
+            cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
             stamp_source: STAMP_SOURCE.read(node)?,
         })
     }

@@ -88,7 +88,7 @@ impl Outputs {
             rover: node
                 .create_publisher("rover/odom", qos.clone())
                 .map_err(e("rover/odom"))?,
-            camera: CameraPublisher::new(node, &topics, qos, MAX_IMAGE_PIXELS, settings.decode_jpeg_always)?,
+            camera: CameraPublisher::new(node, &topics, qos, MAX_IMAGE_PIXELS, settings.decode_images_always)?,
         })
     }
 }
@@ -109,7 +109,7 @@ pub struct TelemetryBridge {
     time: Arc<TimeBase>,
     drone_clock: StreamClock,
     rover_clock: StreamClock,
-    clock: Option<ClockPublisher>,
+    clock: Option<Arc<ClockPublisher>>,
     counters: InputCounters,
     reported_bad: u64,
     pub stats: TelemetryStats,
@@ -134,7 +134,7 @@ impl TelemetryBridge {
         out: Outputs,
         settings: Settings,
         time: Arc<TimeBase>,
-        clock: Option<ClockPublisher>,
+        clock: Option<Arc<ClockPublisher>>,
         logger: String,
     ) -> Self {
         Self {

@@ -1,6 +1,6 @@
 //! Launches MAVROS for every simulated vehicle and supervises the children:
 //! `ros2 launch mavros px4.launch.xml tgt_system:=<id>
-//! fcu_url:=udp://:<p+1>@<ip>:<p>` with p = 20100 + 2·(id − 1) (RflySim wire protocol: MAVROS),
+//! fcu_url:=udp://:<p+1>@<ip>:<p>` with p = 20100 + 2·(id − 1) (RflySim's SDK: RflyRosStart.py),
 //! namespace `mavros<id>` when there are several vehicles. Each vehicle runs
 //! in a process group of its own, led by a [`keeper`]; [`supervisor`] says
 //! what happens to the groups (restarts with back-off, a stop within a

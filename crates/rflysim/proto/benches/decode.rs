@@ -126,17 +126,17 @@ fn main() {
     let points: Vec<[f32; 4]> = (0..100_000)
         .map(|i| [i as f32 * 0.01, 1.0, -2.0, (i % 7) as f32])
         .collect();
-    let seed = lidar::encode::protocol_float(1, 0, [1.0, 2.0, 3.0], [0.0, 0.0, 0.5], &points);
-    let mut seed_dgrams = split_frame(HeaderKind::Frame32, 1, 1.0, &seed, MAX_PACKET_PAYLOAD);
+    let sample = lidar::encode::protocol_float(1, 0, [1.0, 2.0, 3.0], [0.0, 0.0, 0.5], &points);
+    let mut sample_dgrams = split_frame(HeaderKind::Frame32, 1, 1.0, &sample, MAX_PACKET_PAYLOAD);
     let mut r = Reassembler::new(Default::default());
     let took = median(runs, || {
-        let p = reassemble_all(&mut r, &mut seed_dgrams, &mut t);
+        let p = reassemble_all(&mut r, &mut sample_dgrams, &mut t);
         black_box(decode_lidar(Bytes::from(p), 50.0).unwrap());
     });
-    let (w, f) = memcpy_refs(seed.len(), runs);
+    let (w, f) = memcpy_refs(sample.len(), runs);
     rows.push(Row {
         name: "LiDAR 100k, protocol float (1.6 MB)",
-        bytes: seed.len(),
+        bytes: sample.len(),
         took,
         memcpy_warm: w,
         memcpy_fresh: f,

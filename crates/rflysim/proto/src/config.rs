@@ -1,4 +1,4 @@
-//! RflySim's `Config.json` (RflySim wire protocol: Config.json), read as RflySim users already write it:
+//! RflySim's `Config.json` (RflySim's Config.json), read as RflySim users already write it:
 //! `//`, `/* */` and `#` comments, integers written as floats, 8 or 16
 //! `otherParams`, SeqID 0 meaning "previous + 1", port 0 meaning 9999 + SeqID.
 //! What RflySim's Python SDK would refuse for a missing field is defaulted
@@ -104,7 +104,7 @@ impl SensorConfig {
     }
 
     /// The largest frame this sensor can send, by its configured size and
-    /// kind (RflySim wire protocol: UDP sensor stream): what a lying datagram header may make a receiver
+    /// kind (RflySim's SDK: VisionCaptureApi.py's UDP receivers): what a lying datagram header may make a receiver
     /// buffer. `None` where the size can change at run time (a gimbal camera's
     /// resolution is a control) or has no bound of its own (detections).
     pub fn max_frame_len(&self) -> Option<usize> {

@@ -1,4 +1,4 @@
-//! RflySim3D's text console commands (`Ue4CMD`, RflySim wire protocol:
+//! RflySim3D's text console commands (`Ue4CMD`, RflySim's SDK:
 //! VisionSensorReq; the RflySim3D API document, chapter 5): a checked text,
 //! the verbs the bridge and the SDK send, built from a typed request, and
 //! their parser for the emulator. They go to the window's request port as
@@ -127,7 +127,7 @@ pub fn decode_console_command(p: &[u8]) -> Result<String, DecodeError> {
 }
 
 /// The console command that asks RflySim3D for the `CameraData` of sensor
-/// `seq_id` on its status port (RflySim wire protocol: VisionSensorReq, gimbal status).
+/// `seq_id` on its status port (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, the RflySim vision protocol, section 2.2).
 pub fn camera_data_command(seq_id: u16) -> String {
     format!("{REQ_OBJ_DATA} {} {seq_id} 0", obj_op::CAMERA)
 }

@@ -1,4 +1,4 @@
-//! Gimbal control bits and the gimbal's status echo (RflySim wire protocol:
+//! Gimbal control bits and the gimbal's status echo (RflySim's SDK:
 //! `VisionSensorReq` "Gimbal control bitmask", gimbal status). The bit
 //! numbering differs between the RflySim vision protocol and the SDK's
 //! `CameraCtrlApi.py`; both tables are here, and only here.
@@ -48,9 +48,6 @@ pub const PROTOCOL_BITS: GimbalBitTable = GimbalBitTable {
     ],
 };
 
-/// What `gimbal_bits` called [`PROTOCOL_BITS`] before; accepted as an alias.
-pub const FORMER_PROTOCOL_NAME: &str = "seed000";
-
 /// RflySim SDK `CameraCtrlApi.py` numbering.
 pub const SDK_BITS: GimbalBitTable = GimbalBitTable {
     name: "sdk",
@@ -70,13 +67,8 @@ pub const SDK_BITS: GimbalBitTable = GimbalBitTable {
 };
 
 impl GimbalBitTable {
-    /// By name; `seed000`, the protocol table's former name, still works.
+    /// By name: `protocol` or `sdk`.
     pub fn by_name(name: &str) -> Option<GimbalBitTable> {
-        let name = if name == FORMER_PROTOCOL_NAME {
-            PROTOCOL_BITS.name
-        } else {
-            name
-        };
         [PROTOCOL_BITS, SDK_BITS].into_iter().find(|t| t.name == name)
     }
 
@@ -159,7 +151,7 @@ pub mod slot {
 }
 
 /// The TypeID a gimbal camera renders as under the `LightSource` control's
-/// value (RflySim wire protocol: VisionSensorReq: 0 RGB, 1 thermal, 2 IR gray).
+/// value (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq: 0 RGB, 1 thermal, 2 IR gray).
 pub fn light_source_type_id(light_source: u8) -> u16 {
     match light_source {
         1 => type_id::INFRARED,
@@ -191,7 +183,7 @@ pub struct GimbalEcho {
 }
 
 impl GimbalEcho {
-    /// The echo is the gimbal form of `VisionSensorReq` (RflySim wire protocol: gimbal status).
+    /// The echo is the gimbal form of `VisionSensorReq` (the RflySim vision protocol, section 2.2).
     pub const LEN: usize = RequestForm::Gimbal148.byte_len();
 
     /// The echo as RflySim3D sends it (the emulator's side of [`GimbalEcho::decode`]):

@@ -1,4 +1,4 @@
-//! The two datagram headers of RflySim's UDP sensor streams (RflySim wire protocol: UDP sensor stream), told
+//! The two datagram headers of RflySim's UDP sensor streams (RflySim's SDK: VisionCaptureApi.py's UDP receivers), told
 //! apart by their checksum on every datagram.
 
 use crate::wire::{Fields, Writer};

@@ -1,4 +1,4 @@
-//! Camera payloads (RflySim wire protocol: UDP sensor stream, "Images"): raw pixels checked against the
+//! Camera payloads (RflySim's SDK: VisionCaptureApi.py's UDP receivers, "Images"): raw pixels checked against the
 //! configured size. JPEG and PNG payloads are ordinary files, decoded by
 //! `image_codec`.
 

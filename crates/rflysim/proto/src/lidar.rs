@@ -1,4 +1,4 @@
-//! LiDAR (TypeID 20–23) and depth-cloud (TypeID 7) payloads (RflySim wire protocol: UDP sensor stream), decoded
+//! LiDAR (TypeID 20–23) and depth-cloud (TypeID 7) payloads (RflySim's SDK: VisionCaptureApi.py's UDP receivers), decoded
 //! in one pass into `sensor_msgs/PointCloud2` data: x, y, z, seg as
 //! little-endian f32 with a 16-byte step.
 
@@ -9,7 +9,7 @@ use crate::wire::{Fields, Writer};
 
 pub const POINT_STEP: usize = 16;
 /// `<ii6f` pose and `<i` count in front of the protocol layout's float points.
-pub const SEED_HEADER_LEN: usize = 36;
+pub const FLOAT_HEADER_LEN: usize = 36;
 /// `<6f` pose and `<i` count in front of the SDK layouts' points.
 pub const SDK_HEADER_LEN: usize = 28;
 /// `<4h` x, y, z, seg.
@@ -50,18 +50,18 @@ pub struct PointCloud {
 }
 
 fn protocol_count(p: &[u8]) -> Option<usize> {
-    (p.len() >= SEED_HEADER_LEN)
+    (p.len() >= FLOAT_HEADER_LEN)
         .then(|| Fields(p).i32(32))
         .and_then(|n| usize::try_from(n).ok())
 }
 
 /// The pose and point count of `p` when it is a frame of the protocol's float
 /// layout (`36 + 16 N` bytes, N its count field): its points are then
-/// `p[SEED_HEADER_LEN..]`, already in `PointCloud2`'s layout, and a consumer
+/// `p[FLOAT_HEADER_LEN..]`, already in `PointCloud2`'s layout, and a consumer
 /// can use them where they are.
 pub fn protocol_float_frame(p: &[u8]) -> Option<(LidarPose, usize)> {
     let n = protocol_count(p)
-        .filter(|n| n.checked_mul(POINT_STEP).and_then(|b| b.checked_add(SEED_HEADER_LEN)) == Some(p.len()))?;
+        .filter(|n| n.checked_mul(POINT_STEP).and_then(|b| b.checked_add(FLOAT_HEADER_LEN)) == Some(p.len()))?;
     Some((protocol_pose(Fields(p)), n))
 }
 
@@ -98,7 +98,7 @@ pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, Decode
             layout: CloudLayout::ProtocolFloat,
             pose,
             points: n,
-            data: payload.slice(SEED_HEADER_LEN..),
+            data: payload.slice(FLOAT_HEADER_LEN..),
         });
     }
     if let Some(n) = sdk_count(p).filter(|n| n.checked_mul(8).and_then(|b| b.checked_add(28)) == Some(p.len())) {
@@ -114,12 +114,12 @@ pub fn decode_lidar(payload: Bytes, max_range: f32) -> Result<PointCloud, Decode
     Err(DecodeError::length(
         "LiDAR",
         p.len(),
-        "36 + 16·N (seed float) or 28 + 8·N (SDK int16) with N its point count",
+        "36 + 16·N (float) or 28 + 8·N (SDK int16) with N its point count",
     ))
 }
 
 /// The SDK int16 cloud at the start of a shared-memory payload area, which is
-/// sized for the most points (RflySim wire protocol: shared memory): its count says how many of them are
+/// sized for the most points (RflySim's SDK: VisionCaptureApi.py's img_mem_thrd): its count says how many of them are
 /// this frame's; the bytes after them are stale. `per_point` is 4 (LiDAR:
 /// x, y, z, seg) or 3 (depth cloud: x, y, z).
 fn decode_sdk_int16_region(
@@ -170,7 +170,7 @@ pub fn decode_depth_cloud_region(area: &[u8], max_range: f32) -> Result<PointClo
 pub fn decode_depth_cloud(payload: Bytes, max_range: f32) -> Result<PointCloud, DecodeError> {
     let p = &payload[..];
     if let Some((pose, n)) = protocol_float_frame(p) {
-        let mut data = p[SEED_HEADER_LEN..].to_vec();
+        let mut data = p[FLOAT_HEADER_LEN..].to_vec();
         zero_depth_padding(&mut data);
         return Ok(PointCloud {
             layout: CloudLayout::ProtocolFloat,
@@ -332,20 +332,20 @@ mod tests {
     #[test]
     fn layouts_are_told_apart_and_bad_lengths_refused() {
         let pts: Vec<[f32; 4]> = (0..10).map(|i| [i as f32, -(i as f32), 0.5, 1.0]).collect();
-        let seed = encode::protocol_float(2, 1, [0.0; 3], [0.0; 3], &pts);
+        let sample = encode::protocol_float(2, 1, [0.0; 3], [0.0; 3], &pts);
         let sdk = encode::sdk_int16([0.0; 3], [0.0; 3], &pts, 20.0);
         assert_eq!(
-            decode_lidar(seed.clone().into(), 20.0).unwrap().layout,
+            decode_lidar(sample.clone().into(), 20.0).unwrap().layout,
             CloudLayout::ProtocolFloat
         );
         assert_eq!(
             decode_lidar(sdk.clone().into(), 20.0).unwrap().layout,
             CloudLayout::SdkInt16
         );
-        for bad in [&seed[..seed.len() - 1], &sdk[..sdk.len() - 8], &[0u8; 10][..], &[]] {
+        for bad in [&sample[..sample.len() - 1], &sdk[..sdk.len() - 8], &[0u8; 10][..], &[]] {
             assert!(decode_lidar(Bytes::copy_from_slice(bad), 20.0).is_err());
         }
-        let mut negative = seed.clone();
+        let mut negative = sample.clone();
         negative[32..36].copy_from_slice(&(-1i32).to_le_bytes());
         assert!(decode_lidar(negative.into(), 20.0).is_err());
     }
@@ -391,9 +391,9 @@ mod tests {
             }
             assert_eq!(got[3], 0.0);
         }
-        let seed = encode::protocol_float(1, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 99.0]]);
+        let sample = encode::protocol_float(1, 0, [0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0, 99.0]]);
         assert_eq!(
-            f32s(&decode_depth_cloud(seed.into(), 10.0).unwrap().data),
+            f32s(&decode_depth_cloud(sample.into(), 10.0).unwrap().data),
             vec![1.0, 2.0, 3.0, 0.0]
         );
     }

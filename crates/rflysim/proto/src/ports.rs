@@ -4,38 +4,38 @@
 
 use std::net::Ipv4Addr;
 
-/// First RflySim3D window's request port; window `i` listens on 20010 + i (RflySim wire protocol: VisionSensorReq).
+/// First RflySim3D window's request port; window `i` listens on 20010 + i (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq).
 pub const REQUEST_BASE_PORT: u16 = 20010;
 
-/// Where CopterSim's heartbeat goes (RflySim wire protocol: vehicle state).
+/// Where CopterSim's heartbeat goes (RflySim's SDK: PX4MavCtrlV4.py).
 pub const HEARTBEAT_PORT: u16 = 20005;
 
 /// Where RflySim3D sends gimbal echoes, `CameraData` and its other status
-/// structs (RflySim wire protocol: gimbal status).
+/// structs (the RflySim vision protocol, section 2.2).
 pub const CAMERA_STATUS_PORT: u16 = 20006;
 
-/// The group the heartbeat (RflySim wire protocol: vehicle state) and the camera status (RflySim wire protocol: gimbal status) are
+/// The group the heartbeat (RflySim's SDK: PX4MavCtrlV4.py) and the camera status (the RflySim vision protocol, section 2.2) are
 /// also multicast to.
 pub const MULTICAST_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 10);
 
-/// CopterSim's request port for vehicle `copter_id` (1-based): 30100 + 2·(id − 1) (RflySim wire protocol: CopterSim IMU).
+/// CopterSim's request port for vehicle `copter_id` (1-based): 30100 + 2·(id − 1) (RflySim's SDK: VisionCaptureApi.py's IMU request).
 pub fn imu_request_port(copter_id: u16) -> u16 {
     30100 + 2 * copter_id.saturating_sub(1)
 }
 
-/// The port CopterSim sends IMU data to for vehicle `copter_id`: 31000 + id − 1 (RflySim wire protocol: CopterSim IMU).
+/// The port CopterSim sends IMU data to for vehicle `copter_id`: 31000 + id − 1 (RflySim's SDK: VisionCaptureApi.py's IMU request).
 pub fn imu_data_port(copter_id: u16) -> u16 {
     31000 + copter_id.saturating_sub(1)
 }
 
 /// Where CopterSim sends vehicle `copter_id`'s true state: 30101 + 2·(id − 1),
-/// the port after its request port (RflySim wire protocol: vehicle state).
+/// the port after its request port (RflySim's SDK: PX4MavCtrlV4.py).
 pub fn true_state_port(copter_id: u16) -> u16 {
     imu_request_port(copter_id) + 1
 }
 
 /// The MAVLink port p of vehicle `copter_id` on CopterSim's host: 20100 +
-/// 2·(id − 1); MAVROS listens on p + 1 (RflySim wire protocol: MAVROS).
+/// 2·(id − 1); MAVROS listens on p + 1 (RflySim's SDK: RflyRosStart.py).
 pub fn mavros_port(copter_id: u16) -> u16 {
     20100 + 2 * copter_id.saturating_sub(1)
 }

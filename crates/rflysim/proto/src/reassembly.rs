@@ -1,4 +1,4 @@
-//! Reassembly of RflySim's UDP sensor frames from datagrams (RflySim wire protocol: UDP sensor stream).
+//! Reassembly of RflySim's UDP sensor frames from datagrams (RflySim's SDK: VisionCaptureApi.py's UDP receivers).
 //!
 //! What it guarantees, whatever arrives:
 //! - packets of two different frames are never joined: a frame is keyed by

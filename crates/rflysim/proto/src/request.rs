@@ -1,6 +1,6 @@
 //! What the bridge sends to RflySim: `VisionSensorReq` in its three forms
-//! (RflySim wire protocol: VisionSensorReq) and the CopterSim IMU request
-//! (RflySim wire protocol: CopterSim IMU); text console commands are in
+//! (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq) and the CopterSim IMU request
+//! (RflySim's SDK: VisionCaptureApi.py's IMU request); text console commands are in
 //! [`crate::console`], re-exported here.
 //! Decoders are here too: the emulator reads what the bridge sends, and the
 //! bridge reads RflySim3D's 148-byte gimbal echo.
@@ -11,7 +11,7 @@ use crate::config::SensorConfig;
 use crate::error::DecodeError;
 use crate::wire::{Fields, Writer};
 
-/// The checksum of every request the bridge and the SDK send (RflySim wire protocol: VisionSensorReq, CopterSim IMU).
+/// The checksum of every request the bridge and the SDK send (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, VisionCaptureApi.py's IMU request).
 pub const REQUEST_CHECKSUM: u16 = 12345;
 /// The gimbal form's checksum in RflySim3D's echo and in the docs.
 pub const GIMBAL_ECHO_CHECKSUM: u16 = 12346;

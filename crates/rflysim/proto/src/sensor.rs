@@ -1,4 +1,4 @@
-//! The TypeID and transport tables of RflySim's `Config.json` (RflySim wire protocol: Config.json, UDP sensor stream, ROS topic tree):
+//! The TypeID and transport tables of RflySim's `Config.json` (RflySim's Config.json, VisionCaptureApi.py's UDP receivers, RflyRosStart.py):
 //! what each sensor kind is, what it sends, and where the bridge publishes it.
 
 pub use image_codec::Encoding;
@@ -18,12 +18,12 @@ pub enum SensorClass {
 pub struct SensorKind {
     pub type_id: u16,
     pub class: SensorClass,
-    /// Topic suffix under `/rflysim/sensor<SeqID>/` (RflySim SDK spelling, RflySim wire protocol: ROS topic tree).
+    /// Topic suffix under `/rflysim/sensor<SeqID>/` (RflySim SDK spelling, RflySim's SDK: RflyRosStart.py).
     pub topic_suffix: &'static str,
     pub description: &'static str,
 }
 
-/// The TypeIDs of `Config.json` (RflySim wire protocol: Config.json), for code that branches on one;
+/// The TypeIDs of `Config.json` (RflySim's Config.json), for code that branches on one;
 /// what each produces is in [`SENSOR_KINDS`].
 pub mod type_id {
     pub const RGB: u16 = 1;
@@ -33,13 +33,13 @@ pub mod type_id {
     pub const LASER_DISTANCE: u16 = 5;
     pub const DEPTH_CLOUD: u16 = 7;
     pub const FISHEYE: u16 = 8;
-    /// A camera whose attitude, zoom, size and light source are controls (RflySim wire protocol: VisionSensorReq, gimbal status).
+    /// A camera whose attitude, zoom, size and light source are controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, the RflySim vision protocol, section 2.2).
     pub const GIMBAL: u16 = 9;
     pub const VEHICLE_LIDAR: u16 = 20;
-    /// The LiDAR whose points are in the world (NED) frame, `axis_type` 1 (RflySim wire protocol: UDP sensor stream, vehicle state).
+    /// The LiDAR whose points are in the world (NED) frame, `axis_type` 1 (RflySim's SDK: VisionCaptureApi.py's UDP receivers, PX4MavCtrlV4.py).
     pub const GLOBAL_LIDAR: u16 = 21;
     pub const LIVOX_LIDAR: u16 = 22;
-    /// Always 64 × 272 whatever the config says (RflySim wire protocol: Config.json).
+    /// Always 64 × 272 whatever the config says (RflySim's Config.json).
     pub const MID360_LIDAR: u16 = 23;
     pub const DETECTIONS: u16 = 30;
     pub const DETECTIONS_SHORT: u16 = 31;
@@ -47,7 +47,7 @@ pub mod type_id {
     pub const INFRARED: u16 = 41;
 }
 
-/// The Mid360's scan pattern: width × height (RflySim wire protocol: Config.json).
+/// The Mid360's scan pattern: width × height (RflySim's Config.json).
 pub const MID360_SIZE: (u16, u16) = (64, 272);
 
 const fn camera(type_id: u16, enc: Encoding, topic: &'static str, d: &'static str) -> SensorKind {
@@ -106,19 +106,19 @@ impl SensorKind {
         }
     }
 
-    /// The Mid360 always scans [`MID360_SIZE`] whatever the config says (RflySim wire protocol: Config.json).
+    /// The Mid360 always scans [`MID360_SIZE`] whatever the config says (RflySim's Config.json).
     pub fn fixed_size(&self) -> Option<(u16, u16)> {
         (self.type_id == type_id::MID360_LIDAR).then_some(MID360_SIZE)
     }
 
     /// A gimbal camera: its attitude, zoom, size and light source are
-    /// controls (RflySim wire protocol: VisionSensorReq), its state is echoed on the status port (RflySim wire protocol: gimbal status).
+    /// controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq), its state is echoed on the status port (the RflySim vision protocol, section 2.2).
     pub fn is_gimbal(&self) -> bool {
         self.type_id == type_id::GIMBAL
     }
 
     /// A LiDAR whose points are in the world frame rather than the sensor's
-    /// (`axis_type` 1, RflySim wire protocol: UDP sensor stream).
+    /// (`axis_type` 1, RflySim's SDK: VisionCaptureApi.py's UDP receivers).
     pub fn points_in_world_frame(&self) -> bool {
         self.type_id == type_id::GLOBAL_LIDAR
     }

@@ -1,4 +1,4 @@
-//! Shared-memory frames (RflySim wire protocol: shared memory): region `RflySim3DImg_<SeqID>` holds
+//! Shared-memory frames (RflySim's SDK: VisionCaptureApi.py's img_mem_thrd): region `RflySim3DImg_<SeqID>` holds
 //! `u8 flag | f64 time_stamp (unaligned) | payload`. The writer sets flag 2
 //! after a new frame; a reader sets 3 while it reads and 4 when done.
 //!
@@ -32,7 +32,7 @@ pub const FLAG_DONE: u8 = 4;
 pub const STALE_READING: Duration = Duration::from_secs(1);
 
 /// The bytes after the header of a sensor's region: what RflySim's SDK maps
-/// for each TypeID (RflySim wire protocol: shared memory). The region is sized for the largest frame, so a
+/// for each TypeID (RflySim's SDK: VisionCaptureApi.py's img_mem_thrd). The region is sized for the largest frame, so a
 /// LiDAR or depth cloud holds fewer points than it has room for; the bytes
 /// after them are stale, not an error.
 pub fn payload_capacity(kind: &SensorKind, width: u16, height: u16) -> usize {
@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(roomy.poll(&mut r[..], 4, &mut out, T0), Some(2.5));
         assert_eq!(out, [0, 0, 0, 5, 6, 7, 8]);
         let kind = |id| SensorKind::from_type_id(id).unwrap();
-        // The sizes RflySim's SDK maps (RflySim wire protocol: shared memory).
+        // The sizes RflySim's SDK maps (RflySim's SDK: VisionCaptureApi.py's img_mem_thrd).
         assert_eq!(region_len(kind(1), 640, 480), 921_609);
         assert_eq!(region_len(kind(2), 640, 480), 9 + 640 * 480 * 2);
         assert_eq!(region_len(kind(40), 640, 480), 9 + 640 * 480);

@@ -1,6 +1,6 @@
 //! Fixed-size RflySim structs other than images and clouds: laser distance,
 //! detections, `CameraData`, the CopterSim IMU, true state and heartbeat
-//! (RflySim wire protocol: UDP sensor stream, CopterSim IMU, vehicle state, gimbal status). Each has a decoder and, for the emulator and the
+//! (RflySim's SDK: VisionCaptureApi.py's UDP receivers, VisionCaptureApi.py's IMU request, PX4MavCtrlV4.py, the RflySim vision protocol, section 2.2). Each has a decoder and, for the emulator and the
 //! tests, an encoder.
 
 use crate::error::DecodeError;
@@ -203,7 +203,7 @@ impl ImuSample {
 
 pub const COPTERSIM_CHECKSUM: i32 = 123_456_789;
 
-/// CopterSim true state `<4i24f7d>`, 168 bytes (RflySim wire protocol: vehicle state).
+/// CopterSim true state `<4i24f7d>`, 168 bytes (RflySim's SDK: PX4MavCtrlV4.py).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrueState {
     pub copter_id: i32,

@@ -43,37 +43,37 @@ const EXTREMES: [[u8; 4]; 6] = [
     [0xD5, 0x02, 0x96, 0x49],
 ];
 
-fn mutate(rng: &mut Rng, seed: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
+fn mutate(rng: &mut Rng, sample: &[u8], others: &[Vec<u8>]) -> Vec<u8> {
     let m = Mutations {
         overwrite: Overwrite::Extremes(&EXTREMES),
         max_rounds: 4,
         max_garbage: 200,
     };
-    mutate_bytes(rng, seed, others, &m)
+    mutate_bytes(rng, sample, others, &m)
 }
 
-/// Runs `target` on mutations of `seeds`, and checks the allocation bound.
-fn fuzz(name: &str, seeds: Vec<Vec<u8>>, max_alloc: usize, target: impl FnMut(&[u8])) {
-    fuzz_recovering(name, seeds, max_alloc, target, |_| {});
+/// Runs `target` on mutations of `corpus`, and checks the allocation bound.
+fn fuzz(name: &str, corpus: Vec<Vec<u8>>, max_alloc: usize, target: impl FnMut(&[u8])) {
+    fuzz_recovering(name, corpus, max_alloc, target, |_| {});
 }
 
 /// Like `fuzz`, and after each mutated input `good(i)` feeds the stateful
 /// decoder its i-th known-good input and asserts it decodes exactly.
 fn fuzz_recovering(
     name: &str,
-    seeds: Vec<Vec<u8>>,
+    corpus: Vec<Vec<u8>>,
     max_alloc: usize,
     mut target: impl FnMut(&[u8]),
     mut good: impl FnMut(usize),
 ) {
     let mut rng = Rng::from_state(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
-    for s in &seeds {
+    for s in &corpus {
         target(s);
     }
     fuzz_harness::reset_largest();
     for i in 0..iterations("RFLYSIM_FUZZ_ITERS") {
-        let seed = &seeds[rng.below(seeds.len())];
-        let input = mutate(&mut rng, seed, &seeds);
+        let sample = &corpus[rng.below(corpus.len())];
+        let input = mutate(&mut rng, sample, &corpus);
         measured(|| target(&input));
         good(i);
     }
@@ -91,23 +91,23 @@ fn pts(n: usize) -> Vec<[f32; 4]> {
 #[test]
 fn lidar_and_depth_cloud_decoders() {
     let _one = one_at_a_time();
-    let seeds = vec![
+    let corpus = vec![
         lidar::encode::protocol_float(1, 0, [1.0; 3], [0.1; 3], &pts(20)),
         lidar::encode::sdk_int16([0.0; 3], [0.0; 3], &pts(20), 50.0),
         lidar::encode::sdk_int16_xyz([0.0; 3], [0.0; 3], &[[1.0, 2.0, 3.0]; 20], 10.0),
     ];
-    fuzz("lidar", seeds, 1 << 16, |d| {
+    fuzz("lidar", corpus, 1 << 16, |d| {
         let b = Bytes::copy_from_slice(d);
         if let Ok(c) = decode_lidar(b.clone(), 50.0) {
             assert_eq!(c.data.len(), c.points * 16);
         }
         // The protocol layout read in place is the protocol layout decoded.
         if let Some((pose, n)) = lidar::protocol_float_frame(d) {
-            assert_eq!(d.len(), lidar::SEED_HEADER_LEN + n * 16);
+            assert_eq!(d.len(), lidar::FLOAT_HEADER_LEN + n * 16);
             let c = decode_lidar(b.clone(), 50.0).expect("a protocol-layout frame decodes");
             // Debug, not ==: a mutated pose may hold NaN.
             assert_eq!(format!("{:?}", c.pose), format!("{pose:?}"));
-            assert_eq!((c.points, &c.data[..]), (n, &d[lidar::SEED_HEADER_LEN..]));
+            assert_eq!((c.points, &c.data[..]), (n, &d[lidar::FLOAT_HEADER_LEN..]));
         }
         if let Ok(c) = decode_depth_cloud(b, 10.0) {
             assert_eq!(c.data.len(), c.points * 16);
@@ -131,7 +131,7 @@ fn fixed_structs_and_requests() {
         b[..2].copy_from_slice(&12345u16.to_le_bytes());
         VisionSensorReq::decode(&b).unwrap().0
     };
-    let seeds = vec![
+    let corpus = vec![
         ImuSample {
             seq: 1,
             time_stamp: 1.0,
@@ -178,9 +178,9 @@ fn fixed_structs_and_requests() {
     ];
     let mut true_state = vec![0u8; 168];
     true_state[..4].copy_from_slice(&123_456_789i32.to_le_bytes());
-    let mut seeds = seeds;
-    seeds.push(true_state);
-    fuzz("structs", seeds, 4096, |d| {
+    let mut corpus = corpus;
+    corpus.push(true_state);
+    fuzz("structs", corpus, 4096, |d| {
         let _ = ImuSample::decode(d);
         let _ = CameraData::decode(d);
         let _ = Heartbeat::decode(d);
@@ -273,10 +273,10 @@ fn status_datagrams() -> Vec<StatusDatagram> {
 fn status_port_dispatcher() {
     let _one = one_at_a_time();
     let good = status_datagrams();
-    let seeds: Vec<Vec<u8>> = good.iter().map(StatusDatagram::encode).collect();
+    let corpus: Vec<Vec<u8>> = good.iter().map(StatusDatagram::encode).collect();
     fuzz_recovering(
         "status",
-        seeds,
+        corpus,
         4096,
         |d| {
             if let Ok(s) = StatusDatagram::decode(d) {
@@ -348,11 +348,11 @@ fn pose_datagrams_and_console_commands() {
             seconds: 2.5,
         },
     ];
-    let mut seeds: Vec<Vec<u8>> = good_poses.iter().map(PoseDatagram::encode).collect();
-    seeds.extend(requests.iter().flat_map(|r| r.commands().unwrap()).map(|c| c.encode()));
+    let mut corpus: Vec<Vec<u8>> = good_poses.iter().map(PoseDatagram::encode).collect();
+    corpus.extend(requests.iter().flat_map(|r| r.commands().unwrap()).map(|c| c.encode()));
     fuzz_recovering(
         "poses and console",
-        seeds,
+        corpus,
         8192,
         |d| {
             if let Ok(p) = PoseDatagram::decode(d) {
@@ -415,20 +415,20 @@ fn images() {
     let _one = one_at_a_time();
     let px: Vec<u8> = (0..32 * 24 * 3).map(|i| (i % 251) as u8).collect();
     let gray: Vec<u8> = (0..32 * 24 * 2).map(|i| (i % 253) as u8).collect();
-    let seeds = vec![
+    let corpus = vec![
         encode::jpeg(&px, 32, 24, Encoding::Bgr8, 80).unwrap(),
         encode::png(&px, 32, 24, Encoding::Bgr8).unwrap(),
         encode::png(&gray, 32, 24, Encoding::Mono16).unwrap(),
         px.clone(),
     ];
-    let good_jpeg = seeds[0].clone();
-    let good_png = seeds[1].clone();
+    let good_jpeg = corpus[0].clone();
+    let good_png = corpus[1].clone();
     let jpeg = std::cell::RefCell::new(JpegDecoder::new(4096 * 4096).unwrap());
     let expected_jpeg = jpeg.borrow_mut().decode(&good_jpeg, Encoding::Bgr8).unwrap().data;
     // The JPEG decoder may allocate up to its pixel bound × 3 for a lying header.
     fuzz_recovering(
         "images",
-        seeds,
+        corpus,
         4096 * 4096 * 3 + 4096,
         |d| {
             let mut jpeg = jpeg.borrow_mut();
@@ -459,11 +459,11 @@ fn images() {
 #[test]
 fn config_reader() {
     let _one = one_at_a_time();
-    let seeds = vec![
+    let corpus = vec![
         br#"{"VisionSensors":[{"SeqID":1,"TypeID":1,"DataWidth":640,"DataHeight":480,"SendProtocol":[2,0,0,0,0,0,0,0],"otherParams":[0,0,0,0,0,0,0,0]}]} // c"#.to_vec(),
         b"{\"VisionSensors\":[{\"TypeID\":20,\"SensorAngEular\":[0,90,0]},{\"SeqID\":0,\"TypeID\":2}]} /* x */ # y".to_vec(),
     ];
-    fuzz("config", seeds, 1 << 16, |d| {
+    fuzz("config", corpus, 1 << 16, |d| {
         if let Ok(text) = std::str::from_utf8(d) {
             let _ = parse_config(text, AngleUnit::Auto);
         }

@@ -169,14 +169,7 @@ struct Startup {
 impl Startup {
     fn new(mut bridge: BridgeProcess, settings: Settings) -> Result<Self, String> {
         let use_sim_time = settings.time.use_sim_time;
-        let time = Arc::new(TimeBases::new(use_sim_time, settings.time.stamp_source));
-        let clock = if use_sim_time {
-            Some(Arc::new(
-                ClockPublisher::new(&mut bridge.node).map_err(|e| e.to_string())?,
-            ))
-        } else {
-            None
-        };
+        let (time, clock) = bridge.time_bases(use_sim_time, settings.time.stamp_source)?;
         Ok(Self {
             bridge,
             settings,

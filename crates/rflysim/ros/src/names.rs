@@ -1,4 +1,4 @@
-//! Topic names (RflySim's SDK tree, RflySim wire protocol: ROS topic tree) and frame ids (REP-103 / REP-105,
+//! Topic names (RflySim's SDK tree, RflySim's SDK: RflyRosStart.py) and frame ids (REP-103 / REP-105,
 //! with the convention in the name: RflySim's NED world and FRD body are
 //! published as ENU and FLU).
 //!
@@ -22,7 +22,7 @@ pub fn state_odom_topic(copter: u16) -> String {
     format!("rflysim/uav{copter}/state/odom")
 }
 
-/// `/rflysim/imu` for one vehicle, `/uav<id>/rflysim/imu` for several (RflySim wire protocol: ROS topic tree).
+/// `/rflysim/imu` for one vehicle, `/uav<id>/rflysim/imu` for several (RflySim's SDK: RflyRosStart.py).
 pub fn imu_topic(copter: u16, several: bool) -> String {
     if several {
         format!("uav{copter}/rflysim/imu")

@@ -21,12 +21,16 @@ use ros_common::time::StampSource;
 /// Every parameter of RflySim's executables, with its default and range.
 pub mod param {
     use rflysim_proto::config::AngleUnit;
-    use rflysim_proto::gimbal::{GimbalBitTable, FORMER_PROTOCOL_NAME, PROTOCOL_BITS, SDK_BITS};
+    use rflysim_proto::gimbal::{GimbalBitTable, PROTOCOL_BITS, SDK_BITS};
     use rflysim_proto::ports;
     use rflysim_proto::request::REQUEST_CHECKSUM as REQUEST_CHECKSUM_VALUE;
     use ros_common::params::{BoolParam, ChoiceParam, FloatParam, IntParam};
 
     use super::TfSource;
+    /// Gimbal rates: `cmd_timeout` of silence after the last rate command stops the motion.
+    pub use ros_common::params::shared::{
+        CMD_TIMEOUT, DECODE_IMAGES_ALWAYS, DIAGNOSTICS_PERIOD, PUBLISH_TF, QOS_DEPTH, USE_SIM_TIME,
+    };
     pub use ros_common::time::STAMP_SOURCE;
 
     pub const RFLYSIM_CONFIG: &str = "rflysim_config";
@@ -39,8 +43,6 @@ pub mod param {
     pub const ALLOWED_SENDERS: &str = "allowed_senders";
     pub const WINDOW_ID: IntParam = IntParam::new("window_id", 0, 0..=19);
     pub const SEND_REQUESTS: BoolParam = BoolParam::new("send_requests", true);
-    pub const QOS_DEPTH: IntParam = IntParam::new("qos_depth", ros_common::qos::DEFAULT_SENSOR_DEPTH as i64, 1..=1000);
-    pub const USE_SIM_TIME: BoolParam = BoolParam::new("use_sim_time", false);
     pub const IMU: BoolParam = BoolParam::new("imu", true);
     pub const IMU_RATE_HZ: IntParam = IntParam::new("imu_rate_hz", 200, 1..=1000);
     pub const HEARTBEAT_PORT: IntParam = IntParam::new("heartbeat_port", ports::HEARTBEAT_PORT as i64, 1..=65_535);
@@ -58,22 +60,15 @@ pub mod param {
     );
     pub const RCVBUF_BYTES: IntParam = IntParam::new("rcvbuf_bytes", 32 << 20, 1 << 16..=1 << 30);
     pub const MAX_FRAME_BYTES: IntParam = IntParam::new("max_frame_bytes", 64 << 20, 1 << 10..=1 << 30);
-    pub const DECODE_JPEG_ALWAYS: BoolParam = BoolParam::new("decode_jpeg_always", false);
-    pub const PUBLISH_TF: BoolParam = BoolParam::new("publish_tf", true);
     pub const TF_SOURCE: ChoiceParam<TfSource> = ChoiceParam::new(
         "tf_source",
         "lidar",
         &[("lidar", TfSource::Lidar), ("state", TfSource::State)],
     );
-    pub const DIAGNOSTICS_PERIOD: FloatParam = FloatParam::new("diagnostics_period", 1.0, 0.05..=60.0);
     pub const GIMBAL_BITS: ChoiceParam<GimbalBitTable> = ChoiceParam::new(
         "gimbal_bits",
         PROTOCOL_BITS.name,
-        &[
-            (PROTOCOL_BITS.name, PROTOCOL_BITS),
-            (FORMER_PROTOCOL_NAME, PROTOCOL_BITS),
-            (SDK_BITS.name, SDK_BITS),
-        ],
+        &[(PROTOCOL_BITS.name, PROTOCOL_BITS), (SDK_BITS.name, SDK_BITS)],
     );
     pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
     pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
@@ -83,9 +78,6 @@ pub mod param {
     pub const SCENE_TIMEOUT: FloatParam = FloatParam::new("scene_timeout", 1.0, 0.05..=30.0);
     pub const MAX_SCENE_ENTITIES: IntParam = IntParam::new("max_scene_entities", 10_000, 10..=100_000);
     pub const WORLD: &str = "world";
-    /// Gimbal rates: silence this long after the last rate command stops the motion.
-    pub const CMD_TIMEOUT: FloatParam =
-        FloatParam::new("cmd_timeout", ros_common::command::DEFAULT_TIMEOUT_S, 0.01..=60.0);
 
     pub const INTS: &[IntParam] = &[
         SEQ_ID,
@@ -101,22 +93,6 @@ pub mod param {
         MAX_SCENE_ENTITIES,
     ];
     pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT, SCENE_TIMEOUT];
-    pub const BOOLS: &[BoolParam] = &[
-        SEND_REQUESTS,
-        USE_SIM_TIME,
-        IMU,
-        HEARTBEAT_MULTICAST,
-        DECODE_JPEG_ALWAYS,
-        PUBLISH_TF,
-        STATUS_MULTICAST,
-    ];
-    /// The string choices and their defaults.
-    pub const CHOICES: &[(&str, &str)] = &[
-        (ANGLE_UNIT.name, ANGLE_UNIT.default),
-        (TF_SOURCE.name, TF_SOURCE.default),
-        (GIMBAL_BITS.name, GIMBAL_BITS.default),
-        (STAMP_SOURCE.name, STAMP_SOURCE.default),
-    ];
 }
 
 /// Where odom → base_link on `/tf` comes from.
@@ -193,7 +169,7 @@ impl Default for SensorSettings {
         Self {
             rcvbuf: param::RCVBUF_BYTES.default_as(),
             max_frame_bytes: param::MAX_FRAME_BYTES.default_as(),
-            always_decode: param::DECODE_JPEG_ALWAYS.default,
+            always_decode: param::DECODE_IMAGES_ALWAYS.default,
             shm_poll: Duration::from_millis(1),
         }
     }
@@ -327,7 +303,7 @@ impl Settings {
             sensor: SensorSettings {
                 rcvbuf: param::RCVBUF_BYTES.read(node)?,
                 max_frame_bytes: param::MAX_FRAME_BYTES.read(node)?,
-                always_decode: param::DECODE_JPEG_ALWAYS.read(node)?,
+                always_decode: params::shared::decode_images_always(node)?,
                 ..SensorSettings::default()
             },
             copters: CopterSettings {
@@ -376,44 +352,5 @@ mod tests {
         param::ANGLE_UNIT.check(param::ANGLE_UNIT.default).unwrap();
         param::TF_SOURCE.check(param::TF_SOURCE.default).unwrap();
         param::GIMBAL_BITS.check(param::GIMBAL_BITS.default).unwrap();
-    }
-
-    /// The example parameters file holds the defaults: it must say what the code does.
-    #[test]
-    fn the_example_parameters_file_says_the_defaults() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../config/rflysim_bridge.yaml");
-        let yaml: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let values = &yaml["/**"]["ros__parameters"];
-        let mapping = values.as_mapping().expect("ros__parameters");
-        let mut checked = 0;
-        for p in param::INTS {
-            if let Some(v) = values.get(p.name) {
-                assert_eq!(v.as_i64(), Some(p.default), "{}", p.name);
-                checked += 1;
-            }
-        }
-        for p in param::FLOATS {
-            if let Some(v) = values.get(p.name) {
-                assert_eq!(v.as_f64(), Some(p.default), "{}", p.name);
-                checked += 1;
-            }
-        }
-        for p in param::BOOLS {
-            if let Some(v) = values.get(p.name) {
-                assert_eq!(v.as_bool(), Some(p.default), "{}", p.name);
-                checked += 1;
-            }
-        }
-        for (name, default) in param::CHOICES {
-            if let Some(v) = values.get(*name) {
-                assert_eq!(v.as_str(), Some(*default), "{name}");
-                checked += 1;
-            }
-        }
-        assert_eq!(
-            checked,
-            mapping.len(),
-            "a parameter in the file that the code does not declare"
-        );
     }
 }

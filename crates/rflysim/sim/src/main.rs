@@ -26,7 +26,7 @@ const GIMBAL: &str = "Gimbal";
 #[derive(Debug, Parser)]
 #[command(
     name = "rflysim_sim",
-    about = "A built-in RflySim emulator (RflySim3D + CopterSim) speaking the RflySim wire protocol over real \
+    about = "A built-in RflySim emulator (RflySim3D + CopterSim) speaking the RflySim's SDK over real \
              UDP sockets and shared memory.",
     after_help = "Anything after --ros-args is ignored, so that ROS launch files can start it."
 )]
@@ -183,8 +183,7 @@ fn header(v: &str) -> Result<HeaderChoice, String> {
 
 fn lidar_layout(v: &str) -> Result<LidarLayout, String> {
     match v {
-        // `seed`: the former name of `protocol`.
-        "protocol" | "seed" => Ok(LidarLayout::Protocol),
+        "protocol" => Ok(LidarLayout::Protocol),
         "sdk" => Ok(LidarLayout::SdkInt16),
         _ => Err(format!("{v:?} is not protocol or sdk")),
     }

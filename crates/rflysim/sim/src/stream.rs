@@ -185,7 +185,7 @@ impl StreamWorker {
                     self.max_range(),
                 );
                 let axis = i32::from(kind.points_in_world_frame());
-                // A region holds the SDK int16 layout, the one RflySim3D writes (RflySim wire protocol: shared memory).
+                // A region holds the SDK int16 layout, the one RflySim3D writes (RflySim's SDK: VisionCaptureApi.py's img_mem_thrd).
                 if self.shm.is_some() {
                     lidar::encode::sdk_int16(pos, euler, &pts, self.max_range() as f32)
                 } else {

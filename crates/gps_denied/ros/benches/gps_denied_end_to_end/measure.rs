@@ -237,7 +237,7 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64) {
     if let (Some(b), Some(p)) = (find(false, true, false), find(true, true, false)) {
         println!(
             "flat out: bridge {:.0} frames/s at {:.0} % CPU, Python {:.0} frames/s at {:.0} % CPU: rate × {:.1}; \
-             frames per CPU-second × {:.1} (target ≥ 20 at equal CPU)",
+             frames per CPU-second × {:.1}",
             b.imu.delivered_hz,
             b.cpu_percent,
             p.imu.delivered_hz,

@@ -232,12 +232,12 @@ fn same_stamp_other_bytes_is_two_frames_not_one() {
 fn pkg_len_as_frame_length_is_accepted_and_truncation_is_not() {
     let payload = frame_bytes(4, 250);
     // The RflySim vision protocol's reading: pkg_len = the frame's payload length in every packet.
-    let mut seed_style = packets(HeaderKind::Frame32, 1, 1.0, &payload, 100);
-    for d in &mut seed_style {
+    let mut frame_style = packets(HeaderKind::Frame32, 1, 1.0, &payload, 100);
+    for d in &mut frame_style {
         d[4..8].copy_from_slice(&250i32.to_le_bytes());
     }
     let mut r = Reassembler::new(Default::default());
-    assert_eq!(push_all(&mut r, &seed_style)[0].payload, payload);
+    assert_eq!(push_all(&mut r, &frame_style)[0].payload, payload);
 
     let mut truncated = packets(HeaderKind::Frame32, 2, 2.0, &payload, 100);
     truncated[2].truncate(60);
@@ -359,11 +359,11 @@ fn headroom_only_puts_zeroes_in_front() {
         last_first.insert(4, p[2].clone());
         streams.push(last_first);
         streams.push(packets(kind, 5, 3.0, &payload[..100], 128));
-        let mut seed_style = p.clone();
-        for d in &mut seed_style {
+        let mut frame_style = p.clone();
+        for d in &mut frame_style {
             d[4..8].copy_from_slice(&(payload.len() as i32).to_le_bytes());
         }
-        streams.push(seed_style);
+        streams.push(frame_style);
     }
     for (i, stream) in streams.iter().enumerate() {
         let plain = push_all(&mut Reassembler::new(Default::default()), stream);

@@ -43,6 +43,18 @@ struct Result {
     p50_ms: f64,
     p99_ms: f64,
     cpu_percent: Option<f64>,
+    /// The publishing process's peak resident memory at the window's end.
+    peak_rss_mib: f64,
+}
+
+/// The frame size a case is about (`4K` or the 1080p/LiDAR default), for
+/// matching a bridge row with its reference.
+fn size_of(name: &str) -> &'static str {
+    if name.contains("4K") {
+        "4K"
+    } else {
+        ""
+    }
 }
 
 /// The Config.json of a case (written for it) and its emulator's send log.
@@ -62,6 +74,7 @@ struct Window {
     end: f64,
     cpu_percent: f64,
     kernel_drops: u64,
+    peak_rss: u64,
 }
 
 impl Window {
@@ -84,6 +97,7 @@ impl Window {
             end,
             cpu_percent: (cpu_seconds(pid) - cpu0) / (end - start) * 100.0,
             kernel_drops: udp_rcvbuf_errors() - drops0,
+            peak_rss: bench_support::peak_rss_bytes(pid),
         }
     }
 
@@ -109,6 +123,7 @@ impl Window {
             p50_ms: percentile(&latencies_ms, 0.5),
             p99_ms: percentile(&latencies_ms, 0.99),
             cpu_percent: Some(self.cpu_percent),
+            peak_rss_mib: self.peak_rss as f64 / f64::from(1u32 << 20),
         }
     }
 }
@@ -145,8 +160,17 @@ const CAMERA_PORT: u16 = 45001;
 const LIDAR_PORT: u16 = 45002;
 
 fn camera_config(transport: u16, hz: u16) -> String {
+    sized_camera_config(transport, hz, 1920, 1080)
+}
+
+/// 3840×2160: SendProtocol[0] 0 shared memory, 1 JPEG over UDP, 2 raw over UDP.
+fn camera_4k_config(transport: u16, hz: u16) -> String {
+    sized_camera_config(transport, hz, 3840, 2160)
+}
+
+fn sized_camera_config(transport: u16, hz: u16, width: u32, height: u32) -> String {
     format!(
-        r#"{{"VisionSensors": [{{"SeqID": 1, "TypeID": 1, "DataWidth": 1920, "DataHeight": 1080, "DataCheckFreq": {hz},
+        r#"{{"VisionSensors": [{{"SeqID": 1, "TypeID": 1, "DataWidth": {width}, "DataHeight": {height}, "DataCheckFreq": {hz},
         "SendProtocol": [{transport}, 127, 0, 0, 1, {CAMERA_PORT}, 0, 0], "CameraFOV": 90, "SensorAngEular": [0, -0.3, 0]}}]}}"#
     )
 }
@@ -171,7 +195,14 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
     };
     let image_topic = ("/rflysim/sensor1/img_rgb", 1);
     let cloud_topic = ("/rflysim/sensor2/livox_lidar", 2);
-    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| name.contains(w));
+    // Names to run (any may match) and, after `!`, to leave out.
+    let wanted = |name: &str| {
+        let (out, picks): (Vec<&str>, Vec<&str>) = only
+            .split(',')
+            .filter(|w| !w.is_empty())
+            .partition(|w| w.starts_with('!'));
+        (picks.is_empty() || picks.iter().any(|w| name.contains(w))) && !out.iter().any(|w| name.contains(&w[1..]))
+    };
     type Case<'a> = (&'a str, Box<dyn FnOnce(&mut r2r::Node, &str) -> Result + 'a>);
     let cases: Vec<Case> = vec![
         (
@@ -211,6 +242,42 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
         (
             "1080p bgr8 shm @ 60 Hz",
             Box::new(|n, name| bridge_case(n, name, &camera_config(0, 60), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "4K bgr8 raw UDP @ 30 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_4k_config(2, 30), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "reference: 4K Image @ 30 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Image, Some(30.0))),
+        ),
+        (
+            "receiving reference: 4K Image from raw UDP @ 30 Hz",
+            Box::new(|n, name| {
+                receiving_reference_case(
+                    n,
+                    name,
+                    &camera_4k_config(2, 30),
+                    (CAMERA_PORT, image_topic.1),
+                    Kind::Image,
+                )
+            }),
+        ),
+        (
+            "4K bgr8 shm @ 30 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_4k_config(0, 30), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "4K bgr8 shm @ 60 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_4k_config(0, 60), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "reference: 4K Image @ 60 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Image, Some(60.0))),
+        ),
+        (
+            "4K JPEG UDP @ 30 Hz (raw topic: decoded)",
+            Box::new(|n, name| bridge_case(n, name, &camera_4k_config(1, 30), image_topic, Kind::Image, &[])),
         ),
         (
             "1080p bgr8 raw UDP, flat out",

@@ -6,8 +6,17 @@ use super::*;
 
 /// A reference publisher (this executable, `--reference-publisher`) and the
 /// topic it publishes on.
-pub fn start_reference(kind: Kind, rate: Option<f64>, receive_port: Option<u16>) -> (StoppedOnDrop, String) {
-    let k = if kind == Kind::Image { "image" } else { "cloud" };
+pub fn start_reference(
+    kind: Kind,
+    size: &str,
+    rate: Option<f64>,
+    receive_port: Option<u16>,
+) -> (StoppedOnDrop, String) {
+    let k = match (kind, size) {
+        (Kind::Image, "4K") => "image4k",
+        (Kind::Image, _) => "image",
+        _ => "cloud",
+    };
     let mut args = vec![
         "--reference-publisher".to_string(),
         k.into(),
@@ -30,7 +39,7 @@ pub fn start_reference(kind: Kind, rate: Option<f64>, receive_port: Option<u16>)
 
 /// The reference: a separate r2r process publishing pre-built messages.
 pub fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64>) -> Result {
-    let (publisher, topic) = start_reference(kind, rate, None);
+    let (publisher, topic) = start_reference(kind, size_of(name), rate, None);
     let measured = Window::measure(node, &topic, kind, publisher.0.id());
     let mut row = measured.result(name, kind, rate.unwrap_or(f64::NAN), measured.latencies_from_stamps());
     row.nominal_hz = rate.unwrap_or(f64::NAN);
@@ -49,7 +58,7 @@ pub fn receiving_reference_case(
     kind: Kind,
 ) -> Result {
     let (cfg, log) = case_files(name, config);
-    let (publisher, topic) = start_reference(kind, None, Some(port));
+    let (publisher, topic) = start_reference(kind, size_of(name), None, Some(port));
     let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
     let measured = Window::measure(node, &topic, kind, publisher.0.id());
     let sent = SendLog::read(&log);
@@ -97,12 +106,16 @@ pub fn receive_frame(sock: &std::net::UdpSocket, frame: &mut [u8]) -> bool {
 }
 
 pub fn image_1080p() -> Image {
+    image(1920, 1080)
+}
+
+pub fn image(width: u32, height: u32) -> Image {
     Image {
-        height: 1080,
-        width: 1920,
+        height,
+        width,
         encoding: "bgr8".into(),
-        step: 1920 * 3,
-        data: vec![0x7F; 1920 * 1080 * 3],
+        step: width * 3,
+        data: vec![0x7F; (width * height * 3) as usize],
         ..Default::default()
     }
 }
@@ -136,8 +149,8 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
         sock.set_nonblocking(false).unwrap();
         // Short enough to see the stop once the emulator has gone.
         sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
-        // Room for a 1080p bgr8 frame and its headers.
-        (sock, vec![0u8; 8 << 20])
+        // Room for a bgr8 frame and its headers.
+        (sock, vec![0u8; if kind == "image4k" { 32 << 20 } else { 8 << 20 }])
     });
     let ctx = r2r::Context::create().unwrap();
     let mut node = r2r::Node::create(ctx, "rflysim_bench_reference", "").unwrap();
@@ -171,6 +184,8 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
     }
     if kind == "image" {
         run!(image_1080p(), Image)
+    } else if kind == "image4k" {
+        run!(image(3840, 2160), Image)
     } else {
         run!(cloud_100k(), PointCloud2)
     }

@@ -22,9 +22,9 @@ pub fn print_table(rows: &[Result]) {
     }
     println!("publishers' extra environment: {:?}\n", publisher_env());
     println!(
-        "| case | offered fps | delivered fps | kernel UDP drops | latency p50 (ms) | latency p99 (ms) | CPU % | CPU ms/frame |"
+        "| case | offered fps | delivered fps | kernel UDP drops | latency p50 (ms) | latency p99 (ms) | CPU % | CPU ms/frame | peak RSS (MiB) |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let offered = if r.offered.is_nan() {
             "flat out".into()
@@ -32,7 +32,7 @@ pub fn print_table(rows: &[Result]) {
             format!("{:.1}", r.offered)
         };
         println!(
-            "| {} | {offered} | {:.1} | {} | {:.2} | {:.2} | {} | {} |",
+            "| {} | {offered} | {:.1} | {} | {:.2} | {:.2} | {} | {} | {:.0} |",
             r.name,
             r.delivered,
             r.kernel_drops,
@@ -41,7 +41,8 @@ pub fn print_table(rows: &[Result]) {
             r.cpu_percent.map_or("–".into(), |c| format!("{c:.0}")),
             r.cpu_percent
                 .filter(|_| r.delivered > 0.0)
-                .map_or("–".into(), |c| format!("{:.2}", c * 10.0 / r.delivered))
+                .map_or("–".into(), |c| format!("{:.2}", c * 10.0 / r.delivered)),
+            r.peak_rss_mib
         );
     }
     let ratio = |a: &str, b: &str| {
@@ -117,13 +118,19 @@ impl Against {
         // A receiving reference may itself be measured against DDS alone.
         let eligible = match self {
             Against::DdsAlone => !bridge.name.starts_with(Against::DdsAlone.prefix()),
-            Against::Receiving => !Against::is_reference(&bridge.name) && bridge.name.contains("UDP"),
+            Against::Receiving => {
+                !Against::is_reference(&bridge.name) && bridge.name.contains("UDP") && !bridge.name.contains("JPEG")
+            }
         };
         if !eligible {
             return None;
         }
-        rows.iter()
-            .find(|r| r.name.starts_with(self.prefix()) && r.kind == bridge.kind && r.nominal_hz == bridge.nominal_hz)
+        rows.iter().find(|r| {
+            r.name.starts_with(self.prefix())
+                && r.kind == bridge.kind
+                && r.nominal_hz == bridge.nominal_hz
+                && size_of(&r.name) == size_of(&bridge.name)
+        })
     }
 }
 

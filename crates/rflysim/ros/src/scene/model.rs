@@ -333,10 +333,10 @@ pub fn ned_pose(position_enu: Vec3, q_enu_flu: Quat) -> Option<NedPose> {
 /// A pose in RflySim's terms → ENU position and FLU-in-ENU quaternion.
 pub fn enu_pose(p: &NedPose) -> (Vec3, Quat) {
     let [roll, pitch, yaw] = p.euler;
-    (
-        ned_to_enu(p.position),
-        ned_frd_to_enu_flu(euler_to_quat(roll, pitch, yaw)),
-    )
+    let q = ned_frd_to_enu_flu(euler_to_quat(roll, pitch, yaw));
+    // q and -q are one rotation; w ≥ 0 gives each pose one spelling.
+    let q = if q[0] < 0.0 { q.map(|v| -v) } else { q };
+    (ned_to_enu(p.position), q)
 }
 
 /// A box RflySim3D reports (centre in NED metres, half extents along the
@@ -454,7 +454,7 @@ mod tests {
         assert!(p.euler.iter().all(|a| a.abs() < 1e-9), "{p:?}");
         let (enu, q) = enu_pose(&p);
         assert_eq!(enu, [5.0, 0.0, 10.0]);
-        assert!((q[0] - h).abs() < 1e-9 && (q[3] - h).abs() < 1e-9);
+        assert!((q[0] - h).abs() < 1e-9 && (q[3] - h).abs() < 1e-9, "{q:?}");
         assert!(ned_pose([f64::NAN, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]).is_none());
         assert!(ned_pose([0.0; 3], [0.0; 4]).is_none(), "not a rotation");
     }

@@ -14,7 +14,7 @@ use r2r::tf2_msgs::msg::TFMessage;
 
 use frames::{euler_to_quat, ned_frd_to_enu_flu, ned_to_enu};
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::lidar::{LidarPose, PointCloud, POINT_STEP, SEED_HEADER_LEN};
+use rflysim_proto::lidar::{LidarPose, PointCloud, FLOAT_HEADER_LEN, POINT_STEP};
 use ros_common::cdr;
 use ros_common::msgs::{header, pose_with_covariance, unknown_covariance, Covariances};
 
@@ -86,7 +86,7 @@ pub enum Points {
     /// A protocol-layout frame, undecoded but for a depth cloud's padding
     /// (zeroed), after `headroom` free bytes
     /// (`rflysim_proto::lidar::protocol_float_frame` has read its pose).
-    SeedFrame {
+    FloatFrame {
         frame: Vec<u8>,
         headroom: usize,
         pose: LidarPose,
@@ -126,13 +126,13 @@ pub fn cloud_messages(
             };
             (decoded.pose, CloudPoints::Apart(data))
         }
-        Points::SeedFrame {
+        Points::FloatFrame {
             mut frame,
             headroom,
             pose,
         } => {
             // The protocol's header in front of the points becomes room for the cloud's fields.
-            let points_at = headroom + SEED_HEADER_LEN;
+            let points_at = headroom + FLOAT_HEADER_LEN;
             if world {
                 ned_points_to_enu(&mut frame[points_at..]);
             }

@@ -13,7 +13,7 @@ use rflysim_proto::error::DecodeError;
 use rflysim_proto::image::{raw_image, raw_image_step};
 use rflysim_proto::lidar::{
     decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, protocol_float_frame,
-    zero_depth_padding, SEED_HEADER_LEN,
+    zero_depth_padding, FLOAT_HEADER_LEN,
 };
 use rflysim_proto::sensor::{ImageFormat, SensorClass, SensorKind, Transport};
 use rflysim_proto::telemetry::LaserDistance;
@@ -122,7 +122,7 @@ impl FrameMapper {
                 let mut before = Vec::new();
                 // The protocol layout's header in front of the points is room already.
                 cdr::point_cloud2_before_data(&mut before, &cloud, 0, 0)
-                    .map_or(0, |()| before.len().saturating_sub(SEED_HEADER_LEN))
+                    .map_or(0, |()| before.len().saturating_sub(FLOAT_HEADER_LEN))
             }
             _ => 0,
         };
@@ -246,9 +246,9 @@ impl FrameMapper {
                 let points = match (protocol_frame, depth, in_region) {
                     (Some((pose, _)), _, _) => {
                         if depth {
-                            zero_depth_padding(&mut payload[headroom + SEED_HEADER_LEN..]);
+                            zero_depth_padding(&mut payload[headroom + FLOAT_HEADER_LEN..]);
                         }
-                        Points::SeedFrame {
+                        Points::FloatFrame {
                             frame: payload,
                             headroom,
                             pose,

@@ -40,7 +40,7 @@ pub(super) async fn run(p: SensorPipeline, mut shutdown: watch::Receiver<bool>) 
     // through tokio's reactor, a 1080p frame cost the bridge ~12 % more CPU
     // (BENCHMARKS.md).
     let closer = sock.closer();
-    let mut receiving = tokio::task::spawn_blocking(move || receive(p, sock));
+    let mut receiving = tokio::task::spawn_blocking(move || receive(p, sock, granted));
     tokio::select! {
         _ = shutdown.changed() => {
             closer.close();
@@ -51,9 +51,13 @@ pub(super) async fn run(p: SensorPipeline, mut shutdown: watch::Receiver<bool>) 
 }
 
 /// Reassembles `sock`'s datagrams into frames and hands them to `p` until
-/// the socket is closed.
-fn receive(mut p: SensorPipeline, mut sock: BlockingUdp) {
+/// the socket is closed. The first loss of a frame too large for the
+/// receive buffer (`granted` bytes) says what fixes it, in the log and in
+/// `/diagnostics`.
+fn receive(mut p: SensorPipeline, mut sock: BlockingUdp, granted: usize) {
     let seq_id = p.cfg().seq_id;
+    let mut buffer_advice =
+        ros_common::net::receive_buffer_advice(p.mapper.max_frame_bytes(), granted, p.settings.rcvbuf);
     let config = ReassemblerConfig::for_frames_of(p.mapper.max_frame_bytes())
         .with_headroom(p.mapper.headroom())
         .with_tailroom(p.mapper.tailroom());
@@ -94,6 +98,12 @@ fn receive(mut p: SensorPipeline, mut sock: BlockingUdp) {
             Received::Closed => break,
         }
         let counts = *reassembler.stats();
+        if counts.frames_lost() + counts.frames_missing > last_counts.frames_lost() + last_counts.frames_missing {
+            if let Some(advice) = buffer_advice.take() {
+                r2r::log_warn!(&p.logger, "sensor {seq_id}: frames lost: {advice}");
+                p.stats.set_advice(advice);
+            }
+        }
         if counts.input_dropped() != last_counts.input_dropped() {
             if let Some(held_back) = p.warn_limit.allow() {
                 r2r::log_warn!(

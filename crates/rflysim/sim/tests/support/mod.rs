@@ -109,7 +109,7 @@ pub fn rendered(cfg: &SensorConfig, enc: Encoding, t: f64) -> Vec<u8> {
 }
 
 /// Asks vehicle `copter`'s CopterSim for its IMU at 200 Hz on `sock`'s
-/// `port`, at the request port of the spec (RflySim wire protocol, CopterSim IMU: 30100 + 2·(id − 1), written
+/// `port`, at the request port of the spec (RflySim's SDK, CopterSim IMU: 30100 + 2·(id − 1), written
 /// out rather than taken from the crate, so that a port wrong on both sides
 /// fails), until `want` samples arrived or 10 s passed. Each sample comes
 /// with `arrival()` read as it arrived.
