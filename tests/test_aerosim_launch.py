@@ -14,6 +14,8 @@ from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ROOT / "launch" / "aerosim.launch.py"
+# The bridge\'s parameters file, as the launch double resolves the package share.
+PARAMS = "/opt/share/rflysim_bridge/config/aerosim_bridge.yaml"
 
 
 def by_exe(started):
@@ -25,7 +27,7 @@ def test_defaults_start_the_bridge_only():
     assert set(started) == {"aerosim_bridge"}
     bridge = started["aerosim_bridge"]
     assert bridge["namespace"] == "aerosim"
-    assert bridge["parameters"] == [{"bootstrap_servers": "127.0.0.1:9092", "actors": "[actor1]",
+    assert bridge["parameters"] == [PARAMS, {"bootstrap_servers": "127.0.0.1:9092", "actors": "[actor1]",
                                      "use_sim_time": "false"}]
 
 
@@ -38,7 +40,7 @@ def test_broker_emulator_actors_and_servers_reach_all_three():
     assert started["aerosim_sim"]["arguments"][:4] == ["--bootstrap-servers", "127.0.0.1:19092",
                                                       "--actors", "actor1,intruder1"]
     assert started["aerosim_bridge"]["namespace"] == "sky"
-    assert started["aerosim_bridge"]["parameters"][0]["actors"] == "[actor1, intruder1]"
+    assert started["aerosim_bridge"]["parameters"][1]["actors"] == "[actor1, intruder1]"
 
 
 def test_rviz_config_shows_the_vehicle_its_camera_and_its_flight_data():

@@ -10,6 +10,8 @@ from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ROOT / "launch" / "auv.launch.py"
+# The bridge's parameters file, as the launch double resolves the package share.
+PARAMS = "/opt/share/rflysim_bridge/config/auv_bridge.yaml"
 
 
 def by_exe(started):
@@ -19,7 +21,7 @@ def by_exe(started):
 def test_defaults_start_the_bridge_only():
     started = by_exe(evaluate(LAUNCH))
     assert set(started) == {"auv_bridge"}
-    assert started["auv_bridge"]["parameters"] == [{"auv_ids": "[0]", "sim_host": "127.0.0.1"}]
+    assert started["auv_bridge"]["parameters"] == [PARAMS, {"auv_ids": "[0]", "sim_host": "127.0.0.1"}]
     assert started["auv_bridge"]["namespace"] == ""
 
 
@@ -29,7 +31,7 @@ def test_emulator_ids_host_and_namespace_reach_both():
     assert set(started) == {"auv_sim", "auv_bridge"}
     # auv_sim reads "[0,1,2]" as the bridge's parameter does.
     assert started["auv_sim"]["arguments"] == ["--auv-ids", "[0,1,2]", "--host", "127.0.0.2"]
-    assert started["auv_bridge"]["parameters"] == [{"auv_ids": "[0,1,2]", "sim_host": "127.0.0.2"}]
+    assert started["auv_bridge"]["parameters"] == [PARAMS, {"auv_ids": "[0,1,2]", "sim_host": "127.0.0.2"}]
     assert all(s["namespace"] == "fleet" and s["package"] == "rflysim_bridge" for s in started.values())
 
 

@@ -10,6 +10,8 @@ from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH = ROOT / "launch" / "gps_denied.launch.py"
+# The bridge\'s parameters file, as the launch double resolves the package share.
+PARAMS = "/opt/share/rflysim_bridge/config/gps_denied_bridge.yaml"
 
 
 def by_exe(started):
@@ -21,7 +23,7 @@ def test_defaults_start_the_bridge_alone_under_drone():
     assert set(started) == {"gps_denied_bridge"}
     bridge = started["gps_denied_bridge"]
     assert bridge["package"] == "rflysim_bridge" and bridge["namespace"] == "drone"
-    assert bridge["parameters"] == [{"source": "udp", "sim_host": "127.0.0.1", "use_sim_time": "false"}]
+    assert bridge["parameters"] == [PARAMS, {"source": "udp", "sim_host": "127.0.0.1", "use_sim_time": "false"}]
 
 
 def test_emulator_rviz_source_host_namespace():
@@ -31,7 +33,7 @@ def test_emulator_rviz_source_host_namespace():
     assert started["gps_denied_sim"]["arguments"] == ["--stats", "5", "--rover-telemetry"]
     assert started["gps_denied_bridge"]["namespace"] == "uav2"
     assert started["gps_denied_bridge"]["parameters"] == [
-        {"source": "ros", "sim_host": "10.0.0.7", "use_sim_time": "true"}]
+        PARAMS, {"source": "ros", "sim_host": "10.0.0.7", "use_sim_time": "true"}]
     assert started["rviz2"]["arguments"] == ["-d", "/opt/share/rflysim_bridge/config/gps_denied.rviz"]
 
 

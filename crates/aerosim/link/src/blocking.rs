@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io::{Cursor, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use rskafka::protocol::api_key::ApiKey;
@@ -46,9 +46,23 @@ fn io_error(what: &str, e: &std::io::Error) -> LinkError {
 /// Ends the blocking calls of the connections registered with it, from
 /// another thread: at the stop, a thread blocked in a read must not wait
 /// for a broker that trickles or never answers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Closer {
     inner: Arc<Mutex<CloserState>>,
+    /// Wakes a [`Closer::wait_until`] at the close.
+    woken: Arc<Condvar>,
+    /// Turns true at the close: ends [`Closer::unless_closed`].
+    closed: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Default for Closer {
+    fn default() -> Self {
+        Self {
+            inner: Arc::default(),
+            woken: Arc::default(),
+            closed: Arc::new(tokio::sync::watch::channel(false).0),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -69,6 +83,38 @@ impl Closer {
         state.closed = true;
         for (_, s) in state.open.drain(..) {
             let _ = s.shutdown(Shutdown::Both);
+        }
+        self.woken.notify_all();
+        self.closed.send_replace(true);
+    }
+
+    /// `f`'s output, or `None` once the closer closes (an async call has no
+    /// socket the close could shut).
+    pub async fn unless_closed<F: std::future::Future>(&self, f: F) -> Option<F::Output> {
+        let mut closed = self.closed.subscribe();
+        tokio::select! {
+            biased;
+            _ = closed.wait_for(|c| *c) => None,
+            r = f => Some(r),
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).closed
+    }
+
+    /// Waits until `deadline` or the close, whichever comes first.
+    pub fn wait_until(&self, deadline: Instant) {
+        let mut state = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        while !state.closed {
+            let Some(left) = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()) else {
+                return;
+            };
+            state = self
+                .woken
+                .wait_timeout(state, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 

@@ -491,4 +491,4 @@ mod nodelay;
 mod topics_reader;
 
 pub use blocking::Closer;
-pub use topics_reader::TopicsReader;
+pub use topics_reader::{Round, TopicsReader};

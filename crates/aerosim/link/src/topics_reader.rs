@@ -8,9 +8,11 @@
 //! created, start offset, a restarted log read from its beginning); only the
 //! fetch itself goes over this reader's own connections, one per partition
 //! leader, found from the brokers' metadata. Those connections block
-//! ([`BlockingConnection`]): a round holds its thread for the fetch wait, so
-//! the reader runs on a thread of its own, and its [`Closer`] ends a round
-//! at once from another thread (the stop).
+//! ([`BlockingConnection`]), and so does [`TopicsReader::read_round`]: a round
+//! holds its thread for the fetch wait, so the reader runs on a thread of
+//! its own, and its [`Closer`] ends a round (or a pause) at once from
+//! another thread (the stop). The bookkeeping's calls into rskafka's async
+//! client run on the reader's own single-threaded runtime.
 //!
 //! Responses are read batch by batch (`fetch_response`): a batch larger than
 //! a topic may take, or one this client cannot decode, is skipped and
@@ -46,6 +48,8 @@ pub struct TopicsReader {
     addresses: HashMap<i32, String>,
     connections: HashMap<i32, BlockingConnection>,
     closer: Closer,
+    /// Runs the readers' async bookkeeping from this blocking reader.
+    runtime: tokio::runtime::Runtime,
 }
 
 impl std::fmt::Debug for TopicsReader {
@@ -54,6 +58,11 @@ impl std::fmt::Debug for TopicsReader {
             .field("topics", &self.readers.iter().map(Reader::topic).collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
+}
+
+/// What a call cut short by the stop reports.
+fn stopping() -> LinkError {
+    unreachable_broker("read", "the reader is stopping")
 }
 
 fn api_error(topic: &str, e: ApiError) -> LinkError {
@@ -72,15 +81,18 @@ fn api_error(topic: &str, e: ApiError) -> LinkError {
 impl TopicsReader {
     /// The readers must come from one [`crate::Link`] (one bootstrap list
     /// and one size bound); `closer` ends the blocking calls from elsewhere.
-    pub fn new(readers: Vec<Reader>, closer: Closer) -> Self {
-        Self {
+    /// It blocks its thread: make, use and drop it on a thread of its own,
+    /// not in an async task (or within `tokio::task::block_in_place`).
+    pub fn new(readers: Vec<Reader>, closer: Closer) -> std::io::Result<Self> {
+        Ok(Self {
             paused_until: vec![None; readers.len()],
             readers,
             leaders: None,
             addresses: HashMap::new(),
             connections: HashMap::new(),
             closer,
-        }
+            runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+        })
     }
 
     pub fn topics(&self) -> impl Iterator<Item = &str> {
@@ -90,8 +102,8 @@ impl TopicsReader {
     /// One round: every topic that is not paused fetched from where it is,
     /// one request per leader, every request out before the first answer is
     /// read. Errors come back per topic (to count and log); a topic that
-    /// failed pauses.
-    pub async fn next(&mut self) -> Round {
+    /// failed pauses. Blocks for the fetch wait, or until the closer closes.
+    pub fn read_round(&mut self) -> Round {
         let mut round = Round::new();
         let now = Instant::now();
         let mut ready = Vec::new();
@@ -99,19 +111,22 @@ impl TopicsReader {
             if self.paused_until[i].is_some_and(|t| now < t) {
                 continue;
             }
-            match self.readers[i].prepare().await {
+            let prepared = self
+                .runtime
+                .block_on(self.closer.unless_closed(self.readers[i].prepare()));
+            match prepared.unwrap_or_else(|| Err(stopping())) {
                 Ok(offset) => ready.push((i, offset)),
-                Err(e) => self.fail(i, e, &mut round).await,
+                Err(e) => self.fail(i, e, &mut round),
             }
         }
         if ready.is_empty() {
             let wake = self.paused_until.iter().flatten().min().copied();
-            tokio::time::sleep_until(wake.unwrap_or(now + RETRY_PAUSE).into()).await;
+            self.closer.wait_until(wake.unwrap_or(now + RETRY_PAUSE));
             return round;
         }
-        if let Err(e) = self.find_leaders().await {
+        if let Err(e) = self.find_leaders() {
             for (i, _) in ready {
-                self.fail(i, e.clone(), &mut round).await;
+                self.fail(i, e.clone(), &mut round);
             }
             return round;
         }
@@ -124,7 +139,7 @@ impl TopicsReader {
                         reason: "not_leader",
                         detail: format!("{}: no leader in the brokers' metadata", self.readers[i].topic()),
                     };
-                    self.fail(i, e, &mut round).await;
+                    self.fail(i, e, &mut round);
                 }
             }
         }
@@ -133,7 +148,7 @@ impl TopicsReader {
             let request = self.fetch_request(&topics);
             match self.connection(node).and_then(|c| c.send(&request)) {
                 Ok(version) => asked.push((node, version, topics)),
-                Err(e) => self.failed_on(node, e, topics, &mut round).await,
+                Err(e) => self.failed_on(node, e, topics, &mut round),
             }
         }
         for (node, version, topics) in asked {
@@ -147,8 +162,8 @@ impl TopicsReader {
                 None => continue,
             };
             match answer {
-                Ok(response) => self.take(response, &topics, &mut round).await,
-                Err(e) => self.failed_on(node, e, topics, &mut round).await,
+                Ok(response) => self.take(response, &topics, &mut round),
+                Err(e) => self.failed_on(node, e, topics, &mut round),
             }
         }
         round
@@ -156,11 +171,11 @@ impl TopicsReader {
 
     /// The connection to `node` failed: it goes, the leaders are looked up
     /// again and its topics fail.
-    async fn failed_on(&mut self, node: i32, e: LinkError, topics: Vec<(usize, i64)>, round: &mut Round) {
+    fn failed_on(&mut self, node: i32, e: LinkError, topics: Vec<(usize, i64)>, round: &mut Round) {
         self.connections.remove(&node);
         self.leaders = None;
         for (i, _) in topics {
-            self.fail(i, e.clone(), round).await;
+            self.fail(i, e.clone(), round);
         }
     }
 
@@ -191,7 +206,7 @@ impl TopicsReader {
 
     /// Hands each partition's records (or error) to its topic's reader; a
     /// batch passed over unread is reported, and read past.
-    async fn take(&mut self, response: Vec<PartitionData>, asked: &[(usize, i64)], round: &mut Round) {
+    fn take(&mut self, response: Vec<PartitionData>, asked: &[(usize, i64)], round: &mut Round) {
         for partition in response {
             let Some(&(i, offset)) = asked
                 .iter()
@@ -201,8 +216,11 @@ impl TopicsReader {
             };
             if let Some(e) = partition.error {
                 let e = api_error(&partition.topic, e);
-                let e = self.readers[i].refused(e).await;
-                self.fail(i, e, round).await;
+                let e = self
+                    .runtime
+                    .block_on(self.closer.unless_closed(self.readers[i].refused(e)))
+                    .unwrap_or_else(stopping);
+                self.fail(i, e, round);
                 continue;
             }
             for p in partition.passed_over.iter().filter(|p| p.last >= offset) {
@@ -219,11 +237,16 @@ impl TopicsReader {
             let records = match records_of(partition.batches) {
                 Ok(r) => r,
                 Err(e) => {
-                    self.fail(i, e, round).await;
+                    self.fail(i, e, round);
                     continue;
                 }
             };
-            match self.readers[i].absorb(offset, records, partition.high_watermark).await {
+            let absorbed = self.runtime.block_on(self.closer.unless_closed(self.readers[i].absorb(
+                offset,
+                records,
+                partition.high_watermark,
+            )));
+            match absorbed.unwrap_or_else(|| Err(stopping())) {
                 Ok(r) => {
                     if let Some(after) = past_skipped {
                         let next = &mut self.readers[i].next;
@@ -233,13 +256,14 @@ impl TopicsReader {
                         round.push((i, Ok(r)));
                     }
                 }
-                Err(e) => self.fail(i, e, round).await,
+                Err(e) => self.fail(i, e, round),
             }
         }
     }
 
-    async fn fail(&mut self, i: usize, e: LinkError, round: &mut Round) {
-        self.readers[i].failed(&e).await;
+    fn fail(&mut self, i: usize, e: LinkError, round: &mut Round) {
+        self.runtime
+            .block_on(self.closer.unless_closed(self.readers[i].failed(&e)));
         match e.reason {
             "broker_unreachable" | "timeout" => {
                 self.connections.clear();
@@ -254,7 +278,7 @@ impl TopicsReader {
 
     /// Each topic's leader, from the metadata of a broker of the bootstrap
     /// list (or of one connected already).
-    async fn find_leaders(&mut self) -> Result<(), LinkError> {
+    fn find_leaders(&mut self) -> Result<(), LinkError> {
         if self.leaders.is_some() {
             return Ok(());
         }

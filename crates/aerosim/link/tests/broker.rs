@@ -78,14 +78,43 @@ async fn a_reader_and_a_writer_resume_after_the_broker_restarts_empty() {
     );
 }
 
+/// A [`TopicsReader`] in an async test: it blocks, so it is used (and its
+/// runtime dropped) out of the test runtime's way.
+struct OffRuntime(Option<TopicsReader>);
+
+impl OffRuntime {
+    fn new(readers: Vec<Reader>, closer: Closer) -> Self {
+        Self(Some(tokio::task::block_in_place(|| {
+            TopicsReader::new(readers, closer).unwrap()
+        })))
+    }
+
+    fn read_round(&mut self) -> aerosim_link::Round {
+        let reader = self.0.as_mut().expect("until dropped");
+        tokio::task::block_in_place(|| reader.read_round())
+    }
+
+    fn topics(&self) -> impl Iterator<Item = &str> {
+        self.0.as_ref().expect("until dropped").topics()
+    }
+}
+
+impl Drop for OffRuntime {
+    fn drop(&mut self) {
+        let reader = self.0.take();
+        tokio::task::block_in_place(|| drop(reader));
+    }
+}
+
 /// Rounds of `reader` until `want` records per topic came or `within` passed;
 /// the records by topic, and the errors seen.
-async fn read_topics_until(reader: &mut TopicsReader, want: usize, within: Duration) -> (Vec<Vec<Fetched>>, usize) {
+/// (`TopicsReader::read_round` blocks: out of the runtime's way.)
+fn read_topics_until(reader: &mut OffRuntime, want: usize, within: Duration) -> (Vec<Vec<Fetched>>, usize) {
     let n = reader.topics().count();
     let deadline = Instant::now() + within;
     let (mut got, mut errors) = (vec![Vec::new(); n], 0);
     while got.iter().any(|g| g.len() < want) && Instant::now() < deadline {
-        for (i, r) in reader.next().await {
+        for (i, r) in reader.read_round() {
             match r {
                 Ok(records) => got[i].extend(records),
                 Err(_) => errors += 1,
@@ -108,7 +137,7 @@ async fn several_topics_in_one_request_each_record_once_in_order() {
     let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
     // Before the reader: what it must not read (it starts at the end).
     writers[1].send(b"old".to_vec(), now_ms()).await.unwrap();
-    let mut reader = TopicsReader::new(
+    let mut reader = OffRuntime::new(
         TOPICS
             .iter()
             .map(|t| link.reader(t, StartFrom::Latest, WAIT, 1 << 20))
@@ -116,7 +145,7 @@ async fn several_topics_in_one_request_each_record_once_in_order() {
         Closer::default(),
     );
     // Topics missing on the broker are created; the offsets are taken.
-    let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
+    let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(300));
     assert_eq!(errors, 0);
     for round in 0..30u8 {
         for (k, w) in writers.iter().enumerate() {
@@ -125,7 +154,7 @@ async fn several_topics_in_one_request_each_record_once_in_order() {
             w.send(vec![round; size], now_ms()).await.unwrap();
         }
     }
-    let (got, errors) = read_topics_until(&mut reader, 30, Duration::from_secs(10)).await;
+    let (got, errors) = read_topics_until(&mut reader, 30, Duration::from_secs(10));
     assert_eq!(errors, 0);
     for (k, records) in got.iter().enumerate() {
         let values: Vec<Vec<u8>> = records.iter().map(|f| f.value.clone()).collect();
@@ -146,27 +175,27 @@ async fn several_topics_resume_after_the_broker_restarts_empty() {
     let mut broker = Broker::start(port).unwrap();
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
-    let mut reader = TopicsReader::new(
+    let mut reader = OffRuntime::new(
         TOPICS
             .iter()
             .map(|t| link.reader(t, StartFrom::Latest, WAIT, 1 << 20))
             .collect(),
         Closer::default(),
     );
-    read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
+    read_topics_until(&mut reader, 1, Duration::from_millis(300));
     for i in 0..20u8 {
         for w in &writers {
             w.send(vec![i], now_ms()).await.unwrap();
         }
     }
-    let (got, _) = read_topics_until(&mut reader, 20, Duration::from_secs(5)).await;
+    let (got, _) = read_topics_until(&mut reader, 20, Duration::from_secs(5));
     assert!(
         got.iter().all(|g| g.len() == 20),
         "{:?}",
         got.iter().map(Vec::len).collect::<Vec<_>>()
     );
     broker.stop();
-    let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(500)).await;
+    let (_, errors) = read_topics_until(&mut reader, 1, Duration::from_millis(500));
     assert!(errors > 0, "a broker gone is reported");
     let _broker = Broker::start(port).unwrap();
     let restarted = Instant::now();
@@ -178,7 +207,7 @@ async fn several_topics_resume_after_the_broker_restarts_empty() {
         }
     }
     assert_eq!(sent, TOPICS.len(), "the writers resumed");
-    let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(5)).await;
+    let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(5));
     for (k, g) in got.iter().enumerate() {
         assert!(g.iter().any(|f| f.value == b"after"), "{}: {g:?}", TOPICS[k]);
     }
@@ -197,14 +226,14 @@ async fn an_oversized_record_is_skipped_and_stops_nothing() {
     let writing = Link::new(&broker.bootstrap(), "link-test-writer", 8 << 20);
     let writers: Vec<_> = TOPICS.iter().map(|t| writing.writer(t)).collect();
     let reading = Link::new(&broker.bootstrap(), "link-test", 64 << 10);
-    let mut reader = TopicsReader::new(
+    let mut reader = OffRuntime::new(
         TOPICS
             .iter()
             .map(|t| reading.reader(t, StartFrom::Latest, WAIT, 16 << 10))
             .collect(),
         Closer::default(),
     );
-    read_topics_until(&mut reader, 1, Duration::from_millis(300)).await;
+    read_topics_until(&mut reader, 1, Duration::from_millis(300));
     for round in 0..10u8 {
         for (k, w) in writers.iter().enumerate() {
             let size = if round == 3 && k == 1 { 2 << 20 } else { 100 };
@@ -219,7 +248,7 @@ async fn an_oversized_record_is_skipped_and_stops_nothing() {
         .any(|(k, g)| g.len() < if k == 1 { 9 } else { 10 })
         && Instant::now() < deadline
     {
-        for (i, r) in reader.next().await {
+        for (i, r) in reader.read_round() {
             match r {
                 Ok(records) => got[i].extend(records.into_iter().map(|f| f.value[0])),
                 Err(e) if e.reason == "record_unreadable" => skipped.push(i),
@@ -243,7 +272,7 @@ async fn several_topics_from_the_earliest_offset() {
     for i in 0..20u8 {
         writers[1].send(vec![i; 300], now_ms()).await.unwrap();
     }
-    let mut reader = TopicsReader::new(
+    let mut reader = OffRuntime::new(
         TOPICS
             .iter()
             .map(|t| {
@@ -257,10 +286,10 @@ async fn several_topics_from_the_earliest_offset() {
             .collect(),
         Closer::default(),
     );
-    let (got, errors) = read_topics_until(&mut reader, 20, Duration::from_secs(3)).await;
+    let (got, errors) = read_topics_until(&mut reader, 20, Duration::from_secs(3));
     assert_eq!(errors, 0);
     assert_eq!(got[1].len(), 20, "the backlog");
     writers[1].send(vec![99; 10], now_ms()).await.unwrap();
-    let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(3)).await;
+    let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(3));
     assert_eq!(got[1].iter().map(|f| f.value[0]).collect::<Vec<_>>(), [99]);
 }

@@ -90,12 +90,16 @@ fn run() -> Result<(), String> {
     let (logger, mut stop) = (bridge.logger.clone(), bridge.stop_signal());
     let closer = Closer::default();
     let at_stop = closer.clone();
-    bridge.handle().spawn(async move {
-        let _ = stop.changed().await;
+    // Closed at the stop by a thread of its own, not a task: the runtime's
+    // tasks may be dropped at the stop before they run.
+    bridge.thread("kafka_reader_stop", move || {
+        let _ = futures::executor::block_on(stop.changed());
         at_stop.close();
-    });
+    })?;
     let stop = bridge.stop_signal();
-    bridge.loop_thread("kafka_reader", read_until_stopped(readings, closer, logger, stop))?;
+    bridge.thread("kafka_reader", move || {
+        read_until_stopped(readings, closer, logger, stop)
+    })?;
     commands(&mut bridge, &plan, last_states, time)?;
     if plan.s.publish_tf {
         camera_mounts(&mut bridge, plan.s.use_sim_time, mounts)?;

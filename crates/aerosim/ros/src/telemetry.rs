@@ -158,27 +158,34 @@ pub struct Reading {
 
 /// Reads every topic together (one fetch per broker and round) until the
 /// stop, handing each topic's records to its `each`; an error is counted on
-/// its topic's stream and logged (limited in rate). `closer` ends a round
-/// blocked on the broker (whoever watches the stop calls it).
-pub async fn read_until_stopped(readings: Vec<Reading>, closer: Closer, logger: String, mut stop: StopSignal) {
+/// its topic's stream and logged (limited in rate). It blocks: a thread of
+/// its own, until `stop`; `closer` (whoever watches the stop closes it)
+/// ends a round blocked on the broker at once.
+pub fn read_until_stopped(readings: Vec<Reading>, closer: Closer, logger: String, stop: StopSignal) {
     let (readers, mut streams): (Vec<Reader>, Vec<_>) = readings
         .into_iter()
         .map(|r| (r.reader, (r.stats, r.each, RateLimitedLog::new(Duration::from_secs(5)))))
         .unzip();
     let topics: Vec<String> = readers.iter().map(|r| r.topic().to_string()).collect();
-    let mut reader = TopicsReader::new(readers, closer);
-    loop {
-        let round = tokio::select! {
-            // The stop first: after it the runtime may be shutting down.
-            biased;
-            _ = stop.changed() => return,
-            r = reader.next() => r,
-        };
-        for (i, result) in round {
+    let mut reader = match TopicsReader::new(readers, closer.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            r2r::log_error!(&logger, "cannot start the Kafka reader: {e}");
+            return;
+        }
+    };
+    let stopped = || closer.is_closed() || *stop.borrow();
+    while !stopped() {
+        for (i, result) in reader.read_round() {
             let (stats, each, log) = &mut streams[i];
             match result {
+                // After the stop the outputs may be going: a round the close cut short is not delivered.
+                Ok(_) if stopped() => return,
                 Ok(records) => each(records),
                 Err(e) => {
+                    if stopped() {
+                        return;
+                    }
                     stats.drop_frame(e.reason);
                     if let Some(held) = log.allow() {
                         r2r::log_warn!(
