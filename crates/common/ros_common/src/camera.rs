@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use image_codec::{CodecError, Encoding, Image as DecodedImage, JpegDecoder};
+use image_codec::{CodecError, Encoding, Image as DecodedImage, ImageShape, JpegDecoder};
 use r2r::sensor_msgs::msg::CameraInfo;
 use r2r::std_msgs::msg::Header;
 use r2r::{Node, Publisher, PublisherUntyped, QosProfile};
@@ -231,12 +231,27 @@ impl CameraPublisher {
             .jpeg
             .as_mut()
             .expect("publish_jpeg on a camera without a compressed topic");
-        let decoded = if out.always_decode || subscribed_untyped(&self.image) {
-            Some(out.decoder.decode(jpeg, encoding)?)
+        let raw_wanted = subscribed_untyped(&self.image);
+        // Decoded straight into the `Image` message reused from the last
+        // frame, behind room for its fields: no copy of the pixels.
+        let layout_for = |shape: ImageShape| ImageLayout {
+            height: shape.height,
+            width: shape.width,
+            encoding: encoding.ros_name(),
+            step: shape.step,
+        };
+        let mut fields = Vec::new();
+        cdr::image_before_data(&mut fields, &header, layout_for(ImageShape::default()), 0, 0)
+            .map_err(CameraError::TooLarge)?;
+        let decoded = if out.always_decode || raw_wanted {
+            Some(
+                out.decoder
+                    .decode_into(jpeg, encoding, &mut self.image_serialized, fields.len())?,
+            )
         } else {
             None
         };
-        let (width, height) = match &decoded {
+        let (width, height) = match decoded {
             Some(d) => (d.width, d.height),
             None => out.decoder.size(jpeg)?,
         };
@@ -246,12 +261,16 @@ impl CameraPublisher {
                 .map_err(CameraError::TooLarge)?;
             out.compressed.publish_raw(&out.serialized)?;
         }
-        match decoded {
-            Some(d) => self.publish_decoded(d, fov_deg, header),
-            None => {
-                publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header))?;
-                Ok(())
+        publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header.clone()))?;
+        if let (Some(shape), true) = (decoded, raw_wanted) {
+            let in_place = cdr::image_in_place(&mut self.image_serialized, fields.len(), &header, layout_for(shape))
+                .map_err(CameraError::TooLarge)?;
+            // The fields' length depends on the frame id and encoding only, both fixed above.
+            debug_assert!(in_place, "the image's fields took another length than measured");
+            if in_place {
+                self.image.publish_raw(&self.image_serialized)?;
             }
         }
+        Ok(())
     }
 }

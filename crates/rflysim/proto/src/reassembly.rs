@@ -57,6 +57,9 @@ pub struct Reassembler {
     config: ReassemblerConfig,
     /// Where a datagram no frame's buffer expects is received (see [`Slot`]).
     scratch: Vec<u8>,
+    /// A delivered frame's buffer, given back for the next frame: a 4K frame
+    /// in fresh memory cost the kernel a page fault per 4 KiB received.
+    spare: Option<Vec<u8>>,
     /// The frame that took the last packet: a [`Slot`] expects the next one there.
     last_key: Option<FrameKey>,
     partials: Vec<Partial>,
@@ -73,6 +76,7 @@ impl Reassembler {
         Self {
             config,
             scratch: Vec::new(),
+            spare: None,
             last_key: None,
             partials: Vec::new(),
             finished: VecDeque::new(),
@@ -85,6 +89,14 @@ impl Reassembler {
 
     pub fn stats(&self) -> &ReassemblyStats {
         &self.stats
+    }
+
+    /// Gives a delivered frame's buffer back, to receive a later frame into:
+    /// one is kept, the larger.
+    pub fn recycle(&mut self, buf: Vec<u8>) {
+        if self.spare.as_ref().is_none_or(|s| s.capacity() < buf.capacity()) {
+            self.spare = Some(buf);
+        }
     }
 
     pub fn config(&self) -> &ReassemblerConfig {
@@ -434,7 +446,12 @@ impl Reassembler {
                     let c = body_len;
                     p.chunk = Some(c);
                     let full = (p.pkg_num as usize - 1) * c;
-                    let mut buf = Vec::with_capacity(p.headroom + full + c + tailroom);
+                    let needed = p.headroom + full + c + tailroom;
+                    let mut buf = match self.spare.take() {
+                        Some(spare) if spare.capacity() >= needed => spare,
+                        _ => Vec::with_capacity(needed),
+                    };
+                    buf.clear();
                     buf.resize(p.headroom, 0);
                     if let Some(early) = p.early_last.take() {
                         if early.len() > c || full + early.len() > max_frame {

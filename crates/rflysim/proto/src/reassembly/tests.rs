@@ -413,3 +413,24 @@ fn in_order_packets_land_in_their_frame() {
     assert!(frames[0].payload.capacity() > frames[0].payload.len());
     assert_eq!(r.stats().datagrams, 10);
 }
+
+#[test]
+fn a_recycled_buffer_takes_the_next_frame_and_holds_only_it() {
+    let mut r = Reassembler::new(ReassemblerConfig::default().with_headroom(5));
+    let first = frame_bytes(1, 3 * 1000 - 7);
+    let second = frame_bytes(2, 3 * 1000 - 7);
+    let out = push_all(&mut r, &packets(HeaderKind::Frame32, 1, 1.0, &first, 1000));
+    let spent = out.into_iter().next().unwrap().payload;
+    let reused = spent.as_ptr();
+    r.recycle(spent);
+    let out = push_all(&mut r, &packets(HeaderKind::Frame32, 2, 1.1, &second, 1000));
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].payload.as_ptr(), reused);
+    assert_eq!(&out[0].payload[..5], &[0; 5]);
+    assert_eq!(&out[0].payload[5..], &second[..]);
+    // Too small for the next frame: left alone, a fresh buffer is made.
+    r.recycle(Vec::with_capacity(10));
+    let third = frame_bytes(3, 3 * 1000 - 7);
+    let out = push_all(&mut r, &packets(HeaderKind::Frame32, 3, 1.2, &third, 1000));
+    assert_eq!(&out[0].payload[5..], &third[..]);
+}

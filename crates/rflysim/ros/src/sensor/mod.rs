@@ -85,7 +85,9 @@ impl Outputs {
         })
     }
 
-    fn publish(&mut self, messages: Messages) -> Result<(), FrameError> {
+    /// Publishes `messages`; gives back the frame's buffer when they were
+    /// published from it, for the transport to receive a later frame into.
+    fn publish(&mut self, messages: Messages) -> Result<Option<Vec<u8>>, FrameError> {
         match (self, messages) {
             (Outputs::Camera(camera), Messages::Image { image, fov_deg, header }) => {
                 camera.publish_decoded(image, fov_deg, header)?
@@ -98,7 +100,10 @@ impl Outputs {
                     fov_deg,
                     header,
                 },
-            ) => camera.publish_jpeg(&jpeg, encoding, fov_deg, header)?,
+            ) => {
+                camera.publish_jpeg(&jpeg, encoding, fov_deg, header)?;
+                return Ok(Some(jpeg));
+            }
             (
                 Outputs::Camera(camera),
                 Messages::SerializedImage {
@@ -108,7 +113,10 @@ impl Outputs {
                     fov_deg,
                     header,
                 },
-            ) => camera.publish_serialized_image(&message, width, height, fov_deg, header)?,
+            ) => {
+                camera.publish_serialized_image(&message, width, height, fov_deg, header)?;
+                return Ok(Some(message));
+            }
             (
                 Outputs::Cloud {
                     cloud,
@@ -137,7 +145,7 @@ impl Outputs {
             (Outputs::Distance(p), Messages::Distance(d)) => p.publish(&d)?,
             _ => return Err(FrameError::NoOutput),
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -278,21 +286,26 @@ impl SensorPipeline {
     /// `handle_frame`, for a frame whose decode takes milliseconds (a JPEG
     /// or PNG camera) on a thread of its own: the runtime's two workers stay
     /// free for the IMU and the other streams. Cheap frames stay where they are.
-    fn handle_frame_off_worker(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) {
+    fn handle_frame_off_worker(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) -> Option<Vec<u8>> {
         if self.mapper.is_heavy() {
-            tokio::task::block_in_place(|| self.handle_frame(sim_time, payload, headroom));
+            tokio::task::block_in_place(|| self.handle_frame(sim_time, payload, headroom))
         } else {
-            self.handle_frame(sim_time, payload, headroom);
+            self.handle_frame(sim_time, payload, headroom)
         }
     }
 
     /// Stamps, converts and publishes one frame sampled at sim time
-    /// `sim_time`; `payload`'s first `headroom` bytes are free.
-    pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) {
+    /// `sim_time`; `payload`'s first `headroom` bytes are free. Gives the
+    /// frame's buffer back when the messages left it whole, to receive a
+    /// later frame into (fresh memory costs a page fault per 4 KiB written).
+    pub fn handle_frame(&mut self, sim_time: f64, payload: Vec<u8>, headroom: usize) -> Option<Vec<u8>> {
         let len = payload.len().saturating_sub(headroom);
         let taken = match self.stream_clock.stamp(&self.time, sim_time) {
             Ok(t) => t,
-            Err(e) => return self.warn_drop(e.reason(), &e.to_string()),
+            Err(e) => {
+                self.warn_drop(e.reason(), &e.to_string());
+                return Some(payload);
+            }
         };
         let stamp_s = taken.seconds;
         let stamp = ros_common::time::to_ros_time(stamp_s);
@@ -302,7 +315,7 @@ impl SensorPipeline {
             .map_err(FrameError::from)
             .and_then(|m| self.outputs.publish(m));
         match published {
-            Ok(()) => {
+            Ok(spent) => {
                 self.stats.published(len);
                 if !self.time.uses_sim_time() {
                     self.stats
@@ -311,8 +324,12 @@ impl SensorPipeline {
                 if let Some(clock) = &self.clock {
                     self.stats.count_publish(clock.advance(&taken), "clock_publish_failed");
                 }
+                spent
             }
-            Err(e) => self.warn_drop(e.reason(), &e.to_string()),
+            Err(e) => {
+                self.warn_drop(e.reason(), &e.to_string());
+                None
+            }
         }
     }
 

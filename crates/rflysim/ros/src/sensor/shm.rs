@@ -103,7 +103,9 @@ pub(super) async fn run(mut p: SensorPipeline, mut shutdown: watch::Receiver<boo
             }
             let (torn, reclaimed) = (reader.stats().torn, reader.stats().reclaimed);
             if let Some(t) = reader.poll(&mut region, area_len, &mut buf, start.elapsed()) {
-                p.handle_frame_off_worker(t, std::mem::take(&mut buf), headroom);
+                buf = p
+                    .handle_frame_off_worker(t, std::mem::take(&mut buf), headroom)
+                    .unwrap_or_default();
             }
             if reader.stats().torn > torn {
                 p.warn_drop("torn", "the frame changed while it was copied");
