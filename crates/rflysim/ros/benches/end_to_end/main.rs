@@ -29,7 +29,7 @@ mod shared;
 use reference::*;
 use report::*;
 
-use shared::{publisher_env, receive, start_bridge, start_emulator, window, Kind, WARMUP};
+use shared::{publisher_env, receive_slowly, start_bridge, start_emulator, window, Kind, WARMUP};
 
 #[derive(Debug)]
 struct Result {
@@ -80,6 +80,11 @@ struct Window {
 impl Window {
     /// Subscribes to `topic` and measures over the window after the warm-up.
     fn measure(node: &mut r2r::Node, topic: &str, kind: Kind, pid: u32) -> Window {
+        Self::measure_slowly(node, topic, kind, pid, Duration::ZERO)
+    }
+
+    /// `measure`, by a subscriber that takes `each` per message.
+    fn measure_slowly(node: &mut r2r::Node, topic: &str, kind: Kind, pid: u32, each: Duration) -> Window {
         let t0 = Instant::now();
         let (mut cpu0, mut drops0, mut start) = (0.0, 0, 0.0);
         let mut mark = || {
@@ -89,7 +94,8 @@ impl Window {
         };
         let warm = t0 + Duration::from_secs_f64(WARMUP);
         let topics = [(topic.to_string(), kind)];
-        let receipts = receive(node, &topics, warm, warm + Duration::from_secs_f64(window()), &mut mark).remove(0);
+        let until = warm + Duration::from_secs_f64(window());
+        let receipts = receive_slowly(node, &topics, warm, until, &mut mark, each).remove(0);
         let end = wall();
         Window {
             receipts: receipts.into_iter().filter(|(_, r)| *r >= start && *r < end).collect(),
@@ -143,7 +149,10 @@ fn bridge_case(
     let mut args = vec!["--copters", ""];
     args.extend_from_slice(sim_args);
     let _sim = start_emulator(&cfg, &log, &args);
-    let measured = Window::measure(node, topic, kind, bridge.0.id());
+    // "slow subscriber": one that takes 200 ms a message, so that what the
+    // bridge holds for it shows in the bridge's memory.
+    let each = Duration::from_millis(if name.contains("slow subscriber") { 200 } else { 0 });
+    let measured = Window::measure_slowly(node, topic, kind, bridge.0.id(), each);
     // Send times by sim time stamp (the bridge stamps with sim time here).
     let sent = SendLog::read(&log);
     let stream = seq_id.to_string();
@@ -245,6 +254,10 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
         ),
         (
             "4K bgr8 raw UDP @ 30 Hz",
+            Box::new(|n, name| bridge_case(n, name, &camera_4k_config(2, 30), image_topic, Kind::Image, &[])),
+        ),
+        (
+            "4K bgr8 raw UDP @ 30 Hz, slow subscriber (5 Hz)",
             Box::new(|n, name| bridge_case(n, name, &camera_4k_config(2, 30), image_topic, Kind::Image, &[])),
         ),
         (

@@ -88,6 +88,19 @@ pub fn receive(
     until: Instant,
     window_opens: &mut dyn FnMut(),
 ) -> Vec<Receipts> {
+    receive_slowly(node, topics, warmed_up, until, window_opens, Duration::ZERO)
+}
+
+/// `receive`, by a subscriber that takes `each` to handle a message (a
+/// slow consumer: the publisher's queue to it fills).
+pub fn receive_slowly(
+    node: &mut r2r::Node,
+    topics: &[(String, Kind)],
+    warmed_up: Instant,
+    until: Instant,
+    window_opens: &mut dyn FnMut(),
+    each: Duration,
+) -> Vec<Receipts> {
     let mut subs: Vec<Stamps> = topics.iter().map(|(t, k)| subscribe(node, t, *k)).collect();
     let mut out = vec![Vec::new(); topics.len()];
     let mut opened = false;
@@ -100,6 +113,7 @@ pub fn receive(
         for (sub, receipts) in subs.iter_mut().zip(out.iter_mut()) {
             while let Some(Some(stamp)) = sub.next().now_or_never() {
                 receipts.push((stamp, wall()));
+                std::thread::sleep(each);
             }
         }
     }
