@@ -2,10 +2,11 @@
 //! native r2r subscriber (this process), next to a reference measured in the
 //! same run: an r2r program publishing pre-built messages of the same size to
 //! the same subscriber (what DDS alone allows here). For the UDP streams at
-//! rate a second reference, "receiving reference", takes each frame's
-//! datagrams from the same emulator into one buffer before it publishes its
-//! pre-built message: DDS alone plus the receive any bridge must make, on the
-//! same three-process topology as the bridge.
+//! rate (and 4K from shared memory at 60 Hz) a second reference, "receiving
+//! reference", takes each frame's datagrams from the same emulator into one
+//! buffer (or copies it out of the emulator's region) before it publishes
+//! its pre-built message: DDS alone plus the receive any bridge must make,
+//! on the same three-process topology as the bridge.
 //!
 //! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
 //! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
@@ -285,6 +286,18 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
             Box::new(|n, name| bridge_case(n, name, &camera_4k_config(0, 60), image_topic, Kind::Image, &[])),
         ),
         (
+            "receiving reference: 4K Image from shm @ 60 Hz",
+            Box::new(|n, name| {
+                shm_receiving_reference_case(
+                    n,
+                    name,
+                    &camera_4k_config(0, 60),
+                    ("RflySim3DImg_1", image_topic.1),
+                    Kind::Image,
+                )
+            }),
+        ),
+        (
             "reference: 4K Image @ 60 Hz",
             Box::new(|n, name| reference_case(n, name, Kind::Image, Some(60.0))),
         ),
@@ -398,7 +411,17 @@ fn main() {
             .iter()
             .position(|a| a == "--receive-port")
             .and_then(|p| args.get(p + 1)?.parse().ok());
-        reference_publisher(&args[i + 1], args[i + 2].parse().unwrap_or(0.0), receive_port);
+        let receive_shm = args
+            .iter()
+            .position(|a| a == "--receive-shm")
+            .and_then(|p| args.get(p + 1))
+            .map(String::as_str);
+        reference_publisher(
+            &args[i + 1],
+            args[i + 2].parse().unwrap_or(0.0),
+            receive_port,
+            receive_shm,
+        );
         return;
     }
     // LOCALHOST unless asked otherwise: with it rmw_fastrtps builds its own

@@ -1,17 +1,13 @@
 //! The references a bridge row is measured against: DDS alone (pre-built
 //! messages published by an r2r program) and the receiving reference (the
-//! same, after taking each frame's datagrams from the emulator).
+//! same, after taking each frame's datagrams from the emulator, or copying
+//! it out of the emulator's shared-memory region).
 
 use super::*;
 
 /// A reference publisher (this executable, `--reference-publisher`) and the
 /// topic it publishes on.
-pub fn start_reference(
-    kind: Kind,
-    size: &str,
-    rate: Option<f64>,
-    receive_port: Option<u16>,
-) -> (StoppedOnDrop, String) {
+pub fn start_reference(kind: Kind, size: &str, rate: Option<f64>, source: Source) -> (StoppedOnDrop, String) {
     let k = match (kind, size) {
         (Kind::Image, "4K") => "image4k",
         (Kind::Image, _) => "image",
@@ -22,8 +18,10 @@ pub fn start_reference(
         k.into(),
         rate.map_or("0".into(), |r| r.to_string()),
     ];
-    if let Some(port) = receive_port {
-        args.extend(["--receive-port".into(), port.to_string()]);
+    match source {
+        Source::Prebuilt => {}
+        Source::Udp(port) => args.extend(["--receive-port".into(), port.to_string()]),
+        Source::Shm(name) => args.extend(["--receive-shm".into(), name.into()]),
     }
     let publisher = StoppedOnDrop(
         Command::new(std::env::current_exe().unwrap())
@@ -37,9 +35,20 @@ pub fn start_reference(
     (publisher, format!("/rflysim_bench/reference_{k}"))
 }
 
+/// What a reference publisher waits for before each message.
+#[derive(Debug, Clone, Copy)]
+pub enum Source {
+    /// Nothing: it publishes at its rate.
+    Prebuilt,
+    /// The emulator's next frame on this UDP port.
+    Udp(u16),
+    /// The emulator's next frame in this shared-memory region, copied out.
+    Shm(&'static str),
+}
+
 /// The reference: a separate r2r process publishing pre-built messages.
 pub fn reference_case(node: &mut r2r::Node, name: &str, kind: Kind, rate: Option<f64>) -> Result {
-    let (publisher, topic) = start_reference(kind, size_of(name), rate, None);
+    let (publisher, topic) = start_reference(kind, size_of(name), rate, Source::Prebuilt);
     let measured = Window::measure(node, &topic, kind, publisher.0.id());
     let mut row = measured.result(name, kind, rate.unwrap_or(f64::NAN), measured.latencies_from_stamps());
     row.nominal_hz = rate.unwrap_or(f64::NAN);
@@ -58,7 +67,7 @@ pub fn receiving_reference_case(
     kind: Kind,
 ) -> Result {
     let (cfg, log) = case_files(name, config);
-    let (publisher, topic) = start_reference(kind, size_of(name), None, Some(port));
+    let (publisher, topic) = start_reference(kind, size_of(name), None, Source::Udp(port));
     let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
     let measured = Window::measure(node, &topic, kind, publisher.0.id());
     let sent = SendLog::read(&log);
@@ -71,6 +80,79 @@ pub fn receiving_reference_case(
         measured.offered(&sent, &stream),
         measured.latencies_from_stamps(),
     )
+}
+
+/// The receiving reference from shared memory: DDS alone after the copy of
+/// each new frame out of the emulator's region (`shm_name`) that any reader
+/// makes, with the emulator writing on the same cores. Stamped with the
+/// frame's time stamp, as the bridge does, so that latency runs from the
+/// emulator's write as for the bridge.
+pub fn shm_receiving_reference_case(
+    node: &mut r2r::Node,
+    name: &str,
+    config: &str,
+    (shm_name, seq_id): (&'static str, u16),
+    kind: Kind,
+) -> Result {
+    let (cfg, log) = case_files(name, config);
+    let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
+    let (publisher, topic) = start_reference(kind, size_of(name), None, Source::Shm(shm_name));
+    let measured = Window::measure(node, &topic, kind, publisher.0.id());
+    let sent = SendLog::read(&log);
+    let stream = seq_id.to_string();
+    let latencies = measured
+        .receipts
+        .iter()
+        .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
+        .collect();
+    measured.result(name, kind, measured.offered(&sent, &stream), latencies)
+}
+
+/// Waits for each new frame in the region `name` and copies it out, as a
+/// bridge must before it publishes; `None` at the stop.
+struct ShmFrames {
+    _mapping: shared_memory::Shmem,
+    region: rflysim_proto::shm::RawRegion,
+    reader: rflysim_proto::shm::ShmReader,
+    payload_len: usize,
+    buf: Vec<u8>,
+    start: Instant,
+}
+
+impl ShmFrames {
+    fn open(name: &str, payload_len: usize, stop: &std::sync::atomic::AtomicBool) -> Option<Self> {
+        loop {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return None;
+            }
+            if let Ok(mapping) = shared_memory::ShmemConf::new().os_id(name).open() {
+                // SAFETY: `_mapping` keeps the mapping alive as long as `region`;
+                // the emulator neither shrinks nor replaces it during a case.
+                let region = unsafe { rflysim_proto::shm::RawRegion::new(mapping.as_ptr(), mapping.len()) };
+                return Some(Self {
+                    _mapping: mapping,
+                    region,
+                    reader: rflysim_proto::shm::ShmReader::new(),
+                    payload_len,
+                    buf: Vec::new(),
+                    start: Instant::now(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The next frame's time stamp, polling every millisecond as the bridge does.
+    fn next(&mut self, stop: &std::sync::atomic::AtomicBool) -> Option<f64> {
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let now = self.start.elapsed();
+            if let Some(t) = self.reader.poll(&mut self.region, self.payload_len, &mut self.buf, now) {
+                return Some(t);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        None
+    }
 }
 
 /// What any bridge must do before it can publish a UDP frame: take the
@@ -139,9 +221,11 @@ pub fn cloud_100k() -> PointCloud2 {
     }
 }
 
-pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
+pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>, receive_shm: Option<&str>) {
     // Ends the loop at SIGINT: killed, it would leave its shared-memory segment behind.
     let stop = ros_common::lifecycle::stop_flag_at_signal();
+    let (w, h) = if kind == "image4k" { (3840, 2160) } else { (1920, 1080) };
+    let mut shm = receive_shm.and_then(|name| ShmFrames::open(name, w * h * 3, &stop));
     // The bridge's own receive buffer, so that the kernel drops nothing the bridge would keep.
     let rcvbuf = rflysim_ros::settings::param::RCVBUF_BYTES.default_as();
     let mut receiver = receive_port.map(|port| {
@@ -177,6 +261,10 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>) {
                     }
                 }
                 msg.header.stamp = stamp();
+                if let Some(frames) = shm.as_mut() {
+                    let Some(t) = frames.next(&stop) else { break };
+                    msg.header.stamp = ros_common::time::to_ros_time(t);
+                }
                 let _ = p.publish(&msg);
                 node.spin_once(Duration::ZERO);
             }

@@ -118,10 +118,10 @@ impl Against {
         // A receiving reference may itself be measured against DDS alone.
         let eligible = match self {
             Against::DdsAlone => !bridge.name.starts_with(Against::DdsAlone.prefix()),
-            Against::Receiving => {
-                !Against::is_reference(&bridge.name) && bridge.name.contains("UDP") && !bridge.name.contains("JPEG")
-            }
+            Against::Receiving => !Against::is_reference(&bridge.name) && !bridge.name.contains("JPEG"),
         };
+        // A receiving reference receives as its bridge row does: over UDP or from shared memory.
+        let transport = |name: &str| if name.contains("shm") { "shm" } else { "UDP" };
         if !eligible {
             return None;
         }
@@ -130,6 +130,7 @@ impl Against {
                 && r.kind == bridge.kind
                 && r.nominal_hz == bridge.nominal_hz
                 && size_of(&r.name) == size_of(&bridge.name)
+                && (self == Against::DdsAlone || transport(&r.name) == transport(&bridge.name))
         })
     }
 }
