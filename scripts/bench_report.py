@@ -49,8 +49,8 @@ def commit():
     def git(*args):
         return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
     sha = git("rev-parse", "--short", "HEAD") or "unknown"
-    # The report's own file is not the code measured.
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!BENCHMARKS.md")
+    # Documents (this report among them) are not the code measured.
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!*.md")
     return f"{sha} with uncommitted changes" if dirty else sha
 
 
