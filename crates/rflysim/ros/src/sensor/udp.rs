@@ -76,18 +76,28 @@ impl FrameSink {
         }
         let newest = Arc::new(Latest::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let stats = p.stats.clone();
+        let (stats, logger, seq_id) = (p.stats.clone(), p.logger.clone(), p.cfg().seq_id);
         let (taken, stopped) = (newest.clone(), stop.clone());
-        let thread = std::thread::Builder::new()
-            .name(format!("decode-{}", p.cfg().seq_id))
+        let spawned = std::thread::Builder::new()
+            .name(format!("decode-{seq_id}"))
             .spawn(move || {
                 while !stopped.load(Ordering::Relaxed) {
                     if let Some((sim_time, payload, headroom)) = taken.take(Duration::from_millis(100)) {
                         p.handle_frame(sim_time, payload, headroom);
                     }
                 }
-            })
-            .ok();
+            });
+        let thread = match spawned {
+            Ok(t) => Some(t),
+            Err(e) => {
+                // Every frame is then counted `superseded` in /diagnostics.
+                r2r::log_error!(
+                    &logger,
+                    "sensor {seq_id}: cannot start its decoding thread ({e}); its frames are dropped"
+                );
+                None
+            }
+        };
         FrameSink::Decoder {
             newest,
             stats,
