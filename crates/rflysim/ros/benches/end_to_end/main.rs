@@ -118,6 +118,20 @@ impl Window {
         self.receipts.iter().map(|(s, r)| (r - s) * 1e3).collect()
     }
 
+    /// The result, latency from the emulator's send of each frame of
+    /// stream `seq_id` (in its send log `log`), matched by the sim time
+    /// stamp the publisher kept.
+    fn result_from_sends(&self, name: &str, kind: Kind, log: &std::path::Path, seq_id: u16) -> Result {
+        let sent = SendLog::read(log);
+        let stream = seq_id.to_string();
+        let latencies = self
+            .receipts
+            .iter()
+            .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
+            .collect();
+        self.result(name, kind, self.offered(&sent, &stream), latencies)
+    }
+
     fn result(&self, name: &str, kind: Kind, offered: f64, mut latencies_ms: Vec<f64>) -> Result {
         latencies_ms.sort_by(f64::total_cmp);
         Result {
@@ -154,15 +168,7 @@ fn bridge_case(
     // bridge holds for it shows in the bridge's memory.
     let each = Duration::from_millis(if name.contains("slow subscriber") { 200 } else { 0 });
     let measured = Window::measure_slowly(node, topic, kind, bridge.0.id(), each);
-    // Send times by sim time stamp (the bridge stamps with sim time here).
-    let sent = SendLog::read(&log);
-    let stream = seq_id.to_string();
-    let latencies = measured
-        .receipts
-        .iter()
-        .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
-        .collect();
-    measured.result(name, kind, measured.offered(&sent, &stream), latencies)
+    measured.result_from_sends(name, kind, &log, seq_id)
 }
 
 /// Where the emulator sends the camera's and the LiDAR's datagrams.

@@ -98,14 +98,7 @@ pub fn shm_receiving_reference_case(
     let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
     let (publisher, topic) = start_reference(kind, size_of(name), None, Source::Shm(shm_name));
     let measured = Window::measure(node, &topic, kind, publisher.0.id());
-    let sent = SendLog::read(&log);
-    let stream = seq_id.to_string();
-    let latencies = measured
-        .receipts
-        .iter()
-        .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
-        .collect();
-    measured.result(name, kind, measured.offered(&sent, &stream), latencies)
+    measured.result_from_sends(name, kind, &log, seq_id)
 }
 
 /// Waits for each new frame in the region `name` and copies it out, as a
