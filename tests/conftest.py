@@ -25,6 +25,18 @@ def executable(name: str) -> Path:
     return path
 
 
+def answer(client, name, request, timeout):
+    """The answer of service `name` (through `client`) to `request`; fails
+    when the service is not there or does not answer within `timeout` s."""
+    assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
+    future = client.call_async(request)
+    deadline = time.monotonic() + timeout
+    while not future.done():
+        assert time.monotonic() < deadline, f"{name}: no answer within {timeout} s"
+        time.sleep(0.01)
+    return future.result()
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes minutes (a colcon build); CI runs it")
     config.addinivalue_line("markers", "broker: needs the Kafka-protocol broker (scripts/test.sh runs these last)")

@@ -8,6 +8,7 @@ import shlex
 import time
 
 import yaml
+from conftest import answer
 from rclpy.qos import qos_profile_sensor_data
 
 PRIMITIVES = {
@@ -66,13 +67,7 @@ def service_call(node, name, type_name, request_yaml, timeout=15.0):
     request = fill(srv.Request(), yaml.safe_load(request_yaml))
     client = node.create_client(srv, name)
     try:
-        assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
-        future = client.call_async(request)
-        deadline = time.monotonic() + timeout
-        while not future.done():
-            assert time.monotonic() < deadline, f"{name}: no answer within {timeout} s"
-            time.sleep(0.01)
-        return future.result()
+        return answer(client, name, request, timeout)
     finally:
         node.destroy_client(client)
 

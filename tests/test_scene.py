@@ -11,7 +11,7 @@ import struct
 import time
 
 import pytest
-from conftest import executable
+from conftest import answer, executable
 from geometry_msgs.msg import Pose
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -37,14 +37,7 @@ def start_scene_node(processes, cfg, window, status_port, *params):
 
 
 def call(node, srv_type, name, request, timeout=10.0):
-    client = node.create_client(srv_type, name)
-    assert client.wait_for_service(timeout_sec=timeout), f"no service {name}"
-    future = client.call_async(request)
-    deadline = time.monotonic() + timeout
-    while not future.done():
-        assert time.monotonic() < deadline, f"{name}: no answer within {timeout} s"
-        time.sleep(0.01)
-    return future.result()
+    return answer(node.create_client(srv_type, name), name, request, timeout)
 
 
 def pose(x, y, z, yaw=0.0):

@@ -159,20 +159,20 @@ fn cpu_tick_seconds(pid: u32) -> f64 {
 /// Resident memory of a process in bytes (`VmRSS` of `/proc/<pid>/status`);
 /// 0 once it is gone.
 pub fn rss_bytes(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    status_bytes(pid, "VmRSS:")
 }
 
 /// Peak resident memory of a process in bytes (`VmHWM`); 0 once it is gone.
 pub fn peak_rss_bytes(pid: u32) -> u64 {
+    status_bytes(pid, "VmHWM:")
+}
+
+/// A `kB` field of `/proc/<pid>/status` in bytes; 0 once the process is gone.
+fn status_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kib| kib * 1024)
 }
