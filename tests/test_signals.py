@@ -22,6 +22,9 @@ EXECUTABLES = {
     "rflysim_sim": ["--window-id", "19", "--stats", "0.2", "--no-heartbeat", "--gimbal-target", "none"],
     "bridge": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "window_id:=19", "-p", "heartbeat_port:=42905"],
     "gimbal_node": ["--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "status_port:=42906"],
+    "scene_node": [
+        "--ros-args", "-p", f"rflysim_config:={CONFIG}", "-p", "status_port:=42914", "-p", "window_id:=19",
+    ],
     "auv_sim": ["--image-port", "42955", "--thruster-port", "42956", "--telemetry-port", "42957", "--stats", "0.2"],
     "auv_bridge": ["--ros-args", "-p", "image_port:=42965", "-p", "thruster_port:=42966", "-p", "telemetry_port:=42967"],
     "gps_denied_sim": ["--bind", "127.0.0.1:42908", "--target", "127.0.0.1:42909", "--stats", "0.2"],

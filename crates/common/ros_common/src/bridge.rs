@@ -16,7 +16,7 @@ use tokio::sync::watch;
 
 use crate::command::{CommandSender, CommandTransport};
 use crate::diagnostics::{Reporter, Watched};
-use crate::lifecycle::StopSignal;
+use crate::lifecycle::{SpinnerTask, SpunNode, StopSignal};
 use crate::stats::StreamStats;
 use crate::tf::Mount;
 use crate::time::{to_ros_time, wall_now, ClockPublisher, StampSource, TimeBase, TimeBases};
@@ -31,7 +31,7 @@ pub struct BridgeProcess {
     stop_tx: watch::Sender<bool>,
     stop: StopSignal,
     /// More nodes of the process (RflySim: one per sensor and vehicle).
-    nodes: Vec<Node>,
+    nodes: Vec<SpunNode>,
     watched: Vec<Watched>,
     threads: Vec<JoinHandle<()>>,
     /// Kept for late subscribers: the latched mounts.
@@ -153,7 +153,13 @@ impl BridgeProcess {
 
     /// Another node of the process, spun with the main one.
     pub fn add_node(&mut self, node: Node) {
-        self.nodes.push(node);
+        self.nodes.push(node.into());
+    }
+
+    /// Another node, whose subscriptions `task` alone takes, on the node's
+    /// spinner thread (see [`SpunNode`]).
+    pub fn add_node_with_task(&mut self, node: Node, task: SpinnerTask) {
+        self.nodes.push(SpunNode { node, task: Some(task) });
     }
 
     /// A thread of the bridge, joined at the stop before the nodes go.
@@ -197,11 +203,11 @@ impl BridgeProcess {
     pub fn run(self, diagnostics_period: Duration) -> Result<(), String> {
         // Asked only for its parameters: it stops at once, the usual way.
         let wait_for_signal = !crate::params::write_parameters_if_asked(&self.logger)?;
-        let mut nodes = vec![self.node];
+        let mut nodes = vec![SpunNode::from(self.node)];
         let reporter = if self.watched.is_empty() {
             None
         } else {
-            let p = crate::diagnostics::publisher(&mut nodes[0]).map_err(|e| e.to_string())?;
+            let p = crate::diagnostics::publisher(&mut nodes[0].node).map_err(|e| e.to_string())?;
             let reporter = Arc::new(Mutex::new(Reporter::new(p, self.watched)));
             self.runtime.spawn(crate::diagnostics::run(
                 reporter.clone(),

@@ -3,9 +3,12 @@
 //! with their parameter services, and an orderly stop on SIGINT or SIGTERM (within a second,
 //! whatever happened to the process's output), the nodes dropped last.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use r2r::Node;
@@ -123,13 +126,53 @@ fn set_use_sim_time(node: &Node, on: bool) -> bool {
     }
 }
 
+/// A task that takes only what its node's subscriptions deliver.
+pub type SpinnerTask = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// A node to spin, and maybe the one task its subscriptions feed, run on
+/// the node's spinner thread right after each spin: the message is handled
+/// where it was taken, with no wake-up of a runtime worker in between (for
+/// a stream where that hand-off costs as much as the work: the scene's
+/// bulk poses). The task must not block, and ends with the spinner.
+pub struct SpunNode {
+    pub node: Node,
+    pub task: Option<SpinnerTask>,
+}
+
+impl std::fmt::Debug for SpunNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpunNode")
+            .field("node", &self.node.name().unwrap_or_default())
+            .field("task", &self.task.is_some())
+            .finish()
+    }
+}
+
+impl From<Node> for SpunNode {
+    fn from(node: Node) -> Self {
+        Self { node, task: None }
+    }
+}
+
+impl SpunNode {
+    fn spin(&mut self, wait: Duration) {
+        self.node.spin_once(wait);
+        if let Some(task) = &mut self.task {
+            // Polled after every spin, so it needs no waker of its own.
+            if let Poll::Ready(()) = task.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+                self.task = None;
+            }
+        }
+    }
+}
+
 /// Serves the nodes' parameters, spins them, and returns at SIGINT or
 /// SIGTERM after stopping every task of `runtime` through `stop`, joining
 /// `threads` (a command sender's last neutral command may still need its
 /// node's publisher) and calling `last` while the nodes are still there.
 pub fn run_until_signalled(
     runtime: Runtime,
-    mut nodes: Vec<Node>,
+    mut nodes: Vec<SpunNode>,
     stop: watch::Sender<bool>,
     threads: Vec<std::thread::JoinHandle<()>>,
     logger: &str,
@@ -141,7 +184,7 @@ pub fn run_until_signalled(
     // subscribes the node to /clock for its ROS clock, which no bridge reads
     // (stamps come from the time base, and the bridge publishes /clock): that
     // subscription would only wake it once per tick, so it is dropped.
-    for node in &mut nodes {
+    for SpunNode { node, .. } in &mut nodes {
         let use_sim_time = set_use_sim_time(node, false);
         if let Ok((handler, _events)) = node.make_parameter_handler() {
             runtime.spawn(handler);
@@ -154,7 +197,7 @@ pub fn run_until_signalled(
     // /clock: 85 % of a core against 112 % with a thread each at 49 nodes).
     let wake = SpinnerWake::new(&mut nodes);
     let lone_wait = if wake.is_some() { WOKEN_SPIN_WAIT } else { SPIN_WAIT };
-    let groups: Vec<Vec<Node>> = if nodes.len() <= OWN_THREAD_NODES {
+    let groups: Vec<Vec<SpunNode>> = if nodes.len() <= OWN_THREAD_NODES {
         nodes.into_iter().map(|n| vec![n]).collect()
     } else {
         vec![nodes]
@@ -171,7 +214,7 @@ pub fn run_until_signalled(
                         let mut busy = false;
                         for node in &mut group {
                             let began = Instant::now();
-                            node.spin_once(pace.wait());
+                            node.spin(pace.wait());
                             // Back before its time: one of its entities was ready.
                             busy |= began.elapsed() < pace.wait();
                         }
@@ -207,7 +250,7 @@ pub fn run_until_signalled(
     }
     last();
     // The nodes (and their publishers) go last, after every task using them.
-    let _nodes: Vec<Vec<Node>> = spinners.into_iter().filter_map(|s| s.ok()?.join().ok()).collect();
+    let _nodes: Vec<Vec<SpunNode>> = spinners.into_iter().filter_map(|s| s.ok()?.join().ok()).collect();
 }
 
 /// How long a node's own spinner waits for its entities before it looks at
@@ -230,7 +273,7 @@ struct SpinnerWake {
 }
 
 impl SpinnerWake {
-    fn new(nodes: &mut [Node]) -> Option<Self> {
+    fn new(nodes: &mut [SpunNode]) -> Option<Self> {
         // Unique to this process on any host of the domain: another's
         // message would take the one this process's stop needs.
         let started = std::time::SystemTime::now()
@@ -238,12 +281,12 @@ impl SpinnerWake {
             .map_or(0, |d| d.as_nanos());
         let topic = format!("/_rflysim_bridge/stop_{}_{started}", std::process::id());
         let qos = r2r::QosProfile::default().reliable().keep_last(1);
-        for node in nodes.iter_mut() {
+        for SpunNode { node, .. } in nodes.iter_mut() {
             // The stream is not kept: r2r then drops the subscription when
             // its one message has woken the node.
             drop(node.subscribe::<r2r::std_msgs::msg::Empty>(&topic, qos.clone()).ok()?);
         }
-        let publisher = nodes.first_mut()?.create_publisher(&topic, qos).ok()?;
+        let publisher = nodes.first_mut()?.node.create_publisher(&topic, qos).ok()?;
         Some(Self { publisher })
     }
 

@@ -227,7 +227,18 @@ impl Startup {
             let stats = Arc::new(StreamStats::default());
             self.watch("scene", "rflysim/scene".into(), stats.clone());
             let ids = self.settings.copters.ids.clone();
-            let feed = crate::scene::start(&mut self.bridge.node, &self.settings, &ids, stats, stop.clone())?;
+            // Bulk poses on a node of their own: its spinner wakes for them
+            // alone, with no services to wait on, and sends them itself.
+            let mut poses_node = self.bridge.create_node("rflysim_scene_poses")?;
+            let (feed, bulk) = crate::scene::start(
+                &mut self.bridge.node,
+                &mut poses_node,
+                &self.settings,
+                &ids,
+                stats,
+                stop.clone(),
+            )?;
+            self.bridge.add_node_with_task(poses_node, bulk);
             handlers.push(Box::new(feed));
         }
         if !handlers.is_empty() {

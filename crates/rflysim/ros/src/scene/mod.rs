@@ -33,6 +33,7 @@ use rflysim_proto::scene::{
     CopterData, CrashType, MultiVehicleUpdate, ObjectData, PlacedVehicle, Placement, PoseAndBox, StatusDatagram,
     VehicleCrashData, VehicleUpdate,
 };
+use ros_common::lifecycle::SpinnerTask;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
@@ -385,15 +386,17 @@ impl StatusHandler for SceneFeed {
     }
 }
 
-/// The scene's services, topics and bulk path on `node`; its side of the
+/// The scene's services and topics on `node`, its bulk path on `poses_node`
+/// (the task taking them, for that node's spinner thread); its side of the
 /// status port (for the process's one receiver of it).
 pub fn start(
     node: &mut Node,
+    poses_node: &mut Node,
     settings: &crate::settings::Settings,
     vehicles: &[u16],
     stats: Arc<StreamStats>,
     shutdown: watch::Receiver<bool>,
-) -> Result<SceneFeed, String> {
+) -> Result<(SceneFeed, SpinnerTask), String> {
     let scene_settings = settings.scene.clone();
     let logger = node.logger().to_string();
     let qos = settings.output.qos.clone();
@@ -436,10 +439,10 @@ pub fn start(
         last_postback: Mutex::default(),
     });
     services::serve(node, &core, shutdown.clone())?;
-    let poses = node
+    let poses = poses_node
         .subscribe::<ScenePoses>("rflysim/scene/poses", r2r::QosProfile::default())
         .map_err(|x| e("scene/poses", x))?;
-    tokio::spawn(bulk_poses(poses, core.clone(), shutdown));
+    let bulk = Box::pin(bulk_poses(poses, core.clone()));
     if let Err(why) = core.console(&ConsoleRequest::VehicleDataPostback(true)) {
         r2r::log_warn!(&logger, "scene: {why}");
     }
@@ -449,7 +452,7 @@ pub fn start(
         core.window,
         core.sim_ip
     );
-    Ok(SceneFeed { core })
+    Ok((SceneFeed { core }, bulk))
 }
 
 /// A console command text for RflySim3D: why not, when it cannot be one.
@@ -462,19 +465,11 @@ pub fn console_text(text: &str) -> Result<ConsoleCommand, String> {
 }
 
 /// `rflysim/scene/poses` → RflySim3D's 100-vehicle datagrams.
-async fn bulk_poses(
-    mut poses: impl futures::Stream<Item = ScenePoses> + Unpin,
-    core: Arc<SceneCore>,
-    mut shutdown: watch::Receiver<bool>,
-) {
+async fn bulk_poses(mut poses: impl futures::Stream<Item = ScenePoses> + Unpin, core: Arc<SceneCore>) {
     let mut placed: Vec<PlacedVehicle> = Vec::new();
     let mut datagram = Box::new([0u8; MultiVehicleUpdate::LEN]);
     let to = core.window_port(core.window);
-    loop {
-        let m = tokio::select! {
-            m = poses.next() => match m { Some(m) => m, None => return },
-            _ = shutdown.changed() => return,
-        };
+    while let Some(m) = poses.next().await {
         match placements(&m, &mut placed) {
             Ok(()) => {
                 let sent = MultiVehicleUpdate::encode_all(Placement::AsSent, &placed, &mut datagram, |d| {
