@@ -95,6 +95,7 @@ pub fn enu_flu_to_ned_frd(q: Quat) -> Quat {
 /// roll, pitch, yaw in NED of a FLU body's orientation in ENU (not
 /// necessarily normalised). Written out (the two fixed rotations reduce to
 /// sums of components) for the scene's swarms: thousands of poses a tick.
+#[inline]
 pub fn enu_flu_to_ned_frd_euler(q: Quat) -> Vec3 {
     let [w, x, y, z] = q;
     // ∝ inv(Q_ENU_NED) · q · inv(Q_FRD_FLU), up to sign and a factor of √2 · |q|.
