@@ -25,12 +25,41 @@ def free_port():
         return s.getsockname()[1]
 
 
+def listens(pid, port):
+    """Whether process `pid` holds a TCP socket listening on `port` (another
+    process's listener there would answer a connection just as well)."""
+    try:
+        with open("/proc/net/tcp") as f:
+            rows = [line.split() for line in f.readlines()[1:]]
+        inodes = {r[9] for r in rows if r[3] == "0A" and int(r[1].split(":")[1], 16) == port}
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:[") and link[8:-1] in inodes:
+            return True
+    return False
+
+
+def drain(stream):
+    while stream.read(65536):
+        pass
+
+
 class Broker:
-    """`advertised_port`: the port clients are told to connect to (a proxy's)."""
+    """`advertised_port`: the port clients are told to connect to (a proxy's).
+    Without `port` it takes a free one, and another if that one was taken
+    between the look and tansu's bind (an ephemeral port any connection of
+    the machine may take meanwhile)."""
 
     def __init__(self, port=None, advertised_port=None):
+        self.fixed_port = port is not None
         self.port = port or free_port()
-        self.advertised_port = advertised_port or self.port
+        self.advertised_port = advertised_port
         self.proc = None
         self.start()
 
@@ -39,19 +68,35 @@ class Broker:
         return f"127.0.0.1:{self.port}"
 
     def start(self):
+        why = ""
+        for _ in range(1 if self.fixed_port else 3):
+            why = self._start_once()
+            if not why:
+                return
+            if not self.fixed_port:
+                self.port = free_port()
+        raise RuntimeError(f"the broker did not start: {why}")
+
+    def _start_once(self):
+        """Starts tansu on `self.port`: "" once it listens, else why not."""
         url = f"tcp://127.0.0.1:{self.port}"
-        advertised = f"tcp://127.0.0.1:{self.advertised_port}"
+        advertised = f"tcp://127.0.0.1:{self.advertised_port or self.port}"
         self.proc = subprocess.Popen([os.environ.get("AEROSIM_BROKER_BIN", "tansu"), "broker", "--listener-url", url,
                                       "--advertised-listener-url", advertised, "--storage-engine", "memory://tansu/"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 10
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("the broker did not start")
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace").strip().splitlines()
+                said = next((line for line in err if "Err" in line or "error" in line), err[-1] if err else "")
+                return f"port {self.port}: exit status {self.proc.returncode}: {said.strip()}"
+            if listens(self.proc.pid, self.port):
+                # Its log is not read from here on: a full pipe must not stall it.
+                threading.Thread(target=drain, args=(self.proc.stderr,), daemon=True).start()
+                return ""
+            time.sleep(0.05)
+        self.stop()
+        return f"port {self.port}: not listening after 20 s"
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

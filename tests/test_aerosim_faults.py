@@ -15,7 +15,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CompressedImage
 
-from aerosim_peer import Broker, Peer, States, bincode_image, envelope, flight_display, free_port, vehicle_state
+from aerosim_peer import Broker, Peer, States, bincode_image, envelope, flight_display, vehicle_state
 from rflysim_bridge.msg import AutopilotCommand, FlightDisplay
 from tcp_proxy import Proxy
 from test_aerosim_bridge import AUTOPILOT, DISPLAY, FLIGHT_CONTROL, STATE, start_bridge, wait_subscribed
@@ -37,9 +37,9 @@ def broker():
 @pytest.fixture
 def proxied():
     """A broker reached only through a proxy (the broker advertises the proxy's port)."""
-    broker_port = free_port()
-    proxy = Proxy(broker_port)
-    b = Broker(port=broker_port, advertised_port=proxy.port)
+    proxy = Proxy(0)
+    b = Broker(advertised_port=proxy.port)
+    proxy.target = ("127.0.0.1", b.port)
     b.create(*TOPICS)
     yield b, proxy
     proxy.close()
