@@ -75,6 +75,26 @@ def wait_subscribed(collector, key, send, timeout=20.0):
     assert collector.messages(key), f"nothing on {key}"
 
 
+class SimClock:
+    """AeroSim's clock topic played by a peer: each tick() sends a tick `step` seconds after the last."""
+
+    def __init__(self, peer, start, step):
+        self.peer, self.sim, self.step = peer, start, step
+
+    def tick(self):
+        self.sim += self.step
+        data = {"data": json.dumps({"timestamp_sim": {"sec": int(self.sim), "nanosec": 0}, "tick_group": 1})}
+        self.peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", data, sim=self.sim))
+
+
+def start_under_sim_time(processes, broker, collector):
+    """The bridge with use_sim_time, a peer, and subscriptions to /clock ("clock") and actor1's odometry ("odom")."""
+    start_bridge(processes, broker.bootstrap, "use_sim_time:=true")
+    collector.subscribe(Clock, "/clock", qos=RELIABLE, key="clock")
+    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
+    return Peer(broker.bootstrap)
+
+
 def test_vehicle_state_becomes_odometry_tf_imu_and_gnss_in_rep103_frames(broker, processes, collector):
     start_bridge(processes, broker.bootstrap, "origin_latitude_deg:=47.0", "origin_longitude_deg:=8.0")
     peer = Peer(broker.bootstrap)
@@ -372,24 +392,16 @@ def test_start_order_and_a_broker_restart_do_not_matter(processes, collector):
 
 
 def test_clock_from_aerosim_under_use_sim_time(broker, processes, collector):
-    start_bridge(processes, broker.bootstrap, "use_sim_time:=true")
-    peer = Peer(broker.bootstrap)
-    collector.subscribe(Clock, "/clock", qos=RELIABLE, key="clock")
-    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
-    sim = [10.0]
-
-    def tick():
-        sim[0] += 0.05
-        data = {"data": json.dumps({"timestamp_sim": {"sec": int(sim[0]), "nanosec": 0}, "tick_group": 1})}
-        peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", data, sim=sim[0]))
-    wait_subscribed(collector, "clock", tick)
+    peer = start_under_sim_time(processes, broker, collector)
+    clock = SimClock(peer, 10.0, 0.05)
+    wait_subscribed(collector, "clock", clock.tick)
     for _ in range(5):
-        tick()
+        clock.tick()
     c = collector.wait_for("clock", 3)[-1]
-    assert 10.0 < c.clock.sec + c.clock.nanosec * 1e-9 <= sim[0] + 1e-9
-    peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, 0, -5)), sim=sim[0]))
+    assert 10.0 < c.clock.sec + c.clock.nanosec * 1e-9 <= clock.sim + 1e-9
+    peer.send(STATE, envelope(STATE, "VehicleState", vehicle_state((0, 0, -5)), sim=clock.sim))
     o = collector.wait_for("odom")[-1]
-    assert abs(o.header.stamp.sec + o.header.stamp.nanosec * 1e-9 - sim[0]) < 1e-6
+    assert abs(o.header.stamp.sec + o.header.stamp.nanosec * 1e-9 - clock.sim) < 1e-6
     # One outlier moves nothing.
     peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", {"data": "{}"}, sim=1e6))
     time.sleep(0.5)

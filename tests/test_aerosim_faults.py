@@ -12,13 +12,13 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CompressedImage
 
 from aerosim_peer import Broker, Peer, States, bincode_image, envelope, flight_display, vehicle_state
 from rflysim_bridge.msg import AutopilotCommand, FlightDisplay
 from tcp_proxy import Proxy
-from test_aerosim_bridge import AUTOPILOT, DISPLAY, FLIGHT_CONTROL, STATE, start_bridge, wait_subscribed
+from test_aerosim_bridge import (AUTOPILOT, DISPLAY, FLIGHT_CONTROL, STATE, SimClock, start_bridge, start_under_sim_time,
+                                 wait_subscribed)
 
 pytestmark = pytest.mark.broker
 
@@ -348,19 +348,10 @@ def test_png_images_and_the_record_limit_for_cameras(broker, processes, collecto
 
 
 def test_clock_carries_aerosim_clock_ticks_only(broker, processes, collector):
-    start_bridge(processes, broker.bootstrap, "use_sim_time:=true")
-    peer = Peer(broker.bootstrap)
-    collector.subscribe(Clock, "/clock", qos=RELIABLE, key="clock")
-    collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
-
-    sent = [5.0]
-
-    def tick():
-        sent[0] += 0.01
-        data = {"data": json.dumps({"timestamp_sim": {"sec": int(sent[0]), "nanosec": 0}, "tick_group": 1})}
-        peer.send("aerosim.clock", envelope("aerosim.clock", "JsonData", data, sim=sent[0]))
-    wait_subscribed(collector, "clock", tick)
-    last_tick = sent[0]
+    peer = start_under_sim_time(processes, broker, collector)
+    clock = SimClock(peer, 5.0, 0.01)
+    wait_subscribed(collector, "clock", clock.tick)
+    last_tick = clock.sim
     # A vehicle state half a second ahead of the clock: stamped with its own
     # time, but /clock stays at AeroSim's clock.
     wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(

@@ -209,11 +209,7 @@ impl SceneCore {
         if pose.position.iter().chain(pose.euler.iter()).any(|v| !v.is_finite()) {
             return self.stats.drop_frame("not_finite");
         }
-        let seen = Observed {
-            pose,
-            velocity: Some(d.vel_ned.map(f64::from)),
-            at: Instant::now(),
-        };
+        let seen = Observed::now(pose, Some(d.vel_ned.map(f64::from)));
         self.scene
             .lock()
             .unwrap()
@@ -252,15 +248,12 @@ impl SceneCore {
     fn on_copter_data(&self, d: &CopterData) {
         if let Ok(id) = u16::try_from(d.copter_id) {
             if let Some(pose) = ned_pose_of(&d.pose) {
-                let seen = Observed {
-                    pose,
-                    velocity: None,
-                    at: Instant::now(),
-                };
-                self.scene
-                    .lock()
-                    .unwrap()
-                    .observe_vehicle(id, 0, seen, self.settings.max_entities);
+                self.scene.lock().unwrap().observe_vehicle(
+                    id,
+                    0,
+                    Observed::now(pose, None),
+                    self.settings.max_entities,
+                );
             }
         }
         self.answered(&Awaited::Vehicle(d.copter_id), &d.pose);
@@ -268,15 +261,10 @@ impl SceneCore {
 
     fn on_object_data(&self, d: &ObjectData) {
         if let Some(pose) = ned_pose_of(&d.pose) {
-            let seen = Observed {
-                pose,
-                velocity: None,
-                at: Instant::now(),
-            };
             self.scene
                 .lock()
                 .unwrap()
-                .observe_object(&d.name, seen, self.settings.max_entities);
+                .observe_object(&d.name, Observed::now(pose, None), self.settings.max_entities);
         }
         self.answered(&Awaited::Object(d.name.clone()), &d.pose);
     }

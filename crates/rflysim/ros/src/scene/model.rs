@@ -58,6 +58,17 @@ pub struct Observed {
     pub at: Instant,
 }
 
+impl Observed {
+    /// What a report received just now says.
+    pub fn now(pose: NedPose, velocity: Option<Vec3>) -> Self {
+        Self {
+            pose,
+            velocity,
+            at: Instant::now(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entity {
     pub kind: Kind,
@@ -431,11 +442,7 @@ mod tests {
     #[test]
     fn reported_vehicles_and_objects_join_the_scene_up_to_a_bound() {
         let mut s = Scene::new(&[], 1000);
-        let seen = Observed {
-            pose: pose(),
-            velocity: Some([1.0, 0.0, 0.0]),
-            at: Instant::now(),
-        };
+        let seen = Observed::now(pose(), Some([1.0, 0.0, 0.0]));
         assert_eq!(s.observe_vehicle(7, 3, seen, 2).as_deref(), Some("uav7"));
         assert!(s.observe_object("Building_1", seen, 2));
         assert_eq!(s.observe_vehicle(8, 3, seen, 2), None, "bounded");
