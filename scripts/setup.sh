@@ -48,6 +48,35 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# ------------------------------------------- AeroSim's Kafka-protocol broker
+# tansu, an Apache-Kafka-compatible broker in Rust, for the AeroSim tests, demo
+# and benchmark; built once into the cache.
+TANSU_VERSION=0.6.0
+TANSU_BIN="$CACHE/tansu/bin/tansu"
+# Optimised lightly (opt-level 1): a test broker, which builds quicker so.
+build_broker=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
+  cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu")
+# RFLYSIM_BROKER_BUILD=background (scripts/test.sh) builds it at idle
+# priority beside the rest of the set-up and the project's own build and
+# tests, started here, before the ROS set-up, for the CPU time that leaves;
+# scripts/wait-broker.sh waits for it. =none leaves it for later (the RflySim
+# demo needs no broker); otherwise it is built in the foreground, last.
+broker_build=none
+if [ "${RFLYSIM_BROKER_BUILD:-}" != none ] && ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
+  broker_build=foreground
+  if [ "${RFLYSIM_BROKER_BUILD:-}" = background ]; then
+    broker_build=background
+    if ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
+      log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu in the background (once)"
+      # Its own target directory: the project's build must not wait on cargo's lock.
+      idle=(nice -n 19)
+      chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
+      CARGO_TARGET_DIR="$CACHE/tansu-target" nohup "${idle[@]}" "${build_broker[@]}" >"$CACHE/tansu-build.log" 2>&1 &
+      echo $! >"$CACHE/tansu-build.pid"
+    fi
+  fi
+fi
+
 # ---------------------------------------------------------------- ROS 2
 PY=${PYTHON:-python3}
 if [ $system_ros = 1 ]; then
@@ -217,31 +246,9 @@ rm -rf "$own" && mkdir -p "$own"
 cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/srv" "$ROOT/launch" "$ROOT/config" "$own/"
 build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 
-# ------------------------------------------- AeroSim's Kafka-protocol broker
-# tansu, an Apache-Kafka-compatible broker in Rust, for the AeroSim tests, demo
-# and benchmark; built once into the cache.
-TANSU_VERSION=0.6.0
-TANSU_BIN="$CACHE/tansu/bin/tansu"
-# RFLYSIM_BROKER_BUILD=background (scripts/test.sh) builds it at idle
-# priority beside the project's own build and tests; scripts/wait-broker.sh
-# waits for it. =none leaves it for later (the RflySim demo needs no broker).
-if [ "${RFLYSIM_BROKER_BUILD:-}" != none ] && ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
-  # Optimised lightly (opt-level 1): a test broker, which builds quicker so.
-  build_broker=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false
-    cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$CACHE/tansu")
-  if [ "${RFLYSIM_BROKER_BUILD:-}" = background ]; then
-    if ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
-      log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu in the background (once)"
-      # Its own target directory: the project's build must not wait on cargo's lock.
-      idle=(nice -n 19)
-      chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
-      CARGO_TARGET_DIR="$CACHE/tansu-target" nohup "${idle[@]}" "${build_broker[@]}" >"$CACHE/tansu-build.log" 2>&1 &
-      echo $! >"$CACHE/tansu-build.pid"
-    fi
-  else
-    log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu (once)"
-    "${build_broker[@]}"
-  fi
+if [ "$broker_build" = foreground ]; then
+  log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu (once)"
+  "${build_broker[@]}"
 fi
 echo "export AEROSIM_BROKER_BIN=\"$TANSU_BIN\"" >>"$CACHE/env.sh"
 
