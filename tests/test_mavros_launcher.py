@@ -146,7 +146,9 @@ def test_several_vehicles_signals_and_only_own_groups(processes, fake_ros2):
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
         proc = launcher(processes, env, "copter_ids:=[1,2]")
-        rows = events(log, until=lambda r: sum(e["event"] == "start" for e in r) == 2)
+        # Both launches and the processes they fork, before the stop: one forked after it would be
+        # ended without a SIGINT to record.
+        rows = events(log, until=lambda r: count(r, "start") == 2 and count(r, "child") == 2)
         starts = sorted((e for e in rows if e["event"] == "start"), key=lambda e: e["argv"][3])
         assert starts[0]["argv"][3:] == ["tgt_system:=1", "fcu_url:=udp://:20101@127.0.0.1:20100", "namespace:=mavros1"]
         assert starts[1]["argv"][3:] == ["tgt_system:=2", "fcu_url:=udp://:20103@127.0.0.1:20102", "namespace:=mavros2"]
