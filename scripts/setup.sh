@@ -61,19 +61,17 @@ build_broker=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=
 # tests, started here, before the ROS set-up, for the CPU time that leaves;
 # scripts/wait-broker.sh waits for it. =none leaves it for later (the RflySim
 # demo needs no broker); otherwise it is built in the foreground, last.
-broker_build=none
+build_broker_last=0
 if [ "${RFLYSIM_BROKER_BUILD:-}" != none ] && ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
-  broker_build=foreground
-  if [ "${RFLYSIM_BROKER_BUILD:-}" = background ]; then
-    broker_build=background
-    if ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
-      log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu in the background (once)"
-      # Its own target directory: the project's build must not wait on cargo's lock.
-      idle=(nice -n 19)
-      chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
-      CARGO_TARGET_DIR="$CACHE/tansu-target" nohup "${idle[@]}" "${build_broker[@]}" >"$CACHE/tansu-build.log" 2>&1 &
-      echo $! >"$CACHE/tansu-build.pid"
-    fi
+  if [ "${RFLYSIM_BROKER_BUILD:-}" != background ]; then
+    build_broker_last=1
+  elif ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
+    log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu in the background (once)"
+    # Its own target directory: the project's build must not wait on cargo's lock.
+    idle=(nice -n 19)
+    chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
+    CARGO_TARGET_DIR="$CACHE/tansu-target" nohup "${idle[@]}" "${build_broker[@]}" >"$CACHE/tansu-build.log" 2>&1 &
+    echo $! >"$CACHE/tansu-build.pid"
   fi
 fi
 
@@ -246,7 +244,7 @@ rm -rf "$own" && mkdir -p "$own"
 cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/srv" "$ROOT/launch" "$ROOT/config" "$own/"
 build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 
-if [ "$broker_build" = foreground ]; then
+if [ $build_broker_last = 1 ]; then
   log "building the Kafka-protocol broker tansu $TANSU_VERSION into $CACHE/tansu (once)"
   "${build_broker[@]}"
 fi
