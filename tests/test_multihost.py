@@ -1,7 +1,7 @@
 """RflySim on another host. The simulator runs in a network
 namespace of its own, joined to this one by a veth pair, as a Windows PC on
-the same LAN would be: this host is SUBNET.1, the simulator SUBNET.2, and a
-third host on that LAN SUBNET.3. Nothing but the veth link reaches the
+the same LAN would be (tests/netns_rig.py): this host is SUBNET.1, the
+simulator SUBNET.2, and a third host on that LAN SUBNET.3. Nothing but the veth link reaches the
 emulator, so a request the bridge sent to loopback instead of `sim_ip` would
 go unanswered, and a sensor asked to send to 127.0.0.1 would send to the
 simulator's own loopback: either way no data would arrive."""
@@ -9,7 +9,6 @@ simulator's own loopback: either way no data would arrive."""
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rflysim_bridge.msg import CameraCtrl, CameraStatus
 from sensor_msgs.msg import Image, Imu
 
+from netns_rig import simulator_pc
 from rflysim_scenario import Scenario, sensor, stamp_seconds
 from test_control_plane import start_gimbal_node, wait_matched
 from test_sockets import foreign_sender_drops, judge_injection
@@ -30,58 +30,10 @@ HEARTBEAT_PORT = 20005  # CopterSim's, where the emulator sends heartbeats
 IMU_DATA_PORT = 31000  # vehicle 1's IMU, rflysim_proto::ports::imu_data_port(1)
 
 
-def ip(*args):
-    r = subprocess.run(["ip", *args], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"ip {' '.join(args)}: {r.stderr.strip()}")
-    return r.stdout
-
-
-def unused_subnet():
-    """A 10.213.X.0/24 no interface or route of this host uses yet."""
-    taken = ip("-4", "-o", "addr", "show") + ip("-4", "route", "show")
-    for i in range(250):
-        candidate = f"10.213.{(os.getpid() + i) % 250}"
-        if f"{candidate}." not in taken:
-            return candidate
-    raise RuntimeError("every 10.213.X.0/24 is in use")
-
-
-class SimulatorHost:
-    def __init__(self, namespace, subnet, link):
-        self.namespace = namespace
-        self.link = link  # this host's end of the veth pair
-        self.this_host, self.sim_ip, self.third_host = f"{subnet}.1", f"{subnet}.2", f"{subnet}.3"
-        self.prefix = ["ip", "netns", "exec", namespace]
-
-
 @pytest.fixture(scope="module")
 def simulator_host():
-    if shutil.which("ip") is None:
-        pytest.skip("iproute2's `ip` is not installed: no network namespaces to stand for a second host")
-    tag = os.getpid() % 100_000
-    namespace, here, there = f"rflysim_simhost{tag}", f"rfh{tag}", f"rfs{tag}"
-    try:
-        ip("netns", "add", namespace)
-    except RuntimeError as e:
-        pytest.skip(f"cannot create a network namespace here (root or CAP_SYS_ADMIN needed): {e}")
-    try:
-        subnet = unused_subnet()
-        ip("link", "add", here, "type", "veth", "peer", "name", there, "netns", namespace)
-        ip("addr", "add", f"{subnet}.1/24", "dev", here)
-        ip("link", "set", here, "up")
-        for host in (2, 3):
-            ip("-n", namespace, "addr", "add", f"{subnet}.{host}/24", "dev", there)
-        ip("-n", namespace, "link", "set", there, "up")
-        ip("-n", namespace, "link", "set", "lo", "up")
-    except RuntimeError as e:
-        subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
-        pytest.skip(f"cannot join a network namespace to this one by a veth pair here: {e}")
-    try:
-        yield SimulatorHost(namespace, subnet, here)
-    finally:
-        # Deleting the namespace deletes the veth pair with it.
-        subprocess.run(["ip", "netns", "del", namespace], capture_output=True)
+    with simulator_pc() as h:
+        yield h
 
 
 def wait_until(condition, what, timeout=15.0):

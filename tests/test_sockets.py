@@ -40,8 +40,9 @@ def judge_injection(collector, img, diag, during, sensor_name, refused_log, brid
     """After foreign_sender's injection, from frame `during` of `img` on. With `refused_log` (the sender
     is not allowed): nothing injected is published, no stamp moves, its frames and heartbeats are counted
     as foreign in `diag` and the bridge logs `refused_log`. Without (it is allowed): they get through the
-    filter, its heartbeat re-anchors the stamps, and its frames reach the time base, which publishes them
-    or (another run's time among the simulator's own) refuses them as outliers."""
+    filter to the time base, which refuses its heartbeat's anchor (sim time 0 in 1970: no PC's clock is that
+    far off; an anchor never moves a stamp anyway) and publishes its frames or (another run's time among the
+    simulator's own) refuses them as outliers."""
     msgs = collector.wait_for(img, len(collector.messages(img)) + 10, timeout=10)
     injected = [m for m in msgs if is_injected(m)]
     wall = time.time()
@@ -59,7 +60,11 @@ def judge_injection(collector, img, diag, during, sensor_name, refused_log, brid
                     for kv in status.values if kv.key == "dropped_stamp_outlier"}
         assert injected or any(sensor_name in n and c > 0 for n, c in outliers.items()), \
             f"an allowed sender's frames reach the time base: {outliers}"
-        assert any(d > 1e6 for d in late_stamps), "and its heartbeat re-anchors the stamps"
+        refused_anchors = {status.name: int(kv.value) for status in collector.messages(diag)[-1].status
+                           for kv in status.values if kv.key == "dropped_anchor_refused"}
+        assert any("heartbeat" in n and c > 0 for n, c in refused_anchors.items()), \
+            f"an allowed sender's heartbeats reach the time base, which refuses their anchor: {refused_anchors}"
+        assert all(abs(d) < 5 for d in late_stamps), f"stamps moved by a heartbeat: {late_stamps[:3]}"
         assert not any(counts.values()), counts
 
 

@@ -63,6 +63,7 @@ fn run() -> Result<(), String> {
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
     let (time, clock) = bridge.time_base(s.use_sim_time, s.stamp_source)?;
+    bridge.watch_time_base(format!("{NODE_NAME}: time base"), "aerosim".into(), time.clone());
     let plan = Plan {
         topics: Topics::new(&s.topic_prefix),
         link: Link::new(&s.bootstrap_servers, NODE_NAME, s.max_record_bytes + FETCH_SLACK),

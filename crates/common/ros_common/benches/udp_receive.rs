@@ -84,7 +84,7 @@ impl Tally {
 
 /// Receives for `window` after a second of warm-up; CPU ms per frame.
 fn receive(how: Receive, per_frame: usize, hz: f64, window: Duration) -> f64 {
-    let (sock, _) = ros_common::net::udp_receiver(Ipv4Addr::LOCALHOST, 0, 4 << 20, None).unwrap();
+    let (sock, _) = ros_common::net::udp_receiver(Ipv4Addr::LOCALHOST, 0, 4 << 20).unwrap();
     let to = sock.local_addr().unwrap();
     let seconds = (window + Duration::from_secs(5)).as_secs_f64().to_string();
     let _send = StoppedOnDrop(

@@ -15,7 +15,7 @@ use tokio::runtime::{Handle, Runtime};
 use tokio::sync::watch;
 
 use crate::command::{CommandSender, CommandTransport};
-use crate::diagnostics::{Reporter, Watched};
+use crate::diagnostics::{Reporter, Watched, WatchedClock};
 use crate::lifecycle::{SpinnerTask, SpunNode, StopSignal};
 use crate::stats::StreamStats;
 use crate::tf::Mount;
@@ -33,6 +33,7 @@ pub struct BridgeProcess {
     /// More nodes of the process (RflySim: one per sensor and vehicle).
     nodes: Vec<SpunNode>,
     watched: Vec<Watched>,
+    clocks: Vec<WatchedClock>,
     threads: Vec<JoinHandle<()>>,
     /// Kept for late subscribers: the latched mounts.
     static_tf: Option<Publisher<TFMessage>>,
@@ -70,6 +71,7 @@ impl BridgeProcess {
             stop,
             nodes: Vec::new(),
             watched: Vec::new(),
+            clocks: Vec::new(),
             threads: Vec::new(),
             static_tf: None,
             neutrals_owed: None,
@@ -141,6 +143,16 @@ impl BridgeProcess {
         });
     }
 
+    /// A simulator instance's time base `/diagnostics` reports on: where
+    /// its stamps come from, the simulator PC's clock offset and drift.
+    pub fn watch_time_base(&mut self, name: String, hardware_id: String, base: Arc<TimeBase>) {
+        self.clocks.push(WatchedClock {
+            name,
+            hardware_id,
+            base,
+        });
+    }
+
     /// A node of the process besides the main one (add it with [`Self::add_node`]).
     pub fn create_node(&self, name: &str) -> Result<Node, String> {
         Node::create(self.ctx.clone(), name, "").map_err(|e| e.to_string())
@@ -204,11 +216,11 @@ impl BridgeProcess {
         // Asked only for its parameters: it stops at once, the usual way.
         let wait_for_signal = !crate::params::write_parameters_if_asked(&self.logger)?;
         let mut nodes = vec![SpunNode::from(self.node)];
-        let reporter = if self.watched.is_empty() {
+        let reporter = if self.watched.is_empty() && self.clocks.is_empty() {
             None
         } else {
             let p = crate::diagnostics::publisher(&mut nodes[0].node).map_err(|e| e.to_string())?;
-            let reporter = Arc::new(Mutex::new(Reporter::new(p, self.watched)));
+            let reporter = Arc::new(Mutex::new(Reporter::new(p, self.watched, self.clocks)));
             self.runtime.spawn(crate::diagnostics::run(
                 reporter.clone(),
                 diagnostics_period,

@@ -11,7 +11,7 @@ use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use crate::stats::StreamStats;
-use crate::time::{to_ros_time, wall_now};
+use crate::time::{to_ros_time, wall_now, TimeBase, TimeBaseReport, TimeSourceKind};
 
 /// The keys of each stream's values, for the nodes that write them and the
 /// views that read them (`status`).
@@ -39,6 +39,15 @@ pub mod keys {
     pub const NEUTRAL_OWED: &str = "neutral_owed";
     /// What the user can do about the stream's losses (e.g. a receive buffer too small).
     pub const ADVICE: &str = "advice";
+    /// A time base's: the simulator PC's clock minus this machine's, in ms
+    /// (`unknown` until the simulator's anchor is heard).
+    pub const CLOCK_OFFSET_MS: &str = "clock_offset_ms";
+    /// A time base's: drift of the simulator's time against this machine's clock.
+    pub const CLOCK_DRIFT_PPM: &str = "clock_drift_ppm";
+    pub const ANCHORS_REFUSED: &str = "anchors_refused";
+    pub const RESTARTS: &str = "restarts";
+    /// A time base's: where its stamps come from.
+    pub const STAMPS: &str = "stamps";
 }
 
 /// Where a process's diagnostics go: `/diagnostics`, in the name of one of
@@ -68,6 +77,57 @@ pub struct Watched {
     pub name: String,
     pub hardware_id: String,
     pub stats: Arc<StreamStats>,
+}
+
+/// One simulator instance's time base the diagnostics report on.
+#[derive(Debug, Clone)]
+pub struct WatchedClock {
+    pub name: String,
+    pub hardware_id: String,
+    pub base: Arc<TimeBase>,
+}
+
+/// A time base's status: where its stamps come from, the simulator PC's
+/// clock offset and drift, anchors refused. WARN while anchors are refused.
+fn clock_status(name: &str, hardware_id: &str, r: &TimeBaseReport) -> DiagnosticStatus {
+    let stamps = match r.kind {
+        TimeSourceKind::None => "no sample yet",
+        TimeSourceKind::Heartbeat | TimeSourceKind::Arrivals => "this machine's clock, from arrivals",
+        TimeSourceKind::SimTime => "sim time (/clock)",
+    };
+    let offset = r.clock_offset_ms.map(|o| format!("{o:.1}"));
+    let message = match (&offset, r.kind) {
+        (_, TimeSourceKind::SimTime) => "stamps are sim time".to_string(),
+        (Some(o), _) => format!("simulator clock {o} ms from this machine's; stamps on this machine's"),
+        (None, TimeSourceKind::None) => "no sample yet".to_string(),
+        (None, _) => "stamps on this machine's clock; simulator clock offset unknown (no anchor)".to_string(),
+    };
+    let level = if r.anchors_refused > 0 {
+        DiagnosticStatus::WARN as u8
+    } else {
+        DiagnosticStatus::OK as u8
+    };
+    let message = if r.anchors_refused > 0 {
+        format!("{message}; {} anchor(s) refused", r.anchors_refused)
+    } else {
+        message
+    };
+    DiagnosticStatus {
+        level,
+        name: name.to_string(),
+        message,
+        hardware_id: hardware_id.to_string(),
+        values: vec![
+            kv(keys::STAMPS, stamps),
+            kv(keys::CLOCK_OFFSET_MS, offset.unwrap_or_else(|| "unknown".into())),
+            kv(
+                keys::CLOCK_DRIFT_PPM,
+                r.drift_ppm.map_or("unknown".into(), |d| format!("{d:.1}")),
+            ),
+            kv(keys::ANCHORS_REFUSED, r.anchors_refused),
+            kv(keys::RESTARTS, r.restarts),
+        ],
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -192,6 +252,7 @@ fn memory_status(node_name: &str, usage: crate::memory::MemoryUsage) -> Diagnost
 pub struct Reporter {
     output: Output,
     watched: Vec<Watched>,
+    clocks: Vec<WatchedClock>,
     prev: Vec<Previous>,
     /// Reported in the next array that gets through.
     failed_publishes: u64,
@@ -199,11 +260,12 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    pub fn new(output: Output, watched: Vec<Watched>) -> Self {
+    pub fn new(output: Output, watched: Vec<Watched>, clocks: Vec<WatchedClock>) -> Self {
         Self {
             prev: vec![Previous::default(); watched.len()],
             output,
             watched,
+            clocks,
             failed_publishes: 0,
             last: wall_now(),
         }
@@ -220,6 +282,11 @@ impl Reporter {
             .zip(self.prev.iter_mut())
             .map(|(w, p)| status(w, p, dt, now))
             .collect();
+        statuses.extend(
+            self.clocks
+                .iter()
+                .map(|c| clock_status(&c.name, &c.hardware_id, &c.base.report())),
+        );
         statuses.extend(crate::memory::usage().map(|u| memory_status(&self.output.node_name, u)));
         statuses.extend(own_status(self.failed_publishes));
         let msg = DiagnosticArray {
@@ -283,6 +350,41 @@ mod tests {
         assert_eq!(value(&s, keys::HEAP_IN_USE_KIB), Some("30720"));
         assert_eq!(value(&s, keys::HEAP_HELD_KIB), Some("40960"));
         assert_eq!(s.message, "resident 100.0 MiB, heap in use 30.0 MiB of 40.0 MiB held");
+    }
+
+    #[test]
+    fn a_time_base_reports_its_clock_offset_in_ms_and_refused_anchors() {
+        let r = TimeBaseReport {
+            kind: TimeSourceKind::Heartbeat,
+            clock_offset_ms: Some(10_000.25),
+            drift_ppm: None,
+            anchors_refused: 0,
+            restarts: 1,
+        };
+        let s = clock_status("uav1 time base", "rflysim/uav1", &r);
+        assert_eq!(value(&s, keys::CLOCK_OFFSET_MS), Some("10000.2"));
+        assert_eq!(value(&s, keys::CLOCK_DRIFT_PPM), Some("unknown"));
+        assert_eq!(s.level, DiagnosticStatus::OK as u8);
+        let refused = clock_status(
+            "t",
+            "h",
+            &TimeBaseReport {
+                anchors_refused: 2,
+                ..r
+            },
+        );
+        assert_eq!(refused.level, DiagnosticStatus::WARN as u8);
+        assert_eq!(value(&refused, keys::ANCHORS_REFUSED), Some("2"));
+        let none = clock_status(
+            "t",
+            "h",
+            &TimeBaseReport {
+                clock_offset_ms: None,
+                kind: TimeSourceKind::Arrivals,
+                ..r
+            },
+        );
+        assert_eq!(value(&none, keys::CLOCK_OFFSET_MS), Some("unknown"));
     }
 
     #[test]

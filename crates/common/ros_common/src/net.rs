@@ -8,18 +8,17 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use socket2::{Domain, Protocol, Socket, Type};
 
 /// A non-blocking UDP socket bound to `bind:port`, asking for `rcvbuf` bytes
-/// of receive buffer; returns it with the size actually granted. Address
-/// reuse only with a multicast group (several receivers of one group on a
-/// host is what multicast is for); a unicast port another program holds is
-/// an error that says so, not a port silently shared with it.
-pub fn udp_receiver(
-    bind: Ipv4Addr,
-    port: u16,
-    rcvbuf: usize,
-    multicast: Option<Ipv4Addr>,
-) -> io::Result<(std::net::UdpSocket, usize)> {
+/// of receive buffer; returns it with the size actually granted. A unicast
+/// port another program holds is an error that says so, not a port
+/// silently shared with it.
+pub fn udp_receiver(bind: Ipv4Addr, port: u16, rcvbuf: usize) -> io::Result<(std::net::UdpSocket, usize)> {
+    let (s, granted) = bound_socket(bind, port, rcvbuf, false)?;
+    Ok((s.into(), granted))
+}
+
+fn bound_socket(bind: Ipv4Addr, port: u16, rcvbuf: usize, reuse: bool) -> io::Result<(Socket, usize)> {
     let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
-    if multicast.is_some() {
+    if reuse {
         s.set_reuse_address(true)?;
     }
     let _ = s.set_recv_buffer_size(rcvbuf);
@@ -33,11 +32,168 @@ pub fn udp_receiver(
             ),
             _ => e,
         })?;
-    if let Some(group) = multicast {
-        s.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)?;
-    }
     s.set_nonblocking(true)?;
-    Ok((s.into(), granted))
+    Ok((s, granted))
+}
+
+/// A multicast group and the local interfaces to take it on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MulticastJoin {
+    pub group: Ipv4Addr,
+    /// Local addresses of the interfaces; `0.0.0.0` is the interface the
+    /// kernel picks (the default route's).
+    pub interfaces: Vec<Ipv4Addr>,
+}
+
+impl MulticastJoin {
+    /// `group` on the interface towards each host or network `senders`
+    /// allows (the simulator's first), or on every interface when it
+    /// allows any. A join without an interface takes the default route's,
+    /// which on a PC with a second network towards the simulator (Wi-Fi
+    /// plus a wired simulator LAN) hears none of the simulator's multicast.
+    pub fn towards(group: Ipv4Addr, senders: &SenderFilter) -> Self {
+        let interfaces = if senders.allows_any() {
+            every_multicast_interface()
+        } else {
+            let mut v = Vec::new();
+            for peer in senders.remote_peers() {
+                let local = local_ip_towards(peer);
+                let local = if local.is_loopback() {
+                    Ipv4Addr::UNSPECIFIED
+                } else {
+                    local
+                };
+                if !v.contains(&local) {
+                    v.push(local);
+                }
+            }
+            v
+        };
+        Self {
+            group,
+            interfaces: if interfaces.is_empty() {
+                vec![Ipv4Addr::UNSPECIFIED]
+            } else {
+                interfaces
+            },
+        }
+    }
+}
+
+/// Describes joined interfaces for the log.
+pub fn describe_interfaces(interfaces: &[Ipv4Addr]) -> String {
+    interfaces
+        .iter()
+        .map(|i| {
+            if i.is_unspecified() {
+                "the default route's interface".to_string()
+            } else {
+                i.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A socket on `port` (address reuse on: several receivers of one group on
+/// a host is what multicast is for) joined to `join.group` on each of its
+/// interfaces; returns it, the buffer granted and the interfaces joined
+/// (an error only when none could be).
+pub fn multicast_receiver(
+    port: u16,
+    rcvbuf: usize,
+    join: &MulticastJoin,
+) -> io::Result<(std::net::UdpSocket, usize, Vec<Ipv4Addr>)> {
+    let (s, granted) = bound_socket(Ipv4Addr::UNSPECIFIED, port, rcvbuf, true)?;
+    let mut joined = Vec::new();
+    let mut last_error = None;
+    for interface in &join.interfaces {
+        match s.join_multicast_v4(&join.group, interface) {
+            Ok(()) => joined.push(*interface),
+            Err(e) => last_error = Some(e),
+        }
+    }
+    match (joined.is_empty(), last_error) {
+        (true, Some(e)) => Err(e),
+        _ => Ok((s.into(), granted, joined)),
+    }
+}
+
+/// A receiver on `port` for `what` that, given a `group`, also takes that
+/// multicast group on the interfaces towards whoever `senders` allows (or
+/// unicast alone, with a warning, when no interface can join); the log says
+/// where it joined.
+pub fn udp_receiver_with_group(
+    port: u16,
+    rcvbuf: usize,
+    group: Option<Ipv4Addr>,
+    senders: &SenderFilter,
+    logger: &str,
+    what: &str,
+) -> io::Result<(std::net::UdpSocket, usize)> {
+    let Some(group) = group else {
+        return udp_receiver(Ipv4Addr::UNSPECIFIED, port, rcvbuf);
+    };
+    let join = MulticastJoin::towards(group, senders);
+    match multicast_receiver(port, rcvbuf, &join) {
+        Ok((sock, granted, joined)) => {
+            r2r::log_info!(
+                logger,
+                "{what}: UDP {port} and multicast {group} joined on {}",
+                describe_interfaces(&joined)
+            );
+            Ok((sock, granted))
+        }
+        Err(e) => {
+            r2r::log_warn!(
+                logger,
+                "{what}: multicast {group} not joined ({e}); unicast on UDP {port} only"
+            );
+            udp_receiver(Ipv4Addr::UNSPECIFIED, port, rcvbuf)
+        }
+    }
+}
+
+/// The address this host has towards `peer` (where a simulator there must
+/// send to), by the routing table; loopback when there is no route.
+pub fn local_ip_towards(peer: Ipv4Addr) -> Ipv4Addr {
+    let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).and_then(|s| {
+        s.connect((peer, 9))?;
+        s.local_addr()
+    });
+    match probe {
+        Ok(SocketAddr::V4(a)) if !a.ip().is_unspecified() => *a.ip(),
+        _ => Ipv4Addr::LOCALHOST,
+    }
+}
+
+/// The IPv4 addresses of this host's interfaces that take multicast.
+fn every_multicast_interface() -> Vec<Ipv4Addr> {
+    let mut out = Vec::new();
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list` with a linked list that stays valid
+    // until freeifaddrs; each node's address is read only when present
+    // and of family AF_INET, i.e. a sockaddr_in.
+    unsafe {
+        if libc::getifaddrs(&mut list) != 0 {
+            return out;
+        }
+        let mut node = list;
+        while !node.is_null() {
+            let addr = (*node).ifa_addr;
+            let multicast = (*node).ifa_flags & libc::IFF_MULTICAST as libc::c_uint != 0;
+            if !addr.is_null() && i32::from((*addr).sa_family) == libc::AF_INET && multicast {
+                let sin = &*addr.cast::<libc::sockaddr_in>();
+                let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+                if !out.contains(&ip) {
+                    out.push(ip);
+                }
+            }
+            node = (*node).ifa_next;
+        }
+        libc::freeifaddrs(list);
+    }
+    out
 }
 
 /// What to tell the user when frames of `frame_bytes` meet a socket whose
@@ -109,6 +265,21 @@ impl SenderFilter {
             let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
             u32::from(ip) & mask == u32::from(net) & mask
         })
+    }
+
+    /// Whether every host may send (`any`).
+    pub fn allows_any(&self) -> bool {
+        self.allowed.iter().any(|&(_, len)| len == 0)
+    }
+
+    /// The hosts and networks allowed besides this machine's loopback, the
+    /// simulator's first: where a network's address stands for its hosts.
+    pub fn remote_peers(&self) -> Vec<Ipv4Addr> {
+        self.allowed
+            .iter()
+            .filter(|(net, _)| !net.is_loopback() && !net.is_unspecified())
+            .map(|&(net, _)| net)
+            .collect()
     }
 
     /// For log lines: what is allowed.
@@ -199,14 +370,14 @@ mod tests {
 
     #[test]
     fn a_unicast_port_in_use_is_a_clear_error() {
-        let (held, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16, None).unwrap();
+        let (held, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16).unwrap();
         let port = held.local_addr().unwrap().port();
-        let e = udp_receiver(Ipv4Addr::LOCALHOST, port, 1 << 16, None).unwrap_err();
+        let e = udp_receiver(Ipv4Addr::LOCALHOST, port, 1 << 16).unwrap_err();
         assert!(e.to_string().contains("already in use"), "{e}");
     }
 
     fn blocking_receiver(filter: SenderFilter) -> (BlockingUdp, SocketAddr, std::sync::Arc<crate::stats::StreamStats>) {
-        let (sock, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16, None).unwrap();
+        let (sock, _) = udp_receiver(Ipv4Addr::LOCALHOST, 0, 1 << 16).unwrap();
         let to = sock.local_addr().unwrap();
         let stats = std::sync::Arc::new(crate::stats::StreamStats::default());
         (

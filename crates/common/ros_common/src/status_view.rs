@@ -1,6 +1,7 @@
 //! The `status` view: every bridge's streams on the graph, from
 //! `/diagnostics`, as one table per bridge (rate, frames, drops and their
-//! reasons, latency, age of the last message) and each process's memory.
+//! reasons, latency, age of the last message), each simulator's clock as
+//! its time base sees it, and each process's memory.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +13,7 @@ use crate::diagnostics::keys;
 #[derive(Debug, Default)]
 pub struct View {
     streams: BTreeMap<(String, String), DiagnosticStatus>,
+    clocks: BTreeMap<String, DiagnosticStatus>,
     memory: BTreeMap<String, DiagnosticStatus>,
 }
 
@@ -38,6 +40,10 @@ impl View {
             if let Some(node) = s.name.strip_suffix(keys::MEMORY_SUFFIX) {
                 if node.contains(only) {
                     self.memory.insert(node.to_string(), s);
+                }
+            } else if s.values.iter().any(|kv| kv.key == keys::CLOCK_OFFSET_MS) {
+                if s.name.contains(only) {
+                    self.clocks.insert(s.name.clone(), s);
                 }
             } else if let Some(key) = stream_name(&s) {
                 if key.0.contains(only) {
@@ -100,6 +106,21 @@ impl View {
                 out.push_str(&format!("    ↳ {}\n", advice.value));
             }
         }
+        if !self.clocks.is_empty() {
+            out.push_str(&format!(
+                "\n{:<48} {:>16} {:>11} {:>8}  status\n",
+                "time bases", "clock offset ms", "drift ppm", "refused"
+            ));
+            for (name, s) in &self.clocks {
+                out.push_str(&format!(
+                    "  {name:<46} {:>16} {:>11} {:>8}  {}\n",
+                    value(s, keys::CLOCK_OFFSET_MS),
+                    value(s, keys::CLOCK_DRIFT_PPM),
+                    value(s, keys::ANCHORS_REFUSED),
+                    s.message
+                ));
+            }
+        }
         if !self.memory.is_empty() {
             out.push_str("\nmemory\n");
             for (node, s) in &self.memory {
@@ -145,6 +166,10 @@ mod tests {
                         &[("rate_hz", "15.00"), ("dropped_bad_length", "0")],
                     ),
                     status("/auv_bridge: memory", &[("resident_kib", "1")]),
+                    status(
+                        "rflysim_bridge: uav1 time base",
+                        &[("clock_offset_ms", "10000.2"), ("anchors_refused", "0")],
+                    ),
                     status("not a stream", &[]),
                 ],
                 ..Default::default()
@@ -159,6 +184,7 @@ mod tests {
         );
         assert!(!out.contains("bad_length"), "{out}");
         assert!(out.contains("/auv_bridge") && !out.contains("not a stream"), "{out}");
+        assert!(out.contains("uav1 time base") && out.contains("10000.2"), "{out}");
 
         let mut only = View::default();
         only.take(

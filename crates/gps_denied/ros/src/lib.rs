@@ -34,7 +34,7 @@ fn udp_socket(
     logger: &str,
 ) -> Result<(Arc<tokio::net::UdpSocket>, std::net::UdpSocket), String> {
     let (s, granted) =
-        ros_common::net::udp_receiver(*bind.ip(), bind.port(), rcvbuf, None).map_err(|e| format!("UDP {bind}: {e}"))?;
+        ros_common::net::udp_receiver(*bind.ip(), bind.port(), rcvbuf).map_err(|e| format!("UDP {bind}: {e}"))?;
     if granted < rcvbuf {
         r2r::log_info!(
             logger,
@@ -101,6 +101,11 @@ fn run() -> Result<(), String> {
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
     let (time, clock) = bridge.time_base(settings.use_sim_time, settings.stamp_source)?;
+    bridge.watch_time_base(
+        format!("{NODE_NAME}: time base"),
+        "gps_denied_drone".into(),
+        time.clone(),
+    );
     let node = &mut bridge.node;
     let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
     let outputs = Outputs::new(node, &settings, &qos)?;

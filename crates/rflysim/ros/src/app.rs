@@ -183,6 +183,20 @@ impl Startup {
         self.bridge.watch(diagnostic_name(what), hardware_id, stats);
     }
 
+    /// CopterSim `id`'s time base, reported in `/diagnostics` from its first use.
+    fn time_base(&mut self, id: u16) -> Arc<ros_common::time::TimeBase> {
+        let known = self.time.existing(i64::from(id)).is_some();
+        let base = self.time.instance(i64::from(id));
+        if !known {
+            self.bridge.watch_time_base(
+                diagnostic_name(&format!("uav{id} time base")),
+                format!("rflysim/uav{id}"),
+                base.clone(),
+            );
+        }
+        base
+    }
+
     /// Gimbal control and status, and with `scene` the scene, on the main
     /// node; the gimbals' command sender on a thread of its own; one
     /// receiver of the status port for both.
@@ -279,7 +293,7 @@ impl Startup {
             match SensorPipeline::new(
                 &mut node,
                 cfg.clone(),
-                self.time.instance(i64::from(cfg.target_copter)),
+                self.time_base(cfg.target_copter),
                 &self.settings,
             ) {
                 Ok(p) => {
@@ -304,8 +318,8 @@ impl Startup {
     fn copters(&mut self) -> Result<(), String> {
         for id in self.settings.copters.ids.clone() {
             let mut node = self.bridge.create_node(&format!("rflysim_uav{id}"))?;
-            let copter = CopterBridge::new(&mut node, id, self.time.instance(i64::from(id)), &self.settings)
-                .map_err(|e| e.to_string())?;
+            let base = self.time_base(id);
+            let copter = CopterBridge::new(&mut node, id, base, &self.settings).map_err(|e| e.to_string())?;
             let hardware_id = format!("rflysim/uav{id}");
             self.watch(&format!("uav{id} imu"), hardware_id.clone(), copter.imu_stats.clone());
             self.watch(&format!("uav{id} true state"), hardware_id, copter.state_stats.clone());

@@ -1,6 +1,7 @@
 //! CopterSim's side: the IMU (requested by the bridge itself), the true-state
 //! stream as odometry, and the heartbeat that anchors the time base.
 
+use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,22 +23,14 @@ use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{Accepted, ClockPublisher, StampRefusal, StreamClock, TimeBase, TimeBases};
+use ros_common::time::{
+    Accepted, AnchorVerdict, ClockPublisher, StampRefusal, StreamClock, TimeBase, TimeBaseReport, TimeBases,
+};
 
 /// How long the IMU may stay silent before CopterSim is asked for it again.
 const IMU_SILENCE: Duration = Duration::from_secs(2);
 
-/// The address this host has towards `peer` (what CopterSim must send to).
-pub fn local_ip_towards(peer: Ipv4Addr) -> Ipv4Addr {
-    let probe = std::net::UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).and_then(|s| {
-        s.connect((peer, 9))?;
-        s.local_addr()
-    });
-    match probe {
-        Ok(std::net::SocketAddr::V4(a)) if !a.ip().is_unspecified() => *a.ip(),
-        _ => Ipv4Addr::LOCALHOST,
-    }
-}
+pub use ros_common::net::local_ip_towards;
 
 /// One vehicle's IMU and true state.
 pub struct CopterBridge {
@@ -132,7 +125,7 @@ impl CopterBridge {
     async fn run_imu(self, mut shutdown: watch::Receiver<bool>) {
         let port = imu_data_port(self.copter);
         let gate = SenderGate::new(self.senders.clone(), self.imu_stats.clone(), &self.logger);
-        let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
+        let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20)
             .and_then(|(s, _)| FilteredUdp::new(s, gate));
         let mut sock = match bound {
             Ok(s) => s,
@@ -233,7 +226,7 @@ impl StatePart {
     async fn run(self, mut shutdown: watch::Receiver<bool>) {
         let port = rflysim_proto::ports::true_state_port(self.copter);
         let gate = SenderGate::new(self.senders.clone(), self.stats.clone(), &self.logger);
-        let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20, None)
+        let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20)
             .and_then(|(s, _)| FilteredUdp::new(s, gate));
         let mut sock = match bound {
             Ok(s) => s,
@@ -293,7 +286,8 @@ impl StatePart {
     }
 }
 
-/// Listens for CopterSim heartbeats: each anchors its own vehicle's base.
+/// Listens for CopterSim heartbeats: each tells its vehicle's base how far
+/// that CopterSim's PC clock is from this one (stamps stay on this one).
 pub async fn run_heartbeat(
     port: u16,
     multicast: bool,
@@ -304,35 +298,45 @@ pub async fn run_heartbeat(
     mut shutdown: watch::Receiver<bool>,
 ) {
     let group = multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
-    let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, group)
-        .or_else(|_| ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 16, None))
-        .and_then(|(s, _)| FilteredUdp::new(s, SenderGate::new(senders, stats.clone(), &logger)));
+    let sock = ros_common::net::udp_receiver_with_group(port, 1 << 16, group, &senders, &logger, "CopterSim heartbeat")
+        .map(|(s, _)| s);
+    let bound = sock.and_then(|s| FilteredUdp::new(s, SenderGate::new(senders, stats.clone(), &logger)));
     let mut sock = match bound {
         Ok(s) => s,
         Err(e) => {
             return r2r::log_warn!(
                 &logger,
-                "no CopterSim heartbeat (UDP {port}: {e}); stamps anchor on the first frame"
+                "no CopterSim heartbeat (UDP {port}: {e}); stamps still follow this machine's clock, \
+                 the CopterSim PC's clock offset stays unknown"
             )
         }
     };
     let mut buf = [0u8; 256];
-    // Vehicles whose anchor was announced: at most the bases made at start.
-    let mut announced: Vec<i32> = Vec::new();
+    let mut announced = AnnouncedOffsets::default();
+    let mut refused_log = RateLimitedLog::new(Duration::from_secs(5));
     loop {
         tokio::select! {
             n = sock.recv(&mut buf) => {
                 match Heartbeat::decode(&buf[..n]) {
                     Ok(h) => {
                         let epoch = h.start_time_us as f64 * 1e-6;
-                        if !time.heartbeat(i64::from(h.copter_id), epoch) {
+                        let Some(base) = time.existing(i64::from(h.copter_id)) else {
                             stats.drop_frame(ros_common::stats::OTHER_SOURCE);
                             continue;
+                        };
+                        match base.heartbeat(i64::from(h.copter_id), epoch) {
+                            AnchorVerdict::OtherInstance => stats.drop_frame(ros_common::stats::OTHER_SOURCE),
+                            AnchorVerdict::Refused => stats.drop_frame(ANCHOR_REFUSED),
+                            AnchorVerdict::Taken | AnchorVerdict::Same | AnchorVerdict::Held => stats.published(n),
                         }
-                        stats.published(n);
-                        if !announced.contains(&h.copter_id) {
-                            r2r::log_info!(&logger, "time base of uav{}: CopterSim heartbeat (its sim time 0 = {epoch:.3} s epoch)", h.copter_id);
-                            announced.push(h.copter_id);
+                        let report = base.report();
+                        if let Some(line) = announced.line(h.copter_id, epoch, &report) {
+                            r2r::log_info!(&logger, "{line}");
+                        }
+                        if let Some(line) = announced.refusals(h.copter_id, epoch, &report) {
+                            if let Some(held) = refused_log.allow() {
+                                r2r::log_warn!(&logger, "{line} ({held} more held back)");
+                            }
                         }
                     }
                     Err(e) => stats.drop_frame(e.reason()),
@@ -340,5 +344,45 @@ pub async fn run_heartbeat(
             }
             _ = shutdown.changed() => break,
         }
+    }
+}
+
+/// Why a heartbeat was dropped: an anchor its vehicle's base refused.
+const ANCHOR_REFUSED: &str = "anchor_refused";
+
+/// What the log said of each vehicle's clock: one line per run (and when
+/// the offset moves by more than a second), one per new refusal.
+#[derive(Debug, Default)]
+struct AnnouncedOffsets {
+    /// Vehicle → (restarts, offset ms announced, anchors refused so far).
+    seen: BTreeMap<i32, (u64, Option<f64>, u64)>,
+}
+
+impl AnnouncedOffsets {
+    fn line(&mut self, copter: i32, epoch: f64, r: &TimeBaseReport) -> Option<String> {
+        let offset = r.clock_offset_ms?;
+        let entry = self.seen.entry(copter).or_insert((u64::MAX, None, 0));
+        let moved = entry.1.is_none_or(|o| (o - offset).abs() > 1000.0);
+        if entry.0 == r.restarts && !moved {
+            return None;
+        }
+        (entry.0, entry.1) = (r.restarts, Some(offset));
+        Some(format!(
+            "time base of uav{copter}: CopterSim's clock is {offset:+.1} ms from this machine's (its sim time 0 = \
+             {epoch:.3} s on its clock); stamps stay on this machine's clock (offset and drift in /diagnostics)"
+        ))
+    }
+
+    fn refusals(&mut self, copter: i32, epoch: f64, r: &TimeBaseReport) -> Option<String> {
+        let entry = self.seen.entry(copter).or_insert((u64::MAX, None, 0));
+        if r.anchors_refused <= entry.2 {
+            return None;
+        }
+        entry.2 = r.anchors_refused;
+        Some(format!(
+            "time base of uav{copter}: CopterSim heartbeat anchors refused ({} so far, the latest {epoch:.3} s): \
+             they disagree with the vehicle's running stream (two CopterSims with one id, or a PC clock stepped)",
+            r.anchors_refused
+        ))
     }
 }

@@ -4,7 +4,6 @@
 //! (by length, then checksum) and handed to each handler (the gimbals'
 //! status, the scene); only `sim_ip`, loopback and `allowed_senders` may send.
 
-use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -43,19 +42,17 @@ pub async fn run(
     logger: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let group = input.multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
     let gate = SenderGate::new(input.senders.clone(), input.stats.clone(), &logger);
-    let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, input.port, 1 << 20, group)
-        .or_else(|e| {
-            r2r::log_warn!(
-                &logger,
-                "status port {}: multicast {} not joined ({e}); unicast only",
-                input.port,
-                rflysim_proto::ports::MULTICAST_GROUP
-            );
-            ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, input.port, 1 << 20, None)
-        })
-        .and_then(|(sock, _)| FilteredUdp::new(sock, gate));
+    let group = input.multicast.then_some(rflysim_proto::ports::MULTICAST_GROUP);
+    let bound = ros_common::net::udp_receiver_with_group(
+        input.port,
+        1 << 20,
+        group,
+        &input.senders,
+        &logger,
+        "RflySim3D status",
+    )
+    .and_then(|(sock, _)| FilteredUdp::new(sock, gate));
     let mut rx = match bound {
         Ok(r) => r,
         Err(e) => return r2r::log_error!(&logger, "no RflySim3D status: cannot bind UDP {}: {e}", input.port),

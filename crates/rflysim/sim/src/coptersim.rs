@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use rflysim_proto::ports::{true_state_port, HEARTBEAT_PORT};
+use rflysim_proto::ports::{true_state_port, HEARTBEAT_PORT, MULTICAST_GROUP};
 use rflysim_proto::request::ImuRequest;
 use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 
@@ -15,7 +15,7 @@ use crate::log::line as log;
 use crate::options::Options;
 use crate::send_log::SendLog;
 use crate::shared::Running;
-use crate::transport::{send_all, udp_sender};
+use crate::transport::{multicast_out_towards, send_all, udp_sender};
 
 /// One CopterSim: answers IMU requests with a 200 Hz (or requested) IMU
 /// stream, and sends true state and heartbeats.
@@ -34,9 +34,15 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
     let mut imu: Option<(SocketAddrV4, Duration)> = None;
     let mut seq = 0i32;
     let (mut next_imu, mut next_state, mut next_beat) = (Instant::now(), Instant::now(), Instant::now());
+    // This PC's wall clock, off by what the options say.
     let started_epoch_us = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64);
+        .map_or(0, |d| d.as_micros() as i64)
+        + (o.wall_clock_offset * 1e6).round() as i64;
+    let multicast_beat = SocketAddrV4::new(MULTICAST_GROUP, HEARTBEAT_PORT);
+    if o.heartbeat_multicast {
+        multicast_out_towards(&out, o.coptersim_target);
+    }
     let mut buf = [0u8; 512];
     while !run.stopping() {
         if let Ok((n, from)) = sock.recv_from(&mut buf) {
@@ -51,6 +57,9 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
                         req.receiver
                     };
                     let hz = f64::from(req.freq_hz.clamp(1, 1000));
+                    if imu.is_none() {
+                        next_imu = Instant::now();
+                    }
                     imu = Some((SocketAddrV4::new(ip, req.port), Duration::from_secs_f64(1.0 / hz)));
                     shared.imu_requests.fetch_add(1, Ordering::Relaxed);
                     log(&format!("CopterSim {id}: IMU at {hz} Hz to {ip}:{}", req.port));
@@ -62,6 +71,9 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
         let t = clock.now() + o.clock_offset(id);
         if let Some((dest, period)) = imu {
             while next_imu <= now {
+                // A sample sent late (this thread woke late) keeps the sim
+                // time it was due at, as CopterSim's samples do.
+                let t = (t - now.duration_since(next_imu).as_secs_f64()).max(0.0);
                 let s = o.trajectory.state(t);
                 let sample = ImuSample {
                     seq,
@@ -125,7 +137,12 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
                 sim_time_us: sim_us,
                 reserved: 0,
             };
-            let _ = send_all(&out, heartbeat_dest, &beat.encode());
+            let dest = if o.heartbeat_multicast {
+                multicast_beat
+            } else {
+                heartbeat_dest
+            };
+            let _ = send_all(&out, dest, &beat.encode());
             if let Some(dir) = &o.dump_dir {
                 let _ = append_line(&dir.join(format!("heartbeat{id}.txt")), &beat.start_time_us.to_string());
             }

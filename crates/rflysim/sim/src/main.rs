@@ -55,6 +55,9 @@ struct Cli {
     /// Don't send the CopterSim heartbeat
     #[arg(long, help_heading = SENSORS)]
     no_heartbeat: bool,
+    /// Send the CopterSim heartbeat to multicast 224.0.0.10 (from the interface towards --coptersim-target) instead
+    #[arg(long, help_heading = SENSORS)]
+    heartbeat_multicast: bool,
     /// Datagram header kind: 24, 32 or alternate
     #[arg(long, value_name = "KIND", default_value = "32", value_parser = header, help_heading = FORMATS)]
     header: HeaderChoice,
@@ -84,6 +87,9 @@ struct Cli {
     /// Vehicle ID's CopterSim clock runs S seconds ahead (repeatable): a swarm started one after another
     #[arg(long, value_name = "ID:S", value_parser = clock_offset, help_heading = RATES)]
     clock_offset: Vec<(u16, f64)>,
+    /// This PC's wall clock is S seconds ahead of the true one (negative: behind): the heartbeat's anchors carry it
+    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = finite_seconds, help_heading = RATES)]
+    wall_clock_offset: Option<f64>,
     /// Print per-sensor frames/s and bytes/s every S seconds (0: never)
     #[arg(long, value_name = "S", default_value = "1", value_parser = seconds, help_heading = RATES)]
     stats: Duration,
@@ -193,6 +199,13 @@ fn gimbal_bits(v: &str) -> Result<GimbalBitTable, String> {
     GimbalBitTable::by_name(v).ok_or_else(|| format!("{v:?} is not protocol or sdk"))
 }
 
+fn finite_seconds(v: &str) -> Result<f64, String> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite())
+        .ok_or_else(|| format!("{v:?} is not a finite number of seconds"))
+}
+
 fn clock_offset(v: &str) -> Result<(u16, f64), String> {
     let bad = || format!("{v:?} is not VEHICLE:SECONDS (seconds finite, at least 0)");
     let (id, s) = v.split_once(':').ok_or_else(bad)?;
@@ -224,6 +237,8 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         copters: c.copters.map_or(d.copters.clone(), |CopterIds(ids)| ids),
         coptersim_target: c.coptersim_target.unwrap_or(d.coptersim_target),
         heartbeat: !c.no_heartbeat,
+        heartbeat_multicast: c.heartbeat_multicast,
+        wall_clock_offset: c.wall_clock_offset.unwrap_or(d.wall_clock_offset),
         header: c.header,
         lidar_layout: c.lidar_layout,
         jpeg_quality: c.jpeg_quality.unwrap_or(d.jpeg_quality),

@@ -104,6 +104,12 @@ pub struct Options {
     /// (a swarm's CopterSims start one after another). Its IMU, true state,
     /// heartbeat and the sensors mounted on it all read that clock.
     pub clock_offsets: Vec<(u16, f64)>,
+    /// Seconds the simulator PC's wall clock is ahead of the true one (a
+    /// PC whose clock is off): what CopterSim's heartbeat anchors carry.
+    pub wall_clock_offset: f64,
+    /// CopterSim's heartbeat to the multicast group 224.0.0.10 instead,
+    /// out of the interface towards `coptersim_target`.
+    pub heartbeat_multicast: bool,
     /// Write what each sensor renders (before JPEG / PNG encoding), every
     /// IMU sample and the scene's vehicles as they move here, for tests to
     /// compare with what the bridge publishes.
@@ -156,6 +162,8 @@ impl Default for Options {
             trajectory: Trajectory::default(),
             start_time: 0.0,
             clock_offsets: Vec::new(),
+            wall_clock_offset: 0.0,
+            heartbeat_multicast: false,
             dump_dir: None,
             drop_packets: Vec::new(),
             send_log: None,

@@ -20,6 +20,28 @@ pub fn udp_sender(multicast_ttl: Option<u32>) -> io::Result<UdpSocket> {
     Ok(s.into())
 }
 
+/// Multicast from `sock` leaves by the interface towards `target` (a PC's
+/// simulator network, not its default route's), one hop, looped back to
+/// this host's own receivers.
+pub fn multicast_out_towards(sock: &UdpSocket, target: Ipv4Addr) {
+    let local = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))
+        .and_then(|probe| {
+            probe.connect((target, 9))?;
+            probe.local_addr()
+        })
+        .ok()
+        .and_then(|a| match a {
+            SocketAddr::V4(a) if !a.ip().is_unspecified() && !a.ip().is_loopback() => Some(*a.ip()),
+            _ => None,
+        });
+    let s = socket2::SockRef::from(sock);
+    let _ = s.set_multicast_ttl_v4(1);
+    let _ = s.set_multicast_loop_v4(true);
+    if let Some(local) = local {
+        let _ = s.set_multicast_if_v4(&local);
+    }
+}
+
 /// A UDP socket bound to `port` on all interfaces, reusable by several processes.
 pub fn udp_listener(port: u16) -> io::Result<UdpSocket> {
     let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;

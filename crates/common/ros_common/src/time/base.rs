@@ -1,14 +1,26 @@
 //! A simulator instance's time base ([`TimeBase`]) and the registry of a
 //! process's instances ([`TimeBases`]). Each base maps its instance's sim
-//! time to the wall clock (its anchor: a heartbeat, or the first sample);
-//! under `use_sim_time` the bases of a process share one clock, the sim
-//! time of the first instance that took a sample (the reference), and the
-//! others map into it through their anchors.
+//! time onto this machine's clock through the epoch its own arrivals show
+//! ([`EpochEstimate`]): the simulator PC's clock never enters a stamp. A
+//! heartbeat's anchor (that PC's wall clock at sim time 0) tells how far
+//! its clock is from this one, for the log and `/diagnostics`. Under
+//! `use_sim_time` the bases of a process share one clock, the sim time of
+//! the first instance that took a sample (the reference), and the others
+//! map into it through their epochs.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use super::epoch::EpochEstimate;
 use super::{wall_now, Accepted, StampRefusal, StampSource, TimeSourceKind, JUMP, MAX_SIM_TIME, RESTART_SAMPLES};
+
+/// The farthest (s) a simulator PC's clock may plausibly be from this
+/// one: a day covers a PC set to another time zone's local time. An
+/// anchor farther off is refused.
+pub const MAX_CLOCK_OFFSET_S: f64 = 86_400.0;
+/// How long (s) samples of the old run may still arrive after a new anchor
+/// before the anchor counts as refused (a restart stops the old run's samples).
+const ANCHOR_GRACE_S: f64 = 0.5;
 
 #[derive(Debug, Clone, Copy)]
 struct Candidate {
@@ -17,11 +29,44 @@ struct Candidate {
     samples: u32,
 }
 
+/// What a time base made of a heartbeat's anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnchorVerdict {
+    /// Taken: it tells the simulator PC's clock offset.
+    Taken,
+    /// The anchor in use, again.
+    Same,
+    /// Another anchor than the one in use, or one before any sample: held
+    /// until the samples show a restart (then taken) or the run it does not
+    /// belong to goes on (then refused).
+    Held,
+    /// Refused and counted: not a time, or farther from the stream than
+    /// [`MAX_CLOCK_OFFSET_S`].
+    Refused,
+    /// Another simulator instance's than the one this base follows.
+    OtherInstance,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct HeldAnchor {
+    anchor: f64,
+    /// The run it came in, and when.
+    generation: u64,
+    wall: f64,
+}
+
+#[derive(Debug, Default)]
+struct Anchors {
+    /// The simulator PC's wall time at sim time 0 of the current run.
+    current: Option<f64>,
+    /// The simulator instance whose anchors are followed.
+    source: Option<i64>,
+    held: Option<HeldAnchor>,
+    refused: u64,
+}
+
 #[derive(Debug)]
 struct State {
-    /// Wall-clock epoch seconds of sim time 0.
-    offset: Option<f64>,
-    kind: TimeSourceKind,
     /// The newest sim time taken, and the wall time it came at.
     last_sim: f64,
     last_wall: f64,
@@ -29,8 +74,51 @@ struct State {
     candidate: Option<Candidate>,
     /// Counts restarts: stamps of a stream may go back only across one.
     generation: u64,
-    /// The simulator instance whose anchors are followed.
-    anchor_source: Option<i64>,
+    /// This machine's wall time at sim time 0 of the current run.
+    epoch: EpochEstimate,
+    anchors: Anchors,
+}
+
+impl State {
+    /// Takes the held anchor when the run has none and its samples show
+    /// where it lies: refused if it is farther off than any PC's clock.
+    fn adopt_held_anchor(&mut self) {
+        let (None, Some(held), Some(epoch)) = (self.anchors.current, self.anchors.held, self.epoch.epoch()) else {
+            return;
+        };
+        self.anchors.held = None;
+        if (held.anchor - epoch).abs() <= MAX_CLOCK_OFFSET_S {
+            self.anchors.current = Some(held.anchor);
+        } else {
+            self.anchors.refused += 1;
+        }
+    }
+
+    /// A sample of the current run at `wall`: an anchor held since more
+    /// than the grace before it belongs to no run that exists (a flap, or
+    /// another PC's clock), while a restart's anchor meets no such sample.
+    fn old_run_goes_on(&mut self, wall: f64) {
+        if let Some(h) = self.anchors.held {
+            if self.anchors.current.is_some() && h.generation == self.generation && wall - h.wall > ANCHOR_GRACE_S {
+                self.anchors.held = None;
+                self.anchors.refused += 1;
+            }
+        }
+    }
+}
+
+/// What `/diagnostics` and `status` show of a time base.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimeBaseReport {
+    pub kind: TimeSourceKind,
+    /// The simulator PC's clock minus this machine's (less the least
+    /// latency of a sample), in milliseconds, once an anchor is taken.
+    pub clock_offset_ms: Option<f64>,
+    /// How fast the simulator's sim time drifts against this machine's
+    /// clock, in parts per million, once it ran long enough to tell.
+    pub drift_ppm: Option<f64>,
+    pub anchors_refused: u64,
+    pub restarts: u64,
 }
 
 /// What the bases of a process share under `use_sim_time`: the one clock.
@@ -43,9 +131,9 @@ struct Domain {
 struct DomainState {
     /// Hands each base of the domain its number.
     next_id: u64,
-    /// The reference base: its number, anchor and restart count.
+    /// The reference base: its number, epoch, restart count and newest sample.
     reference: Option<Reference>,
-    /// Counts the reference's re-anchors: the one clock may go back then.
+    /// Counts the reference's restarts: the one clock may go back then.
     generation: u64,
     /// The newest time on the one clock (`None`: no sample yet).
     newest: Option<f64>,
@@ -54,8 +142,10 @@ struct DomainState {
 #[derive(Debug, Clone, Copy)]
 struct Reference {
     id: u64,
-    offset: f64,
+    epoch: f64,
     generation: u64,
+    last_sim: f64,
+    last_wall: f64,
 }
 
 impl Domain {
@@ -93,24 +183,18 @@ impl TimeBase {
     }
 
     fn in_domain(use_sim_time: bool, source: StampSource, domain: Arc<Domain>) -> Self {
-        let kind = if use_sim_time {
-            TimeSourceKind::SimTime
-        } else {
-            TimeSourceKind::None
-        };
         Self {
             use_sim_time,
             source,
             id: domain.next_id(),
             domain,
             state: Mutex::new(State {
-                offset: None,
-                kind,
                 last_sim: f64::NEG_INFINITY,
                 last_wall: f64::NEG_INFINITY,
                 candidate: None,
                 generation: 0,
-                anchor_source: None,
+                epoch: EpochEstimate::default(),
+                anchors: Anchors::default(),
             }),
         }
     }
@@ -130,7 +214,30 @@ impl TimeBase {
     }
 
     pub fn kind(&self) -> TimeSourceKind {
-        self.state.lock().unwrap().kind
+        let s = self.state.lock().unwrap();
+        if self.use_sim_time {
+            TimeSourceKind::SimTime
+        } else if s.epoch.epoch().is_none() {
+            TimeSourceKind::None
+        } else if s.anchors.current.is_some() {
+            TimeSourceKind::Heartbeat
+        } else {
+            TimeSourceKind::Arrivals
+        }
+    }
+
+    /// The clock offset, drift and counts of this base.
+    pub fn report(&self) -> TimeBaseReport {
+        let kind = self.kind();
+        let s = self.state.lock().unwrap();
+        let offset = s.anchors.current.zip(s.epoch.epoch()).map(|(a, e)| (a - e) * 1e3);
+        TimeBaseReport {
+            kind,
+            clock_offset_ms: offset,
+            drift_ppm: s.epoch.drift_ppm(),
+            anchors_refused: s.anchors.refused,
+            restarts: s.generation,
+        }
     }
 
     /// The bridge's clock now, in its stamps' terms: the wall clock, or with
@@ -160,45 +267,44 @@ impl TimeBase {
         }
     }
 
-    /// An anchor from simulator instance `source`: sim time 0 was
-    /// `start_epoch_s` on the wall clock. The first instance heard is
-    /// followed, the others' anchors are ignored (each instance has a base
-    /// of its own: [`TimeBases`]). Returns whether the anchor was taken.
-    pub fn heartbeat(&self, source: i64, start_epoch_s: f64) -> bool {
-        let mut s = self.state.lock().unwrap();
-        let plausible = start_epoch_s.is_finite() && start_epoch_s > 0.0 && start_epoch_s < 1e11;
-        if !plausible || s.anchor_source.is_some_and(|a| a != source) {
-            return false;
-        }
-        s.anchor_source = Some(source);
-        // Another run's anchor (not the same one again, nor a first-frame
-        // anchor refined by a few ms): stamps may go back once, as at a restart.
-        if s.offset.is_some_and(|o| (o - start_epoch_s).abs() > JUMP) {
-            s.generation += 1;
-        }
-        s.offset = Some(start_epoch_s);
-        if !self.use_sim_time {
-            s.kind = TimeSourceKind::Heartbeat;
-        }
-        let mut d = self.domain.state.lock().unwrap();
-        self.follow_reference(&s, &mut d);
-        true
+    /// An anchor from simulator instance `source`, received now: its sim
+    /// time 0 was `start_epoch_s` on its PC's wall clock.
+    pub fn heartbeat(&self, source: i64, start_epoch_s: f64) -> AnchorVerdict {
+        self.heartbeat_at(source, start_epoch_s, wall_now())
     }
 
-    /// When this base is the domain's reference: the domain takes its anchor,
-    /// and a re-anchor of it restarts the one clock.
-    fn follow_reference(&self, s: &State, d: &mut DomainState) {
-        let Some(offset) = s.offset else { return };
-        match &mut d.reference {
-            Some(r) if r.id == self.id => {
-                r.offset = offset;
-                if r.generation != s.generation {
-                    r.generation = s.generation;
-                    d.generation += 1;
-                    d.newest = None;
-                }
+    /// The first instance heard is followed, the others' anchors are
+    /// ignored (each instance has a base of its own: [`TimeBases`]). An
+    /// anchor changes only with a restart of the run (sim time back): one
+    /// that disagrees with the run whose samples go on is refused.
+    pub fn heartbeat_at(&self, source: i64, start_epoch_s: f64, wall: f64) -> AnchorVerdict {
+        let mut s = self.state.lock().unwrap();
+        if s.anchors.source.is_some_and(|a| a != source) {
+            return AnchorVerdict::OtherInstance;
+        }
+        if !(start_epoch_s.is_finite() && start_epoch_s > 0.0 && start_epoch_s < 1e11) {
+            s.anchors.refused += 1;
+            return AnchorVerdict::Refused;
+        }
+        s.anchors.source = Some(source);
+        if let Some(current) = s.anchors.current {
+            if (current - start_epoch_s).abs() <= JUMP {
+                return AnchorVerdict::Same;
             }
-            _ => {}
+        }
+        s.anchors.held = Some(HeldAnchor {
+            anchor: start_epoch_s,
+            generation: s.generation,
+            wall,
+        });
+        let refused = s.anchors.refused;
+        s.adopt_held_anchor();
+        if s.anchors.current == Some(start_epoch_s) {
+            AnchorVerdict::Taken
+        } else if s.anchors.refused > refused {
+            AnchorVerdict::Refused
+        } else {
+            AnchorVerdict::Held
         }
     }
 
@@ -227,12 +333,7 @@ impl TimeBase {
                 s.last_sim = sim;
                 s.last_wall = wall;
             }
-            if s.offset.is_none() {
-                s.offset = Some(wall - sim);
-                if !self.use_sim_time {
-                    s.kind = TimeSourceKind::FirstFrame;
-                }
-            }
+            s.old_run_goes_on(wall);
         } else {
             let candidate = match s.candidate {
                 Some(c) if follows(sim, wall, c.last_sim, c.last_wall) => Candidate {
@@ -250,48 +351,63 @@ impl TimeBase {
                 s.candidate = Some(candidate);
                 return Err(StampRefusal::Outlier(sim));
             }
-            // A restart: a heartbeat anchor belongs to the previous run
-            // until the next heartbeat of the new one comes (up to a second
-            // later), so the sample itself anchors until then.
+            // A restart: a new run, a new epoch; its anchor is the one
+            // held (a heartbeat of the new run that came first) or the next.
             s.candidate = None;
             s.generation += 1;
             s.last_sim = sim;
             s.last_wall = wall;
-            s.offset = Some(wall - sim);
-            if !self.use_sim_time {
-                s.kind = TimeSourceKind::FirstFrame;
-            }
+            s.epoch = EpochEstimate::default();
+            s.anchors.current = None;
         }
-        let offset = s.offset.unwrap_or(wall - sim);
+        s.epoch.sample(sim, wall);
+        s.adopt_held_anchor();
+        let epoch = s.epoch.epoch().expect("a sample was just taken");
         if !self.use_sim_time {
             return Ok(Accepted {
-                seconds: sim + offset,
+                seconds: sim + epoch,
                 sim: Some(sim),
                 generation: s.generation,
                 clock_generation: 0,
             });
         }
         let mut d = self.domain.state.lock().unwrap();
-        if d.reference.is_none() {
-            d.reference = Some(Reference {
-                id: self.id,
-                offset,
-                generation: s.generation,
-            });
+        let reference = d.reference.get_or_insert(Reference {
+            id: self.id,
+            epoch,
+            generation: s.generation,
+            last_sim: sim,
+            last_wall: wall,
+        });
+        if reference.id == self.id {
+            reference.epoch = epoch;
+            if sim >= reference.last_sim || reference.generation != s.generation {
+                reference.last_sim = sim;
+                reference.last_wall = wall;
+            }
+            if reference.generation != s.generation {
+                reference.generation = s.generation;
+                d.generation += 1;
+                d.newest = None;
+            }
         }
-        self.follow_reference(&s, &mut d);
-        let reference = d.reference.expect("set above");
+        let reference = *d.reference.as_ref().expect("set above");
         // The reference's own sim time is the clock; another instance's is
-        // moved by the difference of the two anchors.
-        let seconds = if reference.id == self.id {
-            sim
+        // moved by the difference of the two epochs, and moves the clock no
+        // farther than the reference's own samples reach.
+        let (seconds, on_clock) = if reference.id == self.id {
+            (sim, Some(sim))
         } else {
-            sim + offset - reference.offset
+            let mapped = sim + epoch - reference.epoch;
+            let reach = reference.last_sim + (wall - reference.last_wall).max(0.0) + JUMP;
+            (mapped, (mapped <= reach).then_some(mapped))
         };
-        d.newest = Some(d.newest.map_or(seconds, |n| n.max(seconds)));
+        if let Some(t) = on_clock {
+            d.newest = Some(d.newest.map_or(t, |n| n.max(t)));
+        }
         Ok(Accepted {
             seconds,
-            sim: Some(seconds),
+            sim: on_clock,
             generation: s.generation + d.generation,
             clock_generation: d.generation,
         })
@@ -332,11 +448,16 @@ impl TimeBases {
             .clone()
     }
 
-    /// An anchor from instance `id`, taken by its base if the process has
-    /// one (an instance nobody bridges makes none: the map stays bounded).
-    pub fn heartbeat(&self, id: i64, start_epoch_s: f64) -> bool {
-        let base = self.bases.lock().unwrap().get(&id).cloned();
-        base.is_some_and(|b| b.heartbeat(id, start_epoch_s))
+    /// Instance `id`'s base if the process made one.
+    pub fn existing(&self, id: i64) -> Option<Arc<TimeBase>> {
+        self.bases.lock().unwrap().get(&id).cloned()
+    }
+
+    /// An anchor from instance `id`, for its base if the process has one (an
+    /// instance nobody bridges makes none: the map stays bounded).
+    pub fn heartbeat(&self, id: i64, start_epoch_s: f64) -> AnchorVerdict {
+        self.existing(id)
+            .map_or(AnchorVerdict::OtherInstance, |b| b.heartbeat(id, start_epoch_s))
     }
 
     pub fn uses_sim_time(&self) -> bool {
@@ -366,45 +487,132 @@ mod tests {
         tb.stamp_seconds_at(sim + t, wall + t).map(|s| s - t)
     }
 
+    /// A latency between 0.2 and 2.2 ms, the least of them now and then.
+    fn latency(i: u32) -> f64 {
+        if i % 50 == 0 {
+            0.0002
+        } else {
+            0.0002 + f64::from((i * 7919) % 2000) * 1e-6
+        }
+    }
+
     #[test]
     fn first_frame_anchors_and_all_sensors_share_it() {
         let tb = TimeBase::new(false);
         assert_eq!(tb.stamp_seconds_at(10.0, 1000.0), Ok(1000.0));
         // Another sensor, received later, sampled at sim 10.5: same mapping.
         assert_eq!(tb.stamp_seconds_at(10.5, 1000.9), Ok(1000.5));
-        assert_eq!(tb.kind(), TimeSourceKind::FirstFrame);
+        assert_eq!(tb.kind(), TimeSourceKind::Arrivals);
         // A restart (sim time back to 0, sustained) re-anchors.
         assert_eq!(restart(&tb, 0.0, 2000.0), Ok(2000.0));
         assert_eq!(tb.stamp_seconds_at(1.0, 2001.0), Ok(2001.0));
     }
 
     #[test]
-    fn heartbeat_wins_and_sim_time_passes_through() {
+    fn a_heartbeat_tells_the_clock_offset_and_moves_no_stamp() {
         let tb = TimeBase::new(false);
         tb.stamp_seconds_at(5.0, 100.0).unwrap();
-        assert!(tb.heartbeat(1, 90.0));
-        assert_eq!(tb.stamp_seconds_at(6.0, 101.2), Ok(96.0));
+        // The simulator PC's clock is 5 s behind this one.
+        assert_eq!(tb.heartbeat_at(1, 90.0, 100.1), AnchorVerdict::Taken);
+        assert_eq!(tb.stamp_seconds_at(6.0, 101.2), Ok(101.0));
         assert_eq!(tb.kind(), TimeSourceKind::Heartbeat);
+        assert_eq!(tb.report().clock_offset_ms, Some(-5000.0));
+        assert_eq!(tb.heartbeat_at(1, 90.0005, 101.1), AnchorVerdict::Same);
         // With use_sim_time the reference's sim time is the stamp, heartbeat or not.
         let sim = TimeBase::new(true);
         assert_eq!(sim.stamp_seconds_at(6.25, 101.0), Ok(6.25));
-        assert!(sim.heartbeat(1, 90.0));
+        assert_eq!(sim.heartbeat_at(1, 90.0, 101.1), AnchorVerdict::Taken);
         assert_eq!(sim.stamp_seconds_at(6.5, 101.2), Ok(6.5));
         assert_eq!(sim.kind(), TimeSourceKind::SimTime);
     }
 
+    /// The simulator on a PC whose clock is 10 s ahead, then one 10 s
+    /// behind: stamps within a few ms of each sample's time on this
+    /// machine, never back, and the offset reported.
     #[test]
-    fn a_restart_re_anchors_even_on_a_heartbeat_anchor() {
+    fn a_simulator_pc_clock_off_by_ten_seconds_leaves_stamps_on_this_clock() {
+        for pc_clock_ahead in [10.0, -10.0] {
+            let tb = TimeBase::new(false);
+            let mut imu = StreamClock::new("imu", "test");
+            let epoch = 1_700_000_000.0;
+            // Heard before the first sample: held, then taken with it.
+            assert_eq!(
+                tb.heartbeat_at(1, epoch + pc_clock_ahead, epoch + 30.0),
+                AnchorVerdict::Held
+            );
+            let mut last = f64::NEG_INFINITY;
+            for i in 0..1600 {
+                let sim = 30.0 + f64::from(i) * 0.005;
+                let sampled = epoch + sim;
+                let a = imu.stamp_at(&tb, sim, sampled + latency(i)).unwrap();
+                assert!(a.seconds >= last, "back at {i}");
+                assert!((a.seconds - sampled).abs() < 0.003, "{i}: {} vs {sampled}", a.seconds);
+                last = a.seconds;
+                if i % 200 == 0 {
+                    let beat = tb.heartbeat_at(1, epoch + pc_clock_ahead, sampled);
+                    assert!(matches!(beat, AnchorVerdict::Same | AnchorVerdict::Taken), "{beat:?}");
+                }
+            }
+            let report = tb.report();
+            let offset = report.clock_offset_ms.unwrap();
+            assert!((offset - pc_clock_ahead * 1e3).abs() < 1.0, "{offset}");
+            assert_eq!((report.kind, report.anchors_refused), (TimeSourceKind::Heartbeat, 0));
+        }
+    }
+
+    /// Two heartbeats for one vehicle alternating anchors T and T + 10 s at
+    /// 2 Hz (two CopterSims given one id, or a stepped PC clock): the run's
+    /// first anchor stays, the other is refused and counted, stamps move
+    /// not at all.
+    #[test]
+    fn flapping_anchors_are_refused_and_stamps_never_go_back() {
         let tb = TimeBase::new(false);
-        assert!(tb.heartbeat(1, 1000.0));
+        let mut imu = StreamClock::new("imu", "test");
+        let t = 1_700_000_000.0;
+        let mut last = f64::NEG_INFINITY;
+        for i in 0..1600 {
+            let sim = 100.0 + f64::from(i) * 0.005;
+            let sampled = t + sim;
+            if i % 100 == 0 {
+                let anchor = if (i / 100) % 2 == 0 { t } else { t + 10.0 };
+                tb.heartbeat_at(1, anchor, sampled);
+            }
+            let a = imu.stamp_at(&tb, sim, sampled + latency(i)).unwrap();
+            assert!(a.seconds >= last && (a.seconds - sampled).abs() < 0.003, "{i}");
+            last = a.seconds;
+        }
+        let report = tb.report();
+        assert!((report.clock_offset_ms.unwrap()).abs() < 1.0, "{report:?}");
+        assert!((7..=8).contains(&report.anchors_refused), "{report:?}");
+        assert_eq!(report.restarts, 0);
+    }
+
+    /// A restarted CopterSim's heartbeat often comes before its first
+    /// samples (the IMU waits for the bridge's next request): held, taken
+    /// at the restart, not counted as refused.
+    #[test]
+    fn a_restarts_anchor_heard_first_is_taken_with_it() {
+        let tb = TimeBase::new(false);
+        assert_eq!(tb.heartbeat_at(1, 1000.0, 1000.5), AnchorVerdict::Held);
         assert_eq!(tb.stamp_seconds_at(100.0, 1100.0), Ok(1100.0));
-        // The simulator restarts at wall 1200: sim time back to 0. Until its
-        // next heartbeat, the samples anchor; stamps stay near the wall clock.
-        assert_eq!(restart(&tb, 0.0, 1200.0), Ok(1200.0));
-        assert_eq!(tb.stamp_seconds_at(0.5, 1200.6), Ok(1200.5));
-        assert_eq!(tb.kind(), TimeSourceKind::FirstFrame);
-        assert!(tb.heartbeat(1, 1199.9));
-        assert_eq!(tb.stamp_seconds_at(1.0, 1201.0), Ok(1200.9));
+        assert_eq!(tb.kind(), TimeSourceKind::Heartbeat);
+        // The simulator restarts at wall 1200; heartbeats of the new run for two seconds first.
+        for k in 0..3 {
+            assert_eq!(tb.heartbeat_at(1, 1199.9, 1200.0 + f64::from(k)), AnchorVerdict::Held);
+        }
+        assert_eq!(restart(&tb, 0.0, 1203.0), Ok(1203.0));
+        assert_eq!(tb.stamp_seconds_at(0.5, 1203.6), Ok(1203.5));
+        assert_eq!(tb.stamp_seconds_at(60.0, 1263.0), Ok(1263.0));
+        let report = tb.report();
+        assert_eq!(
+            (report.kind, report.anchors_refused, report.restarts),
+            (TimeSourceKind::Heartbeat, 0, 1)
+        );
+        assert!((report.clock_offset_ms.unwrap() + 3100.0).abs() < 1e-6, "{report:?}");
+        // A restart with no heartbeat yet: no offset until the next one.
+        assert_eq!(restart(&tb, 0.0, 1300.0), Ok(1300.0));
+        assert_eq!(tb.kind(), TimeSourceKind::Arrivals);
+        assert_eq!(tb.heartbeat_at(1, 1299.9, 1300.5), AnchorVerdict::Taken);
     }
 
     #[test]
@@ -427,7 +635,7 @@ mod tests {
     }
 
     #[test]
-    fn bad_sim_times_are_refused_and_change_nothing() {
+    fn bad_sim_times_and_anchors_are_refused_and_change_nothing() {
         let tb = TimeBase::new(false);
         assert_eq!(tb.stamp_seconds_at(10.0, 1000.0), Ok(1000.0));
         for bad in [f64::NAN, f64::INFINITY, -1.0, 1e300, MAX_SIM_TIME * 2.0] {
@@ -438,37 +646,29 @@ mod tests {
         let fresh = TimeBase::new(false);
         assert!(fresh.stamp_seconds_at(f64::NAN, 5.0).is_err());
         assert_eq!(fresh.stamp_seconds_at(1.0, 5.0), Ok(5.0));
-        assert!(!fresh.heartbeat(1, f64::NAN) && !fresh.heartbeat(1, -3.0) && !fresh.heartbeat(1, 1e300));
-        assert_eq!(fresh.kind(), TimeSourceKind::FirstFrame);
-    }
-
-    #[test]
-    fn a_heartbeat_of_another_run_lets_stamps_go_back_once() {
-        let tb = TimeBase::new(false);
-        let mut s = StreamClock::new("camera", "test");
-        assert_eq!(s.stamp_at(&tb, 5.0, 2000.0).unwrap().seconds, 2000.0);
-        // The same anchor refined by a few ms: no new generation; an older stamp is dropped.
-        assert!(tb.heartbeat(1, 1994.997));
-        assert!(s.stamp_at(&tb, 5.001, 2000.001).is_err());
-        assert!((s.stamp_at(&tb, 5.01, 2000.01).unwrap().seconds - 2000.007).abs() < 1e-9);
-        // An anchor 1000 s away: followed, back in time once.
-        assert!(tb.heartbeat(1, 1000.0));
-        let back = s.stamp_at(&tb, 5.02, 2000.02).unwrap();
-        assert_eq!((back.seconds, back.generation), (1005.02, 1));
+        for bad in [f64::NAN, -3.0, 1e300] {
+            assert_eq!(fresh.heartbeat_at(1, bad, 5.0), AnchorVerdict::Refused);
+        }
+        // 9·10¹⁰ s, a start time in the year 4800: farther than any PC's clock.
+        assert_eq!(fresh.heartbeat_at(1, 9e10, 5.1), AnchorVerdict::Refused);
+        let report = fresh.report();
+        assert_eq!(
+            (report.kind, report.anchors_refused, report.clock_offset_ms),
+            (TimeSourceKind::Arrivals, 4, None)
+        );
     }
 
     #[test]
     fn a_base_follows_the_instance_it_heard_first() {
         let tb = TimeBase::new(false);
-        assert!(tb.heartbeat(1, 1000.0));
-        assert!(
-            !tb.heartbeat(2, 5000.0),
+        assert_eq!(tb.stamp_seconds_at(1.0, 1001.0), Ok(1001.0));
+        assert_eq!(tb.heartbeat_at(1, 1000.0, 1001.0), AnchorVerdict::Taken);
+        assert_eq!(
+            tb.heartbeat_at(2, 5000.0, 1001.1),
+            AnchorVerdict::OtherInstance,
             "another instance's anchor does not move this base"
         );
-        assert_eq!(tb.stamp_seconds_at(1.0, 0.0), Ok(1001.0));
-        // The same CopterSim restarted: a new start time is followed.
-        assert!(tb.heartbeat(1, 2000.0));
-        assert_eq!(tb.stamp_seconds_at(1.0, 0.0), Ok(2001.0));
+        assert_eq!(tb.report().clock_offset_ms, Some(0.0));
     }
 
     /// A swarm whose CopterSims started 30 s apart, IMUs interleaved at
@@ -478,21 +678,25 @@ mod tests {
     fn a_swarm_on_staggered_clocks_keeps_every_vehicle() {
         let bases = TimeBases::new(false, StampSource::Auto);
         let (one, two) = (bases.instance(1), bases.instance(2));
-        assert!(!bases.heartbeat(3, 1000.0), "no base for a vehicle nobody bridges");
+        assert_eq!(
+            bases.heartbeat(3, 1000.0),
+            AnchorVerdict::OtherInstance,
+            "no base for a vehicle nobody bridges"
+        );
         let (mut c1, mut c2) = (
             StreamClock::new("uav1 imu", "test"),
             StreamClock::new("uav2 imu", "test"),
         );
         let wall0 = 1_000_000.0;
         // CopterSim 1 started 40 s before wall0, CopterSim 2 10 s before: 30 s apart.
-        assert!(bases.heartbeat(1, wall0 - 40.0));
+        assert_eq!(one.heartbeat_at(1, wall0 - 40.0, wall0), AnchorVerdict::Held);
         let (mut last1, mut last2) = (0.0, 0.0);
         for i in 0..1600 {
             let wall = wall0 + f64::from(i) * 0.005;
             let a = c1.stamp_at(&one, wall - (wall0 - 40.0), wall).expect("vehicle 1");
-            // Vehicle 2 heard no heartbeat yet for the first half: its first sample anchors.
+            // Vehicle 2 heard no heartbeat yet for the first half.
             if i == 800 {
-                assert!(bases.heartbeat(2, wall0 - 10.0));
+                assert_eq!(two.heartbeat_at(2, wall0 - 10.0, wall), AnchorVerdict::Taken);
             }
             let b = c2.stamp_at(&two, wall - (wall0 - 10.0), wall).expect("vehicle 2");
             for (x, last) in [(a.seconds, &mut last1), (b.seconds, &mut last2)] {
@@ -501,6 +705,7 @@ mod tests {
                 *last = x;
             }
         }
+        assert_eq!(one.report().anchors_refused + two.report().anchors_refused, 0);
     }
 
     /// With use_sim_time, every vehicle on the first one's clock: stamps of
@@ -509,8 +714,6 @@ mod tests {
     fn under_sim_time_every_instance_maps_onto_the_first_ones_clock() {
         let bases = TimeBases::new(true, StampSource::Auto);
         let (one, two) = (bases.instance(1), bases.instance(2));
-        assert!(bases.heartbeat(1, 960.0));
-        assert!(bases.heartbeat(2, 990.0));
         // At wall 1000: vehicle 1's clock reads 40 s, vehicle 2's 10 s.
         let a = one.take(40.0, 1000.0).unwrap();
         let b = two.take(10.0, 1000.0).unwrap();
@@ -536,6 +739,38 @@ mod tests {
         assert_eq!((a.seconds, a.clock_generation), (0.1, 1));
         let b = two.take(1.1, 1002.1).unwrap();
         assert!((b.seconds - 0.1).abs() < 0.05, "{b:?}");
+    }
+
+    /// Under use_sim_time, a second vehicle's heartbeat anchored in the far
+    /// future (once: /clock went to 2^31 − 1 s and stayed), or a vehicle
+    /// whose samples map ahead of the reference's: /clock goes no farther
+    /// than the reference vehicle's own samples reach.
+    #[test]
+    fn clock_goes_no_farther_than_the_reference_reaches() {
+        let bases = TimeBases::new(true, StampSource::Auto);
+        let (one, two) = (bases.instance(1), bases.instance(2));
+        one.take(50.0, 1000.0).unwrap();
+        two.take(20.0, 1000.0).unwrap();
+        assert_eq!(two.heartbeat_at(2, 9e10, 1000.0), AnchorVerdict::Refused);
+        for i in 1..400 {
+            let dt = f64::from(i) * 0.005;
+            one.take(50.0 + dt, 1000.0 + dt).unwrap();
+            let b = two.take(20.0 + dt, 1000.0 + dt).unwrap();
+            assert!((b.seconds - (50.0 + dt)).abs() < 1e-6);
+            assert!(bases.now_seconds().unwrap() <= 50.0 + dt + 1e-9);
+        }
+        // Vehicle 2's sim time runs at twice real time (a fault): its stamps
+        // run ahead; /clock goes no farther than vehicle 1's samples reach.
+        let (mut ahead, start1, start2) = (false, 50.0 + 399.0 * 0.005, 20.0 + 399.0 * 0.005);
+        for i in 1..600 {
+            let dt = f64::from(i) * 0.005;
+            let wall = 1000.0 + 399.0 * 0.005 + dt;
+            one.take(start1 + dt, wall).unwrap();
+            let b = two.take(start2 + 2.0 * dt, wall).unwrap();
+            ahead |= b.sim.is_none();
+            assert!(bases.now_seconds().unwrap() <= start1 + dt + JUMP + 1e-9);
+        }
+        assert!(ahead, "the samples ahead of the reach moved no clock");
     }
 
     /// A stream on another clock than its base (a sensor of a vehicle whose

@@ -1,13 +1,17 @@
 //! One time base per simulator instance, all on one clock (RflySim's Python
 //! SDK stamps each sensor on its own clock): simulation time is mapped to
-//! wall-clock time through an anchor the simulator sends (RflySim: the
-//! CopterSim heartbeat) when one is heard, else through the first frame.
-//! With `use_sim_time`, stamps are simulation time on one clock, the one
-//! `/clock` carries: the first instance's, the others mapped into it.
+//! this machine's wall clock through the epoch the instance's arrivals show
+//! (the least `arrival − sim time` over a sliding window), whatever the
+//! simulator PC's clock says; the anchor a simulator sends (RflySim: the
+//! CopterSim heartbeat, that PC's wall time at sim time 0) tells how far
+//! its clock is from this one. With `use_sim_time`, stamps are simulation
+//! time on one clock, the one `/clock` carries: the first instance's, the
+//! others mapped into it.
 //!
 //! - [`base`]: a simulator instance's base ([`TimeBase`]) and the registry
 //!   of a process's instances ([`TimeBases`]: a swarm's CopterSims start
 //!   apart, so each has its own);
+//! - [`epoch`]: the estimate of where sim time 0 lies on this machine's clock;
 //! - [`stream`]: one stream's view of its base ([`StreamClock`]);
 //! - [`clock`]: `/clock` ([`ClockPublisher`]).
 //!
@@ -28,24 +32,26 @@
 
 mod base;
 mod clock;
+mod epoch;
 mod stream;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use r2r::builtin_interfaces::msg::Time;
 
-pub use base::{TimeBase, TimeBases};
+pub use base::{AnchorVerdict, TimeBase, TimeBaseReport, TimeBases, MAX_CLOCK_OFFSET_S};
 pub use clock::ClockPublisher;
 pub use stream::StreamClock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeSourceKind {
-    /// Not anchored yet.
+    /// No sample yet.
     None,
-    /// Epoch of sim time 0 from the simulator (RflySim: the CopterSim heartbeat).
+    /// Stamps from arrivals; the simulator's clock offset known from its
+    /// anchor (RflySim: the CopterSim heartbeat).
     Heartbeat,
-    /// Wall-clock arrival of the first frame (or of the first after a restart).
-    FirstFrame,
+    /// Stamps from arrivals; no anchor heard (the offset is unknown).
+    Arrivals,
     /// Stamps are sim time (`use_sim_time`).
     SimTime,
 }

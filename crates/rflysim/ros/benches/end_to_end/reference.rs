@@ -222,7 +222,7 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>, rec
     // The bridge's own receive buffer, so that the kernel drops nothing the bridge would keep.
     let rcvbuf = rflysim_ros::settings::param::RCVBUF_BYTES.default_as();
     let mut receiver = receive_port.map(|port| {
-        let (sock, _) = ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, rcvbuf, None).unwrap();
+        let (sock, _) = ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, rcvbuf).unwrap();
         sock.set_nonblocking(false).unwrap();
         // Short enough to see the stop once the emulator has gone.
         sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();

@@ -18,7 +18,7 @@ pub(super) async fn run(p: SensorPipeline, mut shutdown: watch::Receiver<bool>) 
     let seq_id = p.cfg().seq_id;
     let port = p.cfg().udp_port();
     let (std_sock, granted) =
-        match ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, p.settings.rcvbuf, None) {
+        match ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, port, p.settings.rcvbuf) {
             Ok(s) => s,
             Err(e) => {
                 r2r::log_error!(&p.logger, "sensor {seq_id}: cannot bind UDP {port}: {e}");
