@@ -187,6 +187,49 @@ def test_a_stopped_gimbal_node_stops_a_slewing_gimbal(collector, processes, tmp_
     assert time.monotonic() - began < 1.5
 
 
+def commands_diagnostics(collector, diag, key, wanted, timeout=10.0):
+    """The value of `key` in the gimbal commands' /diagnostics status once it
+    is `wanted` (or the last one seen, when the timeout passes)."""
+    deadline, value = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        for array in collector.messages(diag):
+            for st in array.status:
+                if "gimbal commands" in st.name:
+                    value = next((kv.value for kv in st.values if kv.key == key), value)
+        if value == wanted:
+            break
+        time.sleep(0.1)
+    return value
+
+
+def test_a_refused_command_changes_nothing_later_requests_are_built_from(collector, processes, tmp_path):
+    """An attitude command (pitch −90°) stamped 10 s old is refused as stale:
+    the FOV command after it, the rate command and the watchdog's neutral all
+    carry the configured attitude, not its pitch."""
+    from rclpy.duration import Duration
+
+    rfly = FakeRflySim3D(window_id=19)
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 19, 43106, extra=["-p", "cmd_timeout:=0.5"])
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    stale = CameraCtrl(ctrl_type=0x4, pitch=-9000)
+    stale.header.stamp = (collector.node.get_clock().now() - Duration(seconds=10)).to_msg()
+    ctrl.publish(stale)
+    assert rfly.requests(timeout=1.0) == [], "the stale command sends nothing"
+    ctrl.publish(CameraCtrl(ctrl_type=0x2, fov=4000))
+    got = rfly.requests()
+    ctrl.publish(rate_command())
+    got += rfly.requests(timeout=3.0, want=2)
+    assert len(got) == 3 and not is_stop(got[1]) and is_stop(got[2]), got
+    configured = (0.0, -0.3, 0.2)
+    for r, what in zip(got, ("the FOV command", "the rate command", "the watchdog's neutral")):
+        assert r["euler"] == pytest.approx(configured, abs=1e-6), f"{what} carries the refused pitch: {r['euler']}"
+        assert r["fov"] == 40.0, what
+    assert "command refused, nothing sent (stale)" in processes.output(node)
+    assert commands_diagnostics(collector, diag, "dropped_stale", "1") == "1"
+
+
 def test_echo_becomes_camera_status_and_control_closes_the_loop(collector, processes, tmp_path):
     s = sensor(6, 9, 2, port=43006, width=64, height=36, CameraFOV=60, SensorAngEular=[0, -0.3, 0.2],
                SensorPosXYZ=[0.1, 0.02, 0.15])

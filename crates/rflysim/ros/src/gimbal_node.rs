@@ -4,6 +4,10 @@
 //! is a command in force: `cmd_timeout` after the last one, its rates are
 //! set to zero, and again at the stop); RflySim3D's echoes from the status
 //! port (`status_port`) in, `camera/status` out.
+//!
+//! A command is checked when it comes and changes the gimbal's remembered
+//! state only when its request leaves: one the command path refuses
+//! changes nothing.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
@@ -15,17 +19,32 @@ use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::gimbal::{fold, slot, GimbalBitTable, GimbalControl, GimbalEcho};
-use rflysim_proto::request::{camera_data_command, console_command, RequestForm, VisionSensorReq};
+use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
+use rflysim_proto::request::{camera_data_command, console_command, RequestForm};
 use rflysim_proto::scene::StatusDatagram;
 
-use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
+use crate::gimbal::{ai_change, ctrl_change, status_from_echo, Ctrl, GimbalChange, GimbalCommandState};
 use crate::names;
 use crate::settings::Settings;
 use crate::status_port::StatusHandler;
 use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Offer};
 use ros_common::stats::StreamStats;
 use ros_common::time::TimeBases;
+
+/// What the command path carries for a gimbal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GimbalCommand {
+    /// A controller's command.
+    Change(GimbalChange),
+    /// The neutral: both rates 0.
+    StopRates,
+}
+
+/// One gimbal, as the sender sees it.
+#[derive(Debug)]
+struct GimbalLink {
+    state: Arc<Mutex<GimbalCommandState>>,
+}
 
 /// The gimbals' requests, as the command path sends them.
 #[derive(Debug)]
@@ -34,34 +53,47 @@ pub struct GimbalRequests {
     to: SocketAddrV4,
     bits: GimbalBitTable,
     checksum: u16,
-    states: Vec<Arc<Mutex<GimbalCommandState>>>,
+    gimbals: Vec<GimbalLink>,
 }
 
 impl CommandTransport for GimbalRequests {
-    type Command = VisionSensorReq;
+    type Command = GimbalCommand;
 
-    /// The gimbal's state with both rates zero: the motion stops, the angles stay.
-    fn neutral(&self, gimbal: usize) -> VisionSensorReq {
-        let mut req = self.states[gimbal].lock().unwrap().base;
-        req.bitmask = self.bits.bit(GimbalControl::Rates).unwrap_or(0);
-        req.other_params = [0.0; 16];
-        req
+    fn neutral(&self, _: usize) -> GimbalCommand {
+        GimbalCommand::StopRates
     }
 
-    fn offer(&mut self, _: usize, req: &VisionSensorReq) -> Offer {
-        match self
-            .sock
-            .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to)
+    /// The request is made from the gimbal's state as the requests sent so
+    /// far left it; the state it leaves is kept once the socket took it.
+    fn offer(&mut self, gimbal: usize, command: &GimbalCommand) -> Offer {
+        let change = match command {
+            GimbalCommand::Change(c) => *c,
+            GimbalCommand::StopRates => GimbalChange::stop_rates(&self.bits),
+        };
+        let link = &mut self.gimbals[gimbal];
         {
-            Ok(_) => Offer::Taken,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Offer::Busy("send_buffer_full"),
-            Err(_) => Offer::Busy("send_failed"),
+            let mut state = link.state.lock().unwrap_or_else(|e| e.into_inner());
+            let (req, next) = state.request(&change);
+            match self
+                .sock
+                .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to)
+            {
+                Ok(_) => *state = next,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Offer::Busy("send_buffer_full"),
+                Err(_) => return Offer::Busy("send_failed"),
+            }
         }
+        Offer::Taken
     }
 
     /// A zoom right after a rate command keeps the rate command.
-    fn combine(&self, older: VisionSensorReq, newer: VisionSensorReq) -> VisionSensorReq {
-        fold(&older, newer, &self.bits)
+    fn combine(&self, older: GimbalCommand, newer: GimbalCommand) -> GimbalCommand {
+        match (older, newer) {
+            (GimbalCommand::Change(older), GimbalCommand::Change(newer)) => {
+                GimbalCommand::Change(older.then(newer, &self.bits))
+            }
+            (_, newer) => newer,
+        }
     }
 }
 
@@ -115,7 +147,7 @@ pub fn start(
         to,
         bits: s.bits,
         checksum: s.checksum,
-        states: states.clone(),
+        gimbals: states.iter().map(|state| GimbalLink { state: state.clone() }).collect(),
     };
     let names = gimbals
         .iter()
@@ -153,10 +185,10 @@ pub fn start(
             ctrl,
             "CameraCtrl",
             link.clone(),
-            ctrl_to_request,
+            ctrl_to_change,
             shutdown.clone(),
         ));
-        tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_request, shutdown.clone()));
+        tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_change, shutdown.clone()));
     }
     let count = status_pubs.len();
     let status = GimbalStatus {
@@ -180,13 +212,13 @@ fn send(sock: &std::net::UdpSocket, to: SocketAddrV4, bytes: &[u8], logger: &str
     }
 }
 
-/// What a command task needs to turn messages into requests for one gimbal.
+/// What a command task needs to turn messages into changes for one gimbal.
 #[derive(Clone)]
 struct CommandLink {
     index: usize,
     state: Arc<Mutex<GimbalCommandState>>,
     bits: GimbalBitTable,
-    inbox: CommandInbox<VisionSensorReq>,
+    inbox: CommandInbox<GimbalCommand>,
     time: Arc<TimeBases>,
 }
 
@@ -207,40 +239,40 @@ impl Stamped for CameraAICtrl {
     }
 }
 
-/// Turns each message of `stream` into a request with `to_request` (which
-/// may update the gimbal's state) and hands it to the command path, or
-/// says why not. A request that sets a rate arms the watchdog.
+/// Turns each message of `stream` into a change with `to_change` (which
+/// reads the gimbal's state, never writes it: a change takes effect when its
+/// request leaves) and hands it to the command path, or says why not. A
+/// change that sets a rate arms the watchdog.
 async fn command_loop<T: Stamped>(
     mut stream: impl futures::Stream<Item = T> + Unpin,
     what: &'static str,
     link: CommandLink,
-    to_request: impl Fn(&mut GimbalCommandState, &T, &GimbalBitTable) -> Result<VisionSensorReq, String>,
+    to_change: impl Fn(&GimbalCommandState, &T, &GimbalBitTable) -> Result<GimbalChange, String>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let rates = link.bits.bit(GimbalControl::Rates).unwrap_or(0);
     loop {
         let msg = tokio::select! {
             m = stream.next() => match m { Some(m) => m, None => break },
             _ = shutdown.changed() => break,
         };
-        let result = to_request(&mut link.state.lock().unwrap(), &msg, &link.bits);
+        let result = to_change(&link.state.lock().unwrap_or_else(|e| e.into_inner()), &msg, &link.bits);
         match result {
-            Ok(req) => {
-                let moving = req.bitmask & rates != 0
-                    && (req.other_params[slot::PITCH_RATE] != 0.0 || req.other_params[slot::YAW_RATE] != 0.0);
-                link.inbox
-                    .submit(link.index, req, msg.stamp_s(), link.time.now_seconds(), moving);
+            Ok(change) => {
+                let moving = change.moves(&link.bits);
+                link.inbox.submit(
+                    link.index,
+                    GimbalCommand::Change(change),
+                    msg.stamp_s(),
+                    link.time.now_seconds(),
+                    moving,
+                );
             }
             Err(e) => link.inbox.refuse(link.index, "invalid", &format!("{what}: {e}")),
         }
     }
 }
 
-fn ctrl_to_request(
-    state: &mut GimbalCommandState,
-    msg: &CameraCtrl,
-    bits: &GimbalBitTable,
-) -> Result<VisionSensorReq, String> {
+fn ctrl_to_change(_: &GimbalCommandState, msg: &CameraCtrl, bits: &GimbalBitTable) -> Result<GimbalChange, String> {
     let c = Ctrl {
         ctrl_type: msg.ctrl_type,
         height: msg.height,
@@ -253,17 +285,11 @@ fn ctrl_to_request(
         base_optics: msg.base_optics,
         others: msg.others.clone(),
     };
-    let (req, next) = ctrl_request(state, &c, bits)?;
-    *state = next;
-    Ok(req)
+    ctrl_change(&c, bits)
 }
 
-fn ai_to_request(
-    state: &mut GimbalCommandState,
-    msg: &CameraAICtrl,
-    bits: &GimbalBitTable,
-) -> Result<VisionSensorReq, String> {
-    ai_request(state, msg.ctrl_id, &msg.pixel_pos, bits)
+fn ai_to_change(state: &GimbalCommandState, msg: &CameraAICtrl, bits: &GimbalBitTable) -> Result<GimbalChange, String> {
+    ai_change(state, msg.ctrl_id, &msg.pixel_pos, bits)
 }
 
 fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus {
@@ -327,7 +353,7 @@ impl StatusHandler for GimbalStatus {
     fn on_datagram(&mut self, d: &StatusDatagram) {
         let StatusDatagram::GimbalEcho(e) = d else { return };
         if let Some((publisher, cfg, state)) = self.outputs.get(&e.seq_id) {
-            let zoom = state.lock().unwrap().zoom;
+            let zoom = state.lock().unwrap_or_else(|e| e.into_inner()).zoom;
             match publisher.publish(&camera_status(e, cfg, zoom)) {
                 Ok(()) => self.stats.published(GimbalEcho::LEN),
                 Err(_) => self.stats.drop_frame("publish_failed"),
@@ -346,3 +372,7 @@ impl StatusHandler for GimbalStatus {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "gimbal_node_tests.rs"]
+mod tests;
