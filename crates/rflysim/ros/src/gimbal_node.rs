@@ -7,11 +7,13 @@
 //!
 //! A command is checked when it comes and changes the gimbal's remembered
 //! state only when its request leaves: one the command path refuses
-//! changes nothing.
+//! changes nothing. The neutral (both rates 0) counts as delivered once an
+//! echo shows both rates 0; until then it is sent again.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use r2r::rflysim_bridge::msg::{CameraAICtrl, CameraCtrl, CameraParams, CameraStatus};
@@ -27,23 +29,100 @@ use crate::gimbal::{ai_change, ctrl_change, status_from_echo, Ctrl, GimbalChange
 use crate::names;
 use crate::settings::Settings;
 use crate::status_port::StatusHandler;
-use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Offer};
-use ros_common::stats::StreamStats;
+use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Delivery, Offer, SHUTDOWN_BUDGET};
+use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::TimeBases;
+
+/// How long a neutral waits for an echo showing both rates 0 before it is
+/// sent again: two periods of RflySim3D's 10 Hz echo.
+pub const CONFIRM_WAIT: Duration = Duration::from_millis(200);
+/// How long the watchdog's neutral is sent again while unconfirmed: the
+/// stop's budget (the stop itself is bounded by the command path).
+pub const NEUTRAL_BUDGET: Duration = SHUTDOWN_BUDGET;
+/// A gimbal with no echo for this long cannot confirm its neutral.
+pub const ECHO_HEARD_WITHIN: Duration = Duration::from_secs(1);
+/// Counted once per neutral that ended unconfirmed.
+const UNCONFIRMED: &str = "neutral_unconfirmed";
+/// Counted per neutral datagram no echo confirmed in [`CONFIRM_WAIT`] (then sent again).
+const NOT_ECHOED: &str = "neutral_not_echoed";
 
 /// What the command path carries for a gimbal.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum GimbalCommand {
     /// A controller's command.
     Change(GimbalChange),
-    /// The neutral: both rates 0.
+    /// The neutral: both rates 0, confirmed by the echo.
     StopRates,
+}
+
+/// The newest echo of each gimbal (by SeqID), as the status port hands them
+/// in: what confirms a neutral.
+#[derive(Debug, Default)]
+pub struct EchoBook(Mutex<HashMap<u16, HeardEcho>>);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeardEcho {
+    pub at: Instant,
+    /// Pitch and yaw rates, rad/s.
+    pub rates: [f32; 2],
+    pub stopped: bool,
+}
+
+impl EchoBook {
+    pub fn heard(&self, seq: u16, echo: &GimbalEcho) {
+        let heard = HeardEcho {
+            at: Instant::now(),
+            rates: echo.rates,
+            stopped: echo.rates_stopped(),
+        };
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(seq, heard);
+    }
+
+    fn last(&self, seq: u16) -> Option<HeardEcho> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&seq).copied()
+    }
+}
+
+/// A neutral that left and is not confirmed yet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct NeutralSent {
+    first: Instant,
+    last: Instant,
+    datagrams: u32,
+    /// Its outcome is still to be told to the command path.
+    in_flight: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NeutralVerdict {
+    /// An echo that came after the last datagram shows both rates 0.
+    Confirmed,
+    Waiting,
+    SendAgain,
+    /// Unconfirmed for [`NEUTRAL_BUDGET`] (at the watchdog; the stop's budget is the command path's).
+    GiveUp,
+}
+
+fn judge(sent: &NeutralSent, echo: Option<HeardEcho>, now: Instant, stopping: bool) -> NeutralVerdict {
+    let answer = echo.filter(|e| e.at > sent.last);
+    if answer.is_some_and(|e| e.stopped) {
+        NeutralVerdict::Confirmed
+    } else if now < sent.last + CONFIRM_WAIT {
+        NeutralVerdict::Waiting
+    } else if !stopping && now >= sent.first + NEUTRAL_BUDGET {
+        NeutralVerdict::GiveUp
+    } else {
+        NeutralVerdict::SendAgain
+    }
 }
 
 /// One gimbal, as the sender sees it.
 #[derive(Debug)]
 struct GimbalLink {
+    seq: u16,
     state: Arc<Mutex<GimbalCommandState>>,
+    stats: Arc<StreamStats>,
+    neutral: Option<NeutralSent>,
 }
 
 /// The gimbals' requests, as the command path sends them.
@@ -54,6 +133,81 @@ pub struct GimbalRequests {
     bits: GimbalBitTable,
     checksum: u16,
     gimbals: Vec<GimbalLink>,
+    echoes: Arc<EchoBook>,
+    /// Set at the stop: the stop's budget is the command path's.
+    stop: watch::Receiver<bool>,
+    /// Told when the stop's neutrals are settled: the status port reads until then.
+    settled: watch::Sender<bool>,
+    /// Where the echoes come from, for the log.
+    status_port: String,
+    logger: String,
+    log: RateLimitedLog,
+}
+
+impl GimbalRequests {
+    fn name(&self, gimbal: usize) -> String {
+        format!("gimbal of sensor {}", self.gimbals[gimbal].seq)
+    }
+
+    /// What follows a neutral that left: a wait for its echo, or, when the
+    /// gimbal's echo is not coming, delivered as far as UDP goes (said and counted).
+    fn neutral_left(&mut self, gimbal: usize) -> Offer {
+        let now = Instant::now();
+        let link = &mut self.gimbals[gimbal];
+        let echo_flows = self
+            .echoes
+            .last(link.seq)
+            .is_some_and(|e| now.saturating_duration_since(e.at) <= ECHO_HEARD_WITHIN);
+        if !echo_flows && link.neutral.is_none() {
+            link.stats.drop_frame(UNCONFIRMED);
+            if let Some(held) = self.log.allow() {
+                r2r::log_warn!(
+                    &self.logger,
+                    "{}: no echo of it on {} for {ECHO_HEARD_WITHIN:?} (RflySim3D's status output off, or sent to a \
+                     multicast group not joined): its neutral (both rates 0) cannot be confirmed; sent once, \
+                     unconfirmed ({held} more not shown)",
+                    self.name(gimbal),
+                    self.status_port
+                );
+            }
+            return Offer::Taken;
+        }
+        let sent = link.neutral.get_or_insert(NeutralSent {
+            first: now,
+            last: now,
+            datagrams: 0,
+            in_flight: true,
+        });
+        sent.last = now;
+        sent.datagrams += 1;
+        sent.in_flight = true;
+        Offer::Sending
+    }
+
+    /// Counts and logs a neutral that ended unconfirmed.
+    fn unconfirmed(&mut self, gimbal: usize, sent: NeutralSent, at_stop: bool) {
+        let link = &self.gimbals[gimbal];
+        link.stats.drop_frame(UNCONFIRMED);
+        let seen = match self.echoes.last(link.seq) {
+            Some(e) if e.at > sent.first => format!(
+                "its last echo shows pitch and yaw rates {:.3} and {:.3} rad/s",
+                e.rates[0], e.rates[1]
+            ),
+            _ => "no echo of it came since".to_string(),
+        };
+        let what = format!(
+            "{}: the neutral (both rates 0) was not confirmed: {} datagram(s) in {:.2} s, {seen}; the gimbal may \
+             keep turning",
+            self.name(gimbal),
+            sent.datagrams,
+            sent.last.saturating_duration_since(sent.first).as_secs_f64() + CONFIRM_WAIT.as_secs_f64(),
+        );
+        if at_stop {
+            r2r::log_error!(&self.logger, "{what}");
+        } else if let Some(held) = self.log.allow() {
+            r2r::log_warn!(&self.logger, "{what} ({held} more not shown)");
+        }
+    }
 }
 
 impl CommandTransport for GimbalRequests {
@@ -83,7 +237,53 @@ impl CommandTransport for GimbalRequests {
                 Err(_) => return Offer::Busy("send_failed"),
             }
         }
-        Offer::Taken
+        match command {
+            GimbalCommand::Change(_) => {
+                // A controller's command supersedes a neutral awaiting its echo.
+                link.neutral = None;
+                Offer::Taken
+            }
+            GimbalCommand::StopRates => self.neutral_left(gimbal),
+        }
+    }
+
+    fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
+        let now = Instant::now();
+        let stopping = *self.stop.borrow();
+        for gimbal in 0..self.gimbals.len() {
+            let link = &mut self.gimbals[gimbal];
+            let Some(sent) = link.neutral.filter(|n| n.in_flight) else {
+                continue;
+            };
+            match judge(&sent, self.echoes.last(link.seq), now, stopping) {
+                NeutralVerdict::Waiting => {}
+                NeutralVerdict::Confirmed => {
+                    link.neutral = None;
+                    if sent.datagrams > 1 {
+                        r2r::log_info!(
+                            &self.logger,
+                            "{}: the neutral (both rates 0) was confirmed by the echo after {} datagrams",
+                            self.name(gimbal),
+                            sent.datagrams
+                        );
+                    }
+                    each(gimbal, Delivery::Delivered);
+                }
+                NeutralVerdict::SendAgain => {
+                    link.neutral = Some(NeutralSent {
+                        in_flight: false,
+                        ..sent
+                    });
+                    each(gimbal, Delivery::Failed(NOT_ECHOED));
+                }
+                NeutralVerdict::GiveUp => {
+                    link.neutral = None;
+                    self.unconfirmed(gimbal, sent, false);
+                    // Sent for the whole budget: not owed any more.
+                    each(gimbal, Delivery::Delivered);
+                }
+            }
+        }
     }
 
     /// A zoom right after a rate command keeps the rate command.
@@ -95,15 +295,33 @@ impl CommandTransport for GimbalRequests {
             (_, newer) => newer,
         }
     }
+
+    /// The end of the stop: a neutral still unconfirmed is said and counted.
+    fn flush(&mut self, _within: Duration) {
+        let now = Instant::now();
+        for gimbal in 0..self.gimbals.len() {
+            let link = &mut self.gimbals[gimbal];
+            let Some(sent) = link.neutral.take() else {
+                continue;
+            };
+            if judge(&sent, self.echoes.last(link.seq), now, true) != NeutralVerdict::Confirmed {
+                self.unconfirmed(gimbal, sent, true);
+            }
+        }
+        let _ = self.settled.send(true);
+    }
 }
 
 /// What `start` made: the gimbals' count and, when there are any, their
-/// command sender for the process to run and their side of the status port.
+/// command sender for the process to run, their side of the status port,
+/// and when the status port may stop reading after the stop (the stop's
+/// neutrals confirmed, or given up).
 #[derive(Debug)]
 pub struct Started {
     pub count: usize,
     pub sender: Option<CommandSender<GimbalRequests>>,
     pub status: Option<GimbalStatus>,
+    pub settled: Option<watch::Receiver<bool>>,
 }
 
 /// Creates the subscriptions and publishers on `node` and spawns the command
@@ -133,6 +351,7 @@ pub fn start(
             count: 0,
             sender: None,
             status: None,
+            settled: None,
         });
     }
     let states: Vec<Arc<Mutex<GimbalCommandState>>> = gimbals
@@ -142,18 +361,36 @@ pub fn start(
             Arc::new(Mutex::new(GimbalCommandState::new(&asked)))
         })
         .collect();
+    let stats: Vec<Arc<StreamStats>> = gimbals.iter().map(|c| command_stats(c.seq_id)).collect();
+    let echoes = Arc::new(EchoBook::default());
+    let (settled_tx, settled) = watch::channel(false);
     let transport = GimbalRequests {
         sock: sock.clone(),
         to,
         bits: s.bits,
         checksum: s.checksum,
-        gimbals: states.iter().map(|state| GimbalLink { state: state.clone() }).collect(),
+        gimbals: gimbals
+            .iter()
+            .zip(&states)
+            .zip(&stats)
+            .map(|((cfg, state), stats)| GimbalLink {
+                seq: cfg.seq_id,
+                state: state.clone(),
+                stats: stats.clone(),
+                neutral: None,
+            })
+            .collect(),
+        echoes: echoes.clone(),
+        stop: shutdown.clone(),
+        settled: settled_tx,
+        status_port: format!("UDP {} (status_multicast {})", s.status_port, s.status_multicast),
+        logger: logger.clone(),
+        log: RateLimitedLog::new(Duration::from_secs(5)),
     };
     let names = gimbals
         .iter()
         .map(|c| format!("gimbal of sensor {}", c.seq_id))
         .collect();
-    let stats = gimbals.iter().map(|c| command_stats(c.seq_id)).collect();
     let (inbox, sender) = ros_common::command::command_path(transport, s.cmd_timeout, names, stats, &logger);
     let mut status_pubs: StatusOutputs = HashMap::new();
     for (index, (cfg, state)) in gimbals.into_iter().zip(states).enumerate() {
@@ -194,6 +431,7 @@ pub fn start(
     let status = GimbalStatus {
         heard: status_pubs.keys().map(|k| (*k, false)).collect(),
         outputs: status_pubs,
+        echoes,
         stats: status_stats,
         sock,
         to,
@@ -203,6 +441,7 @@ pub fn start(
         count,
         sender: Some(sender),
         status: Some(status),
+        settled: Some(settled),
     })
 }
 
@@ -335,6 +574,7 @@ type StatusOutputs = HashMap<u16, (Publisher<CameraStatus>, SensorConfig, Arc<Mu
 pub struct GimbalStatus {
     outputs: StatusOutputs,
     heard: HashMap<u16, bool>,
+    echoes: Arc<EchoBook>,
     stats: Arc<StreamStats>,
     sock: Arc<std::net::UdpSocket>,
     to: SocketAddrV4,
@@ -353,6 +593,7 @@ impl StatusHandler for GimbalStatus {
     fn on_datagram(&mut self, d: &StatusDatagram) {
         let StatusDatagram::GimbalEcho(e) = d else { return };
         if let Some((publisher, cfg, state)) = self.outputs.get(&e.seq_id) {
+            self.echoes.heard(e.seq_id, e);
             let zoom = state.lock().unwrap_or_else(|e| e.into_inner()).zoom;
             match publisher.publish(&camera_status(e, cfg, zoom)) {
                 Ok(()) => self.stats.published(GimbalEcho::LEN),
