@@ -177,7 +177,7 @@ def test_imu_frd_to_flu_true_state_and_clock(collector, processes, tmp_path):
             continue
         acc, gyro = samples[key]
         a, w = m.linear_acceleration, m.angular_velocity
-        # FRD → FLU: x, −y, −z for both vectors (the RflySim vision protocol, section 1.4).
+        # FRD → FLU: x, −y, −z for both vectors (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 1.4).
         for got, want in [((a.x, a.y, a.z), (acc[0], -acc[1], -acc[2])), ((w.x, w.y, w.z), (gyro[0], -gyro[1], -gyro[2]))]:
             assert all(abs(g - e) < 1e-5 for g, e in zip(got, want)), (got, want)
         assert 9.0 < a.z < 10.6, "at hover the FLU accelerometer reads about +g up"

@@ -1,6 +1,6 @@
 //! Gimbal control bits and the gimbal's status echo (RflySim's SDK:
 //! `VisionSensorReq` "Gimbal control bitmask", gimbal status). The bit
-//! numbering differs between the RflySim vision protocol and the SDK's
+//! numbering differs between RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html) and the SDK's
 //! `CameraCtrlApi.py`; both tables are here, and only here.
 
 use crate::error::DecodeError;
@@ -32,7 +32,7 @@ pub struct GimbalBitTable {
     bits: &'static [(GimbalControl, u8)],
 }
 
-/// the RflySim vision protocol, section 2.1 (what RflySim3D documents).
+/// RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.1 (what RflySim3D documents).
 pub const PROTOCOL_BITS: GimbalBitTable = GimbalBitTable {
     name: "protocol",
     bits: &[
@@ -141,7 +141,7 @@ pub fn stops_rates_only(req: &VisionSensorReq, bits: &GimbalBitTable) -> bool {
         && req.other_params[slot::YAW_RATE] == 0.0
 }
 
-/// The `otherParams` slots of the control values (the RflySim vision protocol, section 2.1).
+/// The `otherParams` slots of the control values (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.1).
 pub mod slot {
     pub const FOCAL_LENGTH: usize = 0;
     pub const CENTRE: usize = 1;
@@ -168,7 +168,7 @@ pub fn light_source_type_id(light_source: u8) -> u16 {
     }
 }
 
-/// RflySim3D's 148-byte gimbal echo, read as the RflySim vision protocol, section 2.2.2 describes it.
+/// RflySim3D's 148-byte gimbal echo, read as RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2.2 describes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GimbalEcho {
     pub seq_id: u16,
@@ -191,7 +191,7 @@ pub struct GimbalEcho {
 }
 
 impl GimbalEcho {
-    /// The echo is the gimbal form of `VisionSensorReq` (the RflySim vision protocol, section 2.2).
+    /// The echo is the gimbal form of `VisionSensorReq` (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
     pub const LEN: usize = RequestForm::Gimbal148.byte_len();
 
     /// The echo as RflySim3D sends it (the emulator's side of [`GimbalEcho::decode`]):

@@ -33,7 +33,7 @@ pub mod type_id {
     pub const LASER_DISTANCE: u16 = 5;
     pub const DEPTH_CLOUD: u16 = 7;
     pub const FISHEYE: u16 = 8;
-    /// A camera whose attitude, zoom, size and light source are controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, the RflySim vision protocol, section 2.2).
+    /// A camera whose attitude, zoom, size and light source are controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
     pub const GIMBAL: u16 = 9;
     pub const VEHICLE_LIDAR: u16 = 20;
     /// The LiDAR whose points are in the world (NED) frame, `axis_type` 1 (RflySim's SDK: VisionCaptureApi.py's UDP receivers, PX4MavCtrlV4.py).
@@ -112,7 +112,7 @@ impl SensorKind {
     }
 
     /// A gimbal camera: its attitude, zoom, size and light source are
-    /// controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq), its state is echoed on the status port (the RflySim vision protocol, section 2.2).
+    /// controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq), its state is echoed on the status port (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
     pub fn is_gimbal(&self) -> bool {
         self.type_id == type_id::GIMBAL
     }

@@ -1,4 +1,4 @@
-//! Gimbal control and status (RflySim vision protocol, section 2): `CameraCtrl` / `CameraAICtrl`
+//! Gimbal control and status (RflySim's vision protocol, rflysim.com/doc/en/4.DevRef/vis-comm.html, section 2): `CameraCtrl` / `CameraAICtrl`
 //! commands → the 148-byte gimbal `VisionSensorReq`; RflySim3D's 148-byte
 //! echo on port 20006 → `CameraStatus` with its `CameraParams`.
 //!
@@ -12,7 +12,7 @@ use rflysim_proto::config::SensorConfig;
 use rflysim_proto::gimbal::{fold, slot, GimbalBitTable, GimbalControl, GimbalEcho};
 use rflysim_proto::request::VisionSensorReq;
 
-/// `ctrl_type` bits of `CameraCtrl` (the RflySim vision protocol, section 2.3.1), and this bridge's
+/// `ctrl_type` bits of `CameraCtrl` (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.3.1), and this bridge's
 /// additions for the protocol's other controls ("use bitwise OR").
 pub mod ctrl_type {
     pub const RESOLUTION: u8 = 0x1;
@@ -371,7 +371,7 @@ fn rates(
             return Err(format!("{name} {r} (deg/s × 100) outside 0..=360°/s"));
         }
     }
-    // Direction 0 is "no action" (RflySim vision protocol); a direction with rate 0 stops the motion.
+    // Direction 0 is "no action" (RflySim's vision protocol, rflysim.com/doc/en/4.DevRef/vis-comm.html); a direction with rate 0 stops the motion.
     let given = yaw_dir != 0 || pitch_dir != 0;
     if given {
         change.set(bits, GimbalControl::Rates);

@@ -274,7 +274,8 @@ impl SimLink {
 impl OutputSettings {
     fn from_node(node: &Node) -> Result<Self, String> {
         let depth: usize = param::QOS_DEPTH.read(node)?;
-        // The defaults are REP-145's, kept in `Covariances::default`; a variance is finite and ≥ 0.
+        // The defaults are the package's own, kept in `Covariances::default` (REP-145 says how
+        // unknown data is marked, not what a variance is); a variance is finite and ≥ 0.
         let published = [Variance::IMU, Variance::POSE].concat();
         let covariances = Covariances::from_params(node, Covariances::default(), &published)?;
         let publish_tf = param::PUBLISH_TF.read(node)?;

@@ -35,7 +35,7 @@ impl HeaderChoice {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LidarLayout {
-    /// The RflySim vision protocol's float layout.
+    /// RflySim's vision protocol's float layout.
     Protocol,
     SdkInt16,
 }

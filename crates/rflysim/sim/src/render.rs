@@ -179,7 +179,7 @@ pub fn lidar_rays(type_id: u16, width: u32, height: u32) -> Vec<Vec3> {
 }
 
 /// One LiDAR scan: points (x, y, z, seg). TypeID 21 gives world NED points;
-/// the others give points in the sensor's own frame as FLU (the RflySim vision protocol, section 1.1.2).
+/// the others give points in the sensor's own frame as FLU (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 1.1.2).
 pub fn scan_lidar(
     scene: &Scene,
     vehicle: &VehicleState,
