@@ -23,6 +23,7 @@ from std_msgs.msg import Float32
 from rflysim_scenario import (
     ALT_AMP, ALT_OMEGA, CHANNELS, ENCODING, OMEGA, RADIUS, SUFFIX, Scenario, expected_heading_enu, expected_position_enu, floats, sensor, stamp_seconds,
 )
+from camera_subscriber_stand_in import camera_info_topic
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 BEST_EFFORT = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -50,7 +51,7 @@ def test_every_camera_type_and_transport(collector, processes, tmp_path):
         topic = f"/rflysim/sensor{s['SeqID']}/{SUFFIX[s['TypeID']]}"
         # Half the topics with a best-effort subscriber (rviz2 uses reliable): both must receive.
         qos = BEST_EFFORT if s["SeqID"] % 2 else RELIABLE
-        keys[s["SeqID"]] = (collector.subscribe(Image, topic, qos), collector.subscribe(CameraInfo, topic + "/camera_info", qos))
+        keys[s["SeqID"]] = (collector.subscribe(Image, topic, qos), collector.subscribe(CameraInfo, camera_info_topic(topic), qos))
         if s["SendProtocol"][0] == 1:
             keys[s["SeqID"]] += (collector.subscribe(CompressedImage, topic + "/compressed", qos),)
     for s in sensors:
