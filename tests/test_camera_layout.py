@@ -2,14 +2,23 @@
 camera tools take it: image_transport's camera subscriber (played by
 tests/camera_subscriber_stand_in.py) finds the camera info beside the image
 and pairs each image with the info of its stamp, raw and, for JPEG
-streams, compressed."""
+streams, compressed; and RflySim's depth camera becomes the points
+depth_image_proc's point_cloud_xyz makes of it, checked against the
+emulator's known scene."""
 
+import math
+import time
+
+import numpy
 import pytest
 from conftest import executable
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import CameraInfo, Image
 
-from camera_subscriber_stand_in import CameraSubscriber, camera_info_topic
-from rflysim_scenario import ENCODING, SUFFIX, Scenario, sensor
+from camera_subscriber_stand_in import CameraSubscriber, camera_info_topic, point_cloud_xyz
+from rflysim_scenario import (
+    DEPTH_NO_RETURN, ENCODING, SUFFIX, Scenario, as_published, expected_position_enu, sensor, stamp_seconds,
+)
 from gps_denied_fakesim import free_port
 from test_aerosim_bridge import broker, start_bridge as start_aerosim_bridge  # noqa: F401 (broker: a fixture)
 from test_auv_bridge import start_bridge as start_auv_bridge
@@ -109,3 +118,52 @@ def test_aerosim_camera_pairs_with_its_info(broker, processes, collector):  # no
     for image, info in check_pairs(raw[topic]):
         assert (image.width, image.height, image.encoding) == (320, 240, "bgr8")
     check_pairs(compressed[topic], count=1)
+
+
+def ground_plane(points):
+    """(distance from the camera, unit normal, largest residual) of the plane fitted to `points`."""
+    p = numpy.array(points)
+    centre = p.mean(axis=0)
+    normal = numpy.linalg.svd(p - centre)[2][2]
+    residual = numpy.abs((p - centre) @ normal).max()
+    return abs(centre @ normal), normal, residual
+
+
+def test_rflysim_depth_is_16uc1_and_depth_image_proc_puts_the_ground_at_the_altitude(collector, processes, tmp_path):
+    """A camera looking straight down from the vehicle (4–6 m up, circling 10 m from
+    the tower: nothing but ground below) and one looking up into the sky. The
+    former info name is on here (`camera_info_under_image`): both names carry it."""
+    down = sensor(621, 2, 2, port=43621, SensorPosXYZ=[0.0, 0.0, 0.0], SensorAngEular=[0.0, -math.pi / 2, 0.0],
+                  CameraFOV=40)
+    up = sensor(622, 2, 3, port=43622, SensorAngEular=[0.0, 0.3, 0.0])
+    sc = Scenario(processes, tmp_path, [down, up], sim_args=["--window-id", "19"],
+                  bridge_params={"window_id": 19, "imu": False, "camera_info_under_image": True})
+    raw, _ = subscribe_cameras(collector, ["/rflysim/sensor621/img_depth", "/rflysim/sensor622/img_depth"])
+    under_image = collector.subscribe(CameraInfo, "/rflysim/sensor621/img_depth/camera_info", RELIABLE)
+    plain = collector.subscribe(Image, "/rflysim/sensor622/img_depth", RELIABLE)
+
+    for image, info in check_pairs(raw["/rflysim/sensor621/img_depth"], count=3):
+        assert (image.encoding, image.step) == ("16UC1", 64)
+        t = stamp_seconds(image.header)
+        altitude = expected_position_enu(t)[2]
+        points = point_cloud_xyz(image, info)
+        assert all(math.isfinite(z) for _, _, z in points), "every pixel sees the ground"
+        distance, normal, residual = ground_plane(points)
+        assert abs(distance - altitude) < 0.03, f"t = {t}: ground {distance:.3f} m below, the vehicle {altitude:.3f} m up"
+        assert residual < 0.01, f"t = {t}: the points are {residual:.3f} m off one plane"
+        tilt = math.degrees(math.acos(abs(normal[2])))
+        assert tilt < 10, f"a camera looking down sees the ground {tilt:.1f}° tilted (the vehicle banks a little)"
+    stamps = {m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in collector.wait_for(under_image, 2)}
+    assert stamps & {p[1].header.stamp.sec * 10**9 + p[1].header.stamp.nanosec
+                     for p in raw["/rflysim/sensor621/img_depth"].pairs()}, "the former name carries the same info"
+
+    # The sky: RflySim3D's 65535 ("no return") becomes 16UC1's 0, nothing else changes.
+    for image in collector.wait_for(plain, 2, timeout=30)[:2]:
+        rendered = sc.rendered_at(622, stamp_seconds(image.header))
+        no_return = [i for i in range(0, len(rendered), 2)
+                     if rendered[i:i + 2] == DEPTH_NO_RETURN.to_bytes(2, "little")]
+        assert 0 < len(no_return) < len(rendered) // 2, "the camera sees sky and ground"
+        assert bytes(image.data) == as_published(2, rendered)
+        assert all(bytes(image.data[i:i + 2]) == b"\0\0" for i in no_return)
+        points = point_cloud_xyz(image, raw["/rflysim/sensor622/img_depth"].wait_for(1)[-1][1])
+        assert sum(math.isnan(z) for _, _, z in points) == len(no_return), "depth_image_proc drops exactly those"
