@@ -40,6 +40,13 @@ def start_bridge(processes, ns, bridge_port, sim_port, *params):
     return processes.start(args, name="gps_denied_bridge")
 
 
+def start_emulator(processes, bridge_port, sim_port):
+    """`gps_denied_sim` as the launch file starts it (with the rover's own telemetry), sending to `bridge_port`."""
+    return processes.start([executable("gps_denied_sim"), "--bind", f"127.0.0.1:{sim_port}",
+                            "--target", f"127.0.0.1:{bridge_port}", "--stats", "0", "--rover-telemetry"],
+                           name="gps_denied_sim")
+
+
 @pytest.fixture
 def sim():
     s = FakeSim(free_port())
@@ -371,10 +378,7 @@ def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes)
     ns = "gd_sim"
     subscribe_all(collector, ns)
     bridge_port, sim_port = free_port(), free_port()
-    # As the launch file starts it: with the rover's own telemetry.
-    processes.start([executable("gps_denied_sim"), "--bind", f"127.0.0.1:{sim_port}",
-                     "--target", f"127.0.0.1:{bridge_port}", "--stats", "0", "--rover-telemetry"],
-                    name="gps_denied_sim")
+    start_emulator(processes, bridge_port, sim_port)
     start_bridge(processes, ns, bridge_port, sim_port)
     raw = collector.wait_for("camera/image_raw", 2, timeout=30)[-1]
     assert (raw.width, raw.height) == (320, 240)

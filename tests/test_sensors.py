@@ -21,8 +21,10 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image, Imu, PointCloud2
 from std_msgs.msg import Float32
 
 from rflysim_scenario import (
-    ALT_AMP, ALT_OMEGA, CHANNELS, ENCODING, OMEGA, RADIUS, SUFFIX, Scenario, expected_heading_enu, expected_position_enu, floats, sensor, stamp_seconds,
+    ALT_AMP, ALT_OMEGA, CHANNELS, ENCODING, OMEGA, RADIUS, SUFFIX, Scenario, as_published, expected_heading_enu, expected_position_enu, floats,
+    sensor, stamp_seconds,
 )
+from camera_subscriber_stand_in import camera_info_topic
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 BEST_EFFORT = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -31,7 +33,7 @@ TRANSPORTS = {0: "shm", 1: "jpeg", 2: "raw", 3: "png"}
 
 
 def camera_matrix():
-    """Every camera TypeID on every transport (a mono16 depth image has no JPEG form)."""
+    """Every camera TypeID on every transport (a 16-bit depth image has no JPEG form)."""
     out, seq = [], 100
     for type_id in CAMERA_TYPES:
         for transport in TRANSPORTS:
@@ -50,7 +52,7 @@ def test_every_camera_type_and_transport(collector, processes, tmp_path):
         topic = f"/rflysim/sensor{s['SeqID']}/{SUFFIX[s['TypeID']]}"
         # Half the topics with a best-effort subscriber (rviz2 uses reliable): both must receive.
         qos = BEST_EFFORT if s["SeqID"] % 2 else RELIABLE
-        keys[s["SeqID"]] = (collector.subscribe(Image, topic, qos), collector.subscribe(CameraInfo, topic + "/camera_info", qos))
+        keys[s["SeqID"]] = (collector.subscribe(Image, topic, qos), collector.subscribe(CameraInfo, camera_info_topic(topic), qos))
         if s["SendProtocol"][0] == 1:
             keys[s["SeqID"]] += (collector.subscribe(CompressedImage, topic + "/compressed", qos),)
     for s in sensors:
@@ -63,7 +65,7 @@ def test_every_camera_type_and_transport(collector, processes, tmp_path):
             assert (img.width, img.height, img.encoding, img.is_bigendian) == (32, 24, enc, 0), label
             assert img.step == 32 * CHANNELS[enc], label
             assert img.header.frame_id == f"rflysim/uav1/sensor{seq}_optical", label
-            want = sc.rendered_at(seq, stamp_seconds(img.header))
+            want = as_published(type_id, sc.rendered_at(seq, stamp_seconds(img.header)))
             got = bytes(img.data)
             if transport == 1:
                 err = sum(abs(a - b) for a, b in zip(got, want)) / len(want)

@@ -73,7 +73,7 @@ const fn other(type_id: u16, class: SensorClass, topic: &'static str, d: &'stati
 #[rustfmt::skip]
 pub const SENSOR_KINDS: &[SensorKind] = &[
     camera(type_id::RGB, Encoding::Bgr8, "img_rgb", "RGB camera"),
-    camera(type_id::DEPTH, Encoding::Mono16, "img_depth", "depth camera"),
+    camera(type_id::DEPTH, Encoding::DepthMm16, "img_depth", "depth camera"),
     camera(type_id::GRAY, Encoding::Mono8, "img_gray", "gray camera"),
     camera(type_id::SEGMENTATION, Encoding::Bgr8, "img_Segmentation", "segmentation camera"),
     other(type_id::LASER_DISTANCE, SensorClass::LaserDistance, "distance", "laser range finder"),
@@ -193,7 +193,7 @@ mod tests {
         for id in [1, 4, 8, 9, 41] {
             assert_eq!(enc(id), Encoding::Bgr8);
         }
-        assert_eq!(enc(2), Encoding::Mono16);
+        assert_eq!(enc(2), Encoding::DepthMm16);
         assert_eq!(enc(3), Encoding::Mono8);
         assert_eq!(enc(40), Encoding::Mono8);
         assert!(SensorKind::from_type_id(6).is_none());
