@@ -338,8 +338,10 @@ def test_single_sensor_executables(collector, processes, tmp_path):
 
 
 def test_camera_lidar_and_imu_share_one_time_base(collector, processes, tmp_path):
-    """Without use_sim_time every stream is stamped sim time + one offset (the
-    CopterSim heartbeat's): the Python SDK stamped each sensor on its own clock."""
+    """Without use_sim_time every stream of a vehicle is stamped sim time + one
+    epoch, where its sim time 0 lies on this machine's clock (the Python SDK
+    stamped each sensor on its own clock); on one machine that epoch is the
+    heartbeat's, give or take the least latency of a sample."""
     sensors = [sensor(701, 1, 2, port=42701, hz=20), sensor(702, 20, 1, port=42702, width=60, height=4, hz=20)]
     sc = Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "9"],
                   bridge_params={"window_id": 9, "use_sim_time": False})
@@ -349,25 +351,21 @@ def test_camera_lidar_and_imu_share_one_time_base(collector, processes, tmp_path
     collector.wait_for(img, 5, timeout=30)
     collector.wait_for(cloud, 5)
     collector.wait_for(imu, 50)
-    time.sleep(1.5)  # past the first heartbeat: from then on every stamp uses it
+    time.sleep(2.5)  # past the first estimate's settling
 
-    # The heartbeat's epoch of sim time 0, as the emulator sent it.
-    beats = (sc.dump / "heartbeat1.txt").read_text().split()
-    epoch = int(beats[-1]) * 1e-6
+    # Each stream's newest stamp minus the sim time of what the emulator sent
+    # nearest to it: where that stream puts sim time 0. Taken within a few
+    # ms of each other, the three must agree (the estimate moves only by
+    # the drift and the least latency of a window), and lie within a few ms
+    # of the heartbeat's epoch (one machine, one clock).
+    newest = {key: stamp_seconds(collector.messages(key)[-1].header) for key in (img, cloud, imu)}
+    heartbeat_epoch = int((sc.dump / "heartbeat1.txt").read_text().split()[-1]) * 1e-6
+    sent = {img: [t for t in sc.frames(701)], cloud: [t for t in sc.frames(702)],
+            imu: [t for t, _, _ in sc.imu_samples()]}
+    epochs = {key: st - min(sent[key], key=lambda t: abs(st - heartbeat_epoch - t)) for key, st in newest.items()}
+    assert max(epochs.values()) - min(epochs.values()) < 0.001, epochs
+    assert all(abs(e - heartbeat_epoch) < 0.005 for e in epochs.values()), (epochs, heartbeat_epoch)
 
-    def unexplained(key, sent, tol=5e-4):
-        """Stamps that are not `epoch` + the sim time of something the emulator sent.
-        The messages are taken before `sent()` reads the emulator's dump: it
-        writes each frame and sample down before sending it, so all that was
-        received by then is in the dump (read the other way round, a frame
-        arriving in between looked unexplained)."""
-        stamps = [stamp_seconds(m.header) for m in collector.messages(key)[-5:]]
-        sim_times = list(sent())
-        return [st for st in stamps if not any(abs(st - epoch - t) < tol for t in sim_times)]
-
-    assert unexplained(img, lambda: sc.frames(701)) == []
-    assert unexplained(cloud, lambda: sc.frames(702)) == []
-    assert unexplained(imu, lambda: [t for t, _, _ in sc.imu_samples()]) == []
     # And it is the wall clock: stamps are within a second of now.
     now = time.time()
     assert abs(stamp_seconds(collector.messages(imu)[-1].header) - now) < 1.0
