@@ -250,12 +250,14 @@ impl BlockingConnection {
     }
 
     /// The answer to a Fetch v4 [`Self::send`] wrote last, read batch by
-    /// batch straight off the socket (never whole: see `fetch_response`),
-    /// at most `keep` bytes of batches kept per partition; whole within `timeout`.
+    /// batch straight off the socket (never whole: see `fetch_response`):
+    /// the partitions of the topics `asked`, at most `keep` bytes of batches
+    /// kept for each; whole within `timeout`.
     pub fn receive_fetch(
         &mut self,
         version: ApiVersion,
         timeout: Duration,
+        asked: &[&str],
         keep: usize,
     ) -> Result<Vec<crate::fetch_response::PartitionData>, LinkError> {
         if version != ApiVersion(Int16(4)) {
@@ -268,7 +270,7 @@ impl BlockingConnection {
             left: length,
             deadline,
         };
-        let parts = crate::fetch_response::read(&mut body, keep)?;
+        let parts = crate::fetch_response::read(&mut body, asked, keep)?;
         // Whatever the parts did not use.
         let left = body.left;
         std::io::copy(&mut body.take(left as u64), &mut std::io::sink()).map_err(|e| invalid("fetch", e))?;
