@@ -4,7 +4,10 @@ records too large or compressed, a backlog read late, and what the command
 path leaves each aircraft holding. confluent-kafka is AeroSim's side."""
 
 import json
+import os
 import signal
+import socket
+import subprocess
 import time
 
 import pytest
@@ -359,3 +362,68 @@ def test_clock_carries_aerosim_clock_ticks_only(broker, processes, collector):
     time.sleep(0.5)
     ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in collector.messages("clock")]
     assert ticks and max(ticks) <= last_tick + 1e-6, (ticks, last_tick)
+
+
+class SilentResolver:
+    """A resolv.conf naming a loopback address where a socket takes DNS
+    queries and answers none, for a process started in a mount namespace of
+    its own (`prefix`): the machine's own resolver is left alone."""
+
+    def __init__(self, tmp_path):
+        self.sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for host in ("127.0.0.63", "127.0.0.64", "127.0.0.65"):
+            try:
+                self.sink.bind((host, 53))
+                break
+            except OSError:
+                continue
+        else:
+            self.sink.close()
+            pytest.skip("no loopback address free for a DNS port")
+        self.sink.setblocking(False)
+        conf = tmp_path / "resolv.conf"
+        conf.write_text(f"nameserver {host}\noptions timeout:30 attempts:3\n")
+        self.prefix = ["unshare", "--mount", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', str(conf)]
+
+    def queries(self):
+        """The queries that came so far (never answered)."""
+        out = []
+        while True:
+            try:
+                out.append(self.sink.recv(4096))
+            except BlockingIOError:
+                return out
+
+
+@pytest.fixture
+def silent_resolver(tmp_path):
+    if os.geteuid() != 0 or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs root and unshare to give one process a resolv.conf of its own")
+    r = SilentResolver(tmp_path)
+    yield r
+    r.sink.close()
+
+
+def test_a_broker_name_the_resolver_never_answers_does_not_hold_up_the_stop(silent_resolver, processes, collector):
+    """The broker given by a host name whose lookup never ends (the resolver
+    takes the queries and answers none for a minute and more): the Kafka
+    client's lookups are under way for the reader and for the commands when
+    SIGINT comes, and the bridge stops within its budget all the same."""
+    bridge = start_bridge(processes, "aerosim-broker.test:9092", prefix=silent_resolver.prefix)
+    deadline = time.monotonic() + 20
+    while collector.node.count_subscribers("/aerosim/actor1/cmd_vel") == 0:
+        assert time.monotonic() < deadline, "the bridge did not come up"
+        assert bridge.poll() is None, processes.output(bridge)
+        time.sleep(0.1)
+    time.sleep(3.0)  # a first lookup given up after the client's 2 s, the next begun
+    asked = [q for q in silent_resolver.queries() if b"aerosim-broker" in q]
+    assert asked, "the bridge looked the broker's name up"
+    began = time.monotonic()
+    bridge.send_signal(signal.SIGINT)
+    try:
+        bridge.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    took = time.monotonic() - began
+    assert took < 1.5, f"stopped {took:.1f} s after SIGINT"
+    assert bridge.returncode == 0

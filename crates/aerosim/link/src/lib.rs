@@ -477,6 +477,35 @@ impl Writer {
     }
 }
 
+/// A runtime whose drop does not wait for its blocking threads. The Kafka
+/// client looks host names up on them (getaddrinfo), and a resolver that
+/// does not answer holds a lookup for as long as its own timeouts allow:
+/// the stop leaves such a lookup behind rather than wait for it.
+#[derive(Debug)]
+pub struct DetachedRuntime(Option<tokio::runtime::Runtime>);
+
+impl DetachedRuntime {
+    pub fn new(runtime: tokio::runtime::Runtime) -> Self {
+        Self(Some(runtime))
+    }
+}
+
+impl std::ops::Deref for DetachedRuntime {
+    type Target = tokio::runtime::Runtime;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("until dropped")
+    }
+}
+
+impl Drop for DetachedRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()

@@ -32,7 +32,7 @@ use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
 
 use crate::blocking::{unreachable_broker, BlockingConnection, Closer};
 use crate::fetch_response::PartitionData;
-use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
+use crate::{DetachedRuntime, Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
 
 /// What one round brought: for each topic (by its index) that had records or
 /// an error, those records or that error.
@@ -49,7 +49,7 @@ pub struct TopicsReader {
     connections: HashMap<i32, BlockingConnection>,
     closer: Closer,
     /// Runs the readers' async bookkeeping from this blocking reader.
-    runtime: tokio::runtime::Runtime,
+    runtime: DetachedRuntime,
 }
 
 impl std::fmt::Debug for TopicsReader {
@@ -91,7 +91,7 @@ impl TopicsReader {
             addresses: HashMap::new(),
             connections: HashMap::new(),
             closer,
-            runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+            runtime: DetachedRuntime::new(tokio::runtime::Builder::new_current_thread().enable_all().build()?),
         })
     }
 

@@ -14,7 +14,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aerosim_link::{now_ms, Link, LinkError, Writer};
+use aerosim_link::{now_ms, DetachedRuntime, Link, LinkError, Writer};
 use aerosim_proto::envelope::{encode_envelope, TimeStamp};
 use aerosim_proto::types::{AutopilotCommand, FlightControlCommand};
 use futures::stream::{BoxStream, SelectAll};
@@ -24,7 +24,6 @@ use r2r::Node;
 use ros_common::command::{CommandInbox, CommandTransport, Delivery, Offer};
 use ros_common::lifecycle::StopSignal;
 use ros_common::time::{from_ros_time, TimeBase};
-use tokio::runtime::Runtime;
 
 use crate::convert::{self, CommandError, TwistGains};
 use crate::settings::Failsafe;
@@ -71,8 +70,10 @@ pub struct CommandSettings {
 /// The Kafka side of the command path. It has a runtime and a broker
 /// connection of its own: the neutral at the stop is sent after the
 /// bridge's runtime has shut down, and telemetry never delays a command.
+/// Its runtime is left behind at the stop, not waited for: a broker's host
+/// name being looked up must not delay the exit.
 pub struct KafkaCommands {
-    runtime: Runtime,
+    runtime: DetachedRuntime,
     actors: Vec<ActorLink>,
     last_states: LastStates,
     settings: CommandSettings,
@@ -109,6 +110,7 @@ impl KafkaCommands {
             .enable_all()
             .build()
             .map_err(|e| format!("the command runtime: {e}"))?;
+        let runtime = DetachedRuntime::new(runtime);
         let link = Link::new(bootstrap_servers, "aerosim_bridge_commands", MAX_COMMAND_BYTES);
         let actors: Vec<ActorLink> = topics
             .iter()
