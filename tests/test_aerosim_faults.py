@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -17,8 +18,10 @@ from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage
 
+from confluent_kafka import OFFSET_BEGINNING
+
 from aerosim_peer import Broker, Peer, States, bincode_image, envelope, flight_display, vehicle_state
-from rflysim_bridge.msg import AutopilotCommand, FlightDisplay
+from rflysim_bridge.msg import AutopilotCommand, FlightControlCommand, FlightDisplay
 from tcp_proxy import Proxy
 from test_aerosim_bridge import (AUTOPILOT, DISPLAY, FLIGHT_CONTROL, STATE, SimClock, start_bridge, start_under_sim_time,
                                  wait_subscribed)
@@ -362,6 +365,105 @@ def test_clock_carries_aerosim_clock_ticks_only(broker, processes, collector):
     time.sleep(0.5)
     ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in collector.messages("clock")]
     assert ticks and max(ticks) <= last_tick + 1e-6, (ticks, last_tick)
+
+
+def is_hold(d):
+    """Either hold of the failsafe: the vehicle state's, or the attitude's."""
+    return d["use_manual_setpoints"] and (is_state_hold(d) or d["attitude_hold"])
+
+
+def is_centred(d):
+    return (d["roll_cmd"], d["pitch_cmd"], d["yaw_cmd"]) == (0.0, 0.0, 0.0)
+
+
+def stick(roll):
+    return FlightControlCommand(power_cmd=[0.7], roll_cmd=roll, pitch_cmd=-0.2, yaw_cmd=0.1)
+
+
+@pytest.mark.parametrize("delay, status", [(0.6, 1), (0.125, 0)])
+def test_the_hold_at_the_stop_goes_at_once_behind_the_command_under_way(proxied, processes, collector, delay,
+                                                                        status):
+    """Flight-control commands at 20 Hz over a link that turns slow once
+    they flow, until SIGINT, which comes just after a command left, while
+    its answer is still on the way: the hold leaves at once, behind it on its
+    connection, and reaches the broker after it. At 125 ms each way it is
+    acknowledged within the stop's half second; at 600 ms it cannot be, and
+    the exit status says so, but the hold is on the broker all the same.
+    (At 600 ms from the start no connection would be made: each takes
+    several round trips, and the client allows one 2 s for them all.)"""
+    broker, proxy = proxied
+    peer = Peer(broker.bootstrap)
+    fc, ap = peer.reader(FLIGHT_CONTROL, OFFSET_BEGINNING), peer.reader(AUTOPILOT, OFFSET_BEGINNING)
+    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=2.0")
+    pub = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
+    wait_matched(pub)
+    publishing = threading.Event()
+    publishing.set()
+
+    def commands():
+        while publishing.is_set():
+            pub.publish(stick(0.5))
+            time.sleep(0.05)
+    threading.Thread(target=commands, daemon=True).start()
+    try:
+        records = []
+        deadline = time.monotonic() + 20
+        while not records:
+            assert time.monotonic() < deadline, "no command reached the broker"
+            records = drain(fc, 0.2)
+        proxy.delay = delay
+        time.sleep(1.5)  # every request under way went out under the delay
+        # The connections are made; the next request naming the topic is a command's.
+        proxy.watch(FLIGHT_CONTROL.encode())
+        deadline = time.monotonic() + 5
+        while not proxy.seen(FLIGHT_CONTROL.encode()):
+            assert time.monotonic() < deadline, "no command left the bridge"
+            time.sleep(0.005)
+        time.sleep(0.1)
+        bridge.send_signal(signal.SIGINT)
+        began = time.monotonic()
+        assert bridge.wait(timeout=5) == status
+        took = time.monotonic() - began
+    finally:
+        publishing.clear()
+    assert took < 1.5, f"stopped {took:.2f} s after SIGINT"
+    records += drain(fc, 2 * delay + 1.5)
+    assert len(records) >= 2 and is_centred(records[-1]["data"]), [r["data"] for r in records[-3:]]
+    assert records[-1]["data"]["power_cmd"] == [0.7], "the power kept"
+    assert not any(is_centred(r["data"]) for r in records[:-1]), "one hold, the last record"
+    holds = [r["data"] for r in drain(ap, 1.0)]
+    assert len(holds) == 1 and is_hold(holds[0]), holds
+    if status:
+        assert "actor1: no neutral command was delivered" in processes.output(bridge)
+
+
+def test_a_command_not_acknowledged_in_time_lands_before_the_hold(proxied, processes, collector):
+    """ack_timeout 3 s, above the Kafka client's own 2 s; one autopilot
+    command is held up 5 s on its way to the broker. It is counted as not
+    acknowledged, and the hold after it goes over the same connection, so the
+    broker appends it after the late command: the aircraft is left holding,
+    not on the command that came late."""
+    broker, proxy = proxied
+    peer = Peer(broker.bootstrap)
+    ap = peer.reader(AUTOPILOT, OFFSET_BEGINNING)
+    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=0.5", "ack_timeout:=3.0")
+    pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+    wait_matched(pub)
+    deadline = time.monotonic() + 15
+    while not drain(ap, 0.3):
+        assert time.monotonic() < deadline, "no command reached the broker"
+        pub.publish(autopilot(1000.0))
+    time.sleep(1.0)  # the hold after that one
+    proxy.stall(b"1234.5", 5.0)
+    sent = time.monotonic()
+    pub.publish(autopilot(1234.5))
+    records = []
+    while time.monotonic() - sent < 8.0:
+        records += drain(ap, 0.5)
+    data = [r["data"] for r in records]
+    late = next(i for i, d in enumerate(data) if d["altitude_setpoint_ft"] == 1234.5)
+    assert len(data) > late + 1 and all(is_hold(d) for d in data[late + 1:]), data
+    assert bridge.poll() is None
 
 
 class SilentResolver:

@@ -4,11 +4,13 @@
 //! (`ros_common::command`: stamp rule, latest only, nothing older than
 //! `cmd_timeout` leaves). Each send runs on its own task and counts once the
 //! broker acknowledged it within `ack_timeout`; actors never wait on each
-//! other, and a send that began is never sent again. AeroSim latches the
-//! last command, so the neutral is the failsafe: a flight-control command
-//! with centred sticks (when one was in force) and one autopilot command
-//! holding the altitude, heading and airspeed of a fresh vehicle state (or,
-//! without one, the attitude it has).
+//! other, and a send that began is never sent again. Each topic's records go
+//! over one connection, in the order their sends began, so the failsafe at
+//! the stop goes at once, behind a command still waiting for its answer.
+//! AeroSim latches the last command, so the neutral is the failsafe: a
+//! flight-control command with centred sticks (when one was in force) and
+//! one autopilot command holding the altitude, heading and airspeed of a
+//! fresh vehicle state (or, without one, the attitude it has).
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use r2r::Node;
 use ros_common::command::{CommandInbox, CommandTransport, Delivery, Offer};
 use ros_common::lifecycle::StopSignal;
 use ros_common::time::{from_ros_time, TimeBase};
+use tokio::sync::oneshot;
 
 use crate::convert::{self, CommandError, TwistGains};
 use crate::settings::Failsafe;
@@ -52,6 +55,9 @@ struct ActorLink {
     stick: Option<FlightControlCommand>,
     /// A hold is under way: its delivery ends `stick`.
     holding: bool,
+    /// Resolves once this actor's last send has reported its outcome: the
+    /// next reports after it, so that outcomes come in the order the sends began.
+    reported: Option<oneshot::Receiver<()>>,
 }
 
 /// How an actor's send ended.
@@ -112,13 +118,15 @@ impl KafkaCommands {
             .map_err(|e| format!("the command runtime: {e}"))?;
         let runtime = DetachedRuntime::new(runtime);
         let link = Link::new(bootstrap_servers, "aerosim_bridge_commands", MAX_COMMAND_BYTES);
+        let writer = |topic: &str| Arc::new(link.writer(topic).acknowledged_within(settings.ack_timeout));
         let actors: Vec<ActorLink> = topics
             .iter()
             .map(|(fc, ap)| ActorLink {
-                flight_control: Arc::new(link.writer(fc)),
-                autopilot: Arc::new(link.writer(ap)),
+                flight_control: writer(fc),
+                autopilot: writer(ap),
                 stick: None,
                 holding: false,
+                reported: None,
             })
             .collect();
         let writers: Vec<Arc<Writer>> = actors
@@ -168,24 +176,33 @@ impl KafkaCommands {
         convert::attitude_hold()
     }
 
-    /// Sends `records` together on a task of their own; the outcome comes
-    /// through `ended`: delivered when the broker acknowledged every one
-    /// within the acknowledgement wait.
-    fn send(&self, actor: usize, records: Vec<(Arc<Writer>, Vec<u8>)>) -> Offer {
-        let (done, wait) = (self.ended.0.clone(), self.settings.ack_timeout);
+    /// Sends `records` together on a task of their own, each written at
+    /// once behind the records still under way on its topic; the outcome
+    /// comes through `ended` after the outcomes of the actor's earlier sends:
+    /// delivered when the broker acknowledged every record within
+    /// `ack_timeout` (the writers' one timeout: a record not acknowledged
+    /// keeps its connection, and what follows it is appended after it).
+    fn send(&mut self, actor: usize, records: Vec<(Arc<Writer>, Vec<u8>)>) -> Offer {
+        let done = self.ended.0.clone();
+        let (reported, next) = oneshot::channel();
+        let earlier = self.actors[actor].reported.replace(next);
         self.runtime.spawn(async move {
             let sends = records.into_iter().map(|(writer, payload)| async move {
-                match tokio::time::timeout(wait, writer.send(payload, now_ms())).await {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(LinkError { reason, .. })) => Err(reason),
-                    Err(_) => Err("no_acknowledgement"),
+                match writer.send(payload, now_ms()).await {
+                    Ok(_) => Ok(()),
+                    Err(LinkError { reason: "timeout", .. }) => Err("no_acknowledgement"),
+                    Err(LinkError { reason, .. }) => Err(reason),
                 }
             });
             let outcome = match futures::future::join_all(sends).await.into_iter().find_map(Result::err) {
                 None => Delivery::Delivered,
                 Some(reason) => Delivery::Failed(reason),
             };
+            if let Some(earlier) = earlier {
+                let _ = earlier.await;
+            }
             let _ = done.send((actor, outcome));
+            let _ = reported.send(());
         });
         Offer::Sending
     }
@@ -263,6 +280,10 @@ impl CommandTransport for KafkaCommands {
             }
             each(actor, delivery);
         }
+    }
+
+    fn sends_in_order(&self) -> bool {
+        true
     }
 }
 
