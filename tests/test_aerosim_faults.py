@@ -437,6 +437,34 @@ def test_the_hold_at_the_stop_goes_at_once_behind_the_command_under_way(proxied,
         assert "actor1: no neutral command was delivered" in processes.output(bridge)
 
 
+def test_every_hold_centres_the_sticks_once_a_flight_control_command_went_out(broker, processes, collector):
+    """AeroSim's flight controller keeps the last flight-control command
+    whatever comes on the autopilot's topic (in its flight-control
+    configurations nothing reads that topic): after flight-control commands
+    and then an autopilot command, the hold centres the sticks, and so does
+    the next hold, after another autopilot command."""
+    peer = Peer(broker.bootstrap)
+    fc, ap = peer.reader(FLIGHT_CONTROL, OFFSET_BEGINNING), peer.reader(AUTOPILOT, OFFSET_BEGINNING)
+    start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+    sticks = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
+    autopilot_pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+    wait_matched(sticks)
+    wait_matched(autopilot_pub)
+    for _ in range(3):
+        sticks.publish(stick(0.4))
+        time.sleep(0.1)
+    autopilot_pub.publish(autopilot(1500.0))
+    first = drain(ap, 2.0)
+    autopilot_pub.publish(autopilot(1600.0))
+    second = drain(ap, 2.0)
+    setpoints = [r["data"]["altitude_setpoint_ft"] for r in first + second]
+    assert setpoints[0::2] == [1500.0, 1600.0] and all(is_hold(r["data"]) for r in (first + second)[1::2]), setpoints
+    records = [r["data"] for r in drain(fc, 1.0)]
+    centred = [is_centred(r) for r in records]
+    assert len(records) > 2 and centred[-2:] == [True, True] and not any(centred[:-2]), records
+    assert all(r["power_cmd"] == [0.7] for r in records), "the power kept"
+
+
 def test_a_command_not_acknowledged_in_time_lands_before_the_hold(proxied, processes, collector):
     """ack_timeout 3 s, above the Kafka client's own 2 s; one autopilot
     command is held up 5 s on its way to the broker. It is counted as not

@@ -8,9 +8,10 @@
 //! over one connection, in the order their sends began, so the failsafe at
 //! the stop goes at once, behind a command still waiting for its answer.
 //! AeroSim latches the last command, so the neutral is the failsafe: a
-//! flight-control command with centred sticks (when one was in force) and
-//! one autopilot command holding the altitude, heading and airspeed of a
-//! fresh vehicle state (or, without one, the attitude it has).
+//! flight-control command with centred sticks (once any flight-control
+//! command went out) and one autopilot command holding the altitude,
+//! heading and airspeed of a fresh vehicle state (or, without one, the
+//! attitude it has).
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
@@ -47,14 +48,15 @@ pub enum AircraftCommand {
     Nothing,
 }
 
-/// One actor's command topics, and the flight-control command in force.
+/// One actor's command topics, and its last flight-control command.
 struct ActorLink {
     flight_control: Arc<Writer>,
     autopilot: Arc<Writer>,
-    /// The last flight-control command sent, until a hold centres it.
+    /// The last flight-control command that went out. AeroSim's flight
+    /// controller keeps it whatever comes on the autopilot's topic (in its
+    /// flight-control configurations nothing reads that topic), so every
+    /// hold centres it.
     stick: Option<FlightControlCommand>,
-    /// A hold is under way: its delivery ends `stick`.
-    holding: bool,
     /// Resolves once this actor's last send has reported its outcome: the
     /// next reports after it, so that outcomes come in the order the sends began.
     reported: Option<oneshot::Receiver<()>>,
@@ -125,7 +127,6 @@ impl KafkaCommands {
                 flight_control: writer(fc),
                 autopilot: writer(ap),
                 stick: None,
-                holding: false,
                 reported: None,
             })
             .collect();
@@ -254,16 +255,12 @@ impl CommandTransport for KafkaCommands {
                 self.actors[actor].stick = Some(c.clone());
                 vec![(fc.clone(), self.envelope(fc.topic(), c))]
             }
-            AircraftCommand::Autopilot(c) => {
-                self.actors[actor].stick = None;
-                vec![(ap.clone(), self.envelope(ap.topic(), c))]
-            }
+            AircraftCommand::Autopilot(c) => vec![(ap.clone(), self.envelope(ap.topic(), c))],
             AircraftCommand::Hold => {
                 let mut records = vec![(ap.clone(), self.envelope(ap.topic(), &self.hold_for(actor)))];
                 if let Some(stick) = &link.stick {
                     records.push((fc.clone(), self.envelope(fc.topic(), &convert::centred(stick))));
                 }
-                self.actors[actor].holding = true;
                 records
             }
             AircraftCommand::Nothing => return Offer::Taken,
@@ -273,11 +270,6 @@ impl CommandTransport for KafkaCommands {
 
     fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
         while let Ok((actor, delivery)) = self.ended.1.try_recv() {
-            if let Some(link) = self.actors.get_mut(actor) {
-                if std::mem::take(&mut link.holding) && delivery == Delivery::Delivered {
-                    link.stick = None;
-                }
-            }
             each(actor, delivery);
         }
     }
