@@ -80,6 +80,15 @@ def drain(consumer, seconds):
     return out
 
 
+def publish_until_on_broker(pub, consumer, command, timeout=15.0):
+    """Publishes `command` until a record reaches the broker (`consumer`'s
+    topic): the bridge is connected."""
+    deadline = time.monotonic() + timeout
+    while not drain(consumer, 0.3):
+        assert time.monotonic() < deadline, "no command reached the broker"
+        pub.publish(command)
+
+
 def test_behind_a_slow_broker_commands_leave_once_in_order_and_the_hold_follows(proxied, processes, collector):
     """150 ms each way between bridge and broker from the start (a cold
     connection): of 50 autopilot commands at 10 Hz, each one that leaves
@@ -127,10 +136,7 @@ def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothin
         bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0", "actors:=[actor1,actor2]")
         pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
         wait_matched(pub)
-        deadline = time.monotonic() + 15
-        while not drain(ap1, 0.3):
-            assert time.monotonic() < deadline, "no command reached the broker"
-            pub.publish(autopilot(2000.0))
+        publish_until_on_broker(pub, ap1, autopilot(2000.0))
         bridge.send_signal(signal.SIGINT)
         assert bridge.wait(timeout=3) == 0
         at_stop = drain(ap1, 2.0)
@@ -139,10 +145,7 @@ def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothin
 
         bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0")
         wait_matched(pub)
-        deadline = time.monotonic() + 15
-        while not drain(ap1, 0.3):
-            assert time.monotonic() < deadline, "no command reached the broker"
-            pub.publish(autopilot(2100.0))
+        publish_until_on_broker(pub, ap1, autopilot(2100.0))
     finally:
         states.stop()
     proxy.hang = True
@@ -477,10 +480,7 @@ def test_a_command_not_acknowledged_in_time_lands_before_the_hold(proxied, proce
     bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=0.5", "ack_timeout:=3.0")
     pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
     wait_matched(pub)
-    deadline = time.monotonic() + 15
-    while not drain(ap, 0.3):
-        assert time.monotonic() < deadline, "no command reached the broker"
-        pub.publish(autopilot(1000.0))
+    publish_until_on_broker(pub, ap, autopilot(1000.0))
     time.sleep(1.0)  # the hold after that one
     proxy.stall(b"1234.5", 5.0)
     sent = time.monotonic()
