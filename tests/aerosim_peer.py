@@ -194,11 +194,12 @@ class Peer:
         self.producer.produce(topic, key=key, value=payload)
         self.producer.flush(10)
 
-    def reader(self, topic):
-        """Reads `topic` from its end, as AeroSim's consumers do (assign, no group)."""
+    def reader(self, topic, start=OFFSET_END):
+        """Reads `topic` from its end, as AeroSim's consumers do (assign, no
+        group), or from `start` (OFFSET_BEGINNING: all it holds)."""
         c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "aerosim-test", "enable.auto.commit": False,
                       "fetch.wait.max.ms": 5})
-        c.assign([TopicPartition(topic, 0, OFFSET_END)])
+        c.assign([TopicPartition(topic, 0, start)])
         return c
 
 
