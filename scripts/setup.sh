@@ -20,7 +20,7 @@ unset RFLYSIM_ENV_SOURCED
 # Keeps colcon from finding the prefixes below as packages of a workspace.
 touch "$CACHE/COLCON_IGNORE"
 
-log() { printf '[setup] %s\n' "$*"; }
+log() { printf '[setup %3ds] %s\n' $SECONDS "$*"; }
 
 # ---------------------------------------------------------------- apt
 # A sourced ROS 2 (ROS_DISTRO set, and not our own .cache/env.sh) is used as is.
