@@ -291,6 +291,7 @@ mod tests {
         let flat = Scene {
             blocks: vec![],
             tile: 2.0,
+            terrain: crate::world::Terrain::flat(),
         };
         let img = render_camera(&flat, &hover(), &down_mount(), &view(2, Encoding::Mono16, 9, 7, 60.0));
         // Every pixel sees the ground; the z-depth is the altitude everywhere.

@@ -1,6 +1,6 @@
 //! RflySim3D's request port: console commands (the cameras' `RflyReqObjData`
 //! and `RflyClearCapture`; the scene's verbs, for [`crate::scene`]), the pose
-//! structs that place vehicles in the scene, gimbal control requests, and
+//! structs that place vehicles in the scene, the labels over vehicles, gimbal control requests, and
 //! `VisionSensorReq`s that start (or reconfigure) a sensor's stream.
 
 use std::net::UdpSocket;
@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use rflysim_proto::console::SceneItem;
 use rflysim_proto::error::DecodeError;
+use rflysim_proto::label::VehicleLabel;
 use rflysim_proto::request::{decode_console_command, ConsoleRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::scene::PoseDatagram;
 
@@ -26,6 +27,10 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
         let d = &buf[..n];
         if let Ok(text) = decode_console_command(d) {
             log(&format!("console command from {from}: {text}"));
+            if let Some(label) = VehicleLabel::parse(&text) {
+                shared.scene.lock().unwrap().apply_label(label);
+                continue;
+            }
             let Some(request) = ConsoleRequest::parse(&text) else {
                 continue;
             };
