@@ -1,8 +1,9 @@
 //! RflySim3D's scene on ROS 2, through the standard Simulation Interfaces
 //! (`simulation_interfaces` 2.1): spawn, move, query and delete vehicles,
 //! query scene objects by name, their bounds, maps; a console service, a bulk
-//! path that places a swarm in as few datagrams as the wire allows, and each
-//! vehicle's collisions, pose and scan lines as RflySim3D reports them.
+//! path that places a swarm in as few datagrams as the wire allows, each
+//! vehicle's collisions, pose and scan lines as RflySim3D reports them and
+//! its label; the ground's height from RflySim's map files.
 //!
 //! Units, from RflySim3D's own documents: every pose RflySim3D takes or
 //! reports is NED metres with roll, pitch, yaw in radians, its replies'
@@ -14,8 +15,11 @@
 //! on a task of its own, at most `scene_timeout`, and answers with the
 //! standard's result code either way.
 
+mod catalog;
+mod labels;
 pub mod model;
 mod services;
+pub mod terrain;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -59,6 +63,10 @@ pub struct SceneSettings {
     pub max_entities: usize,
     /// The map RflySim3D started with, if known ("": unknown until `load_world`).
     pub world: String,
+    /// RflySim's map files (`<world>.png`, `<world>.txt`).
+    pub map_dir: std::path::PathBuf,
+    /// The most points of the terrain's cloud.
+    pub terrain_cloud_points: usize,
 }
 
 /// What a waiting call is waiting for.
@@ -76,7 +84,7 @@ struct Waiter {
     reply: oneshot::Sender<Reply>,
 }
 
-/// Each vehicle's topics (the vehicles of `copter_ids`).
+/// Each vehicle's published topics (see [`vehicle_topics`]).
 struct VehicleOutputs {
     collision: Publisher<Collision>,
     odom: Publisher<Odometry>,
@@ -103,6 +111,7 @@ pub struct SceneCore {
     all_collisions: Mutex<Publisher<Collision>>,
     /// When a vehicle's crash data last came (the postback is on).
     last_postback: Mutex<Option<Instant>>,
+    terrain: terrain::Terrain,
 }
 
 impl std::fmt::Debug for SceneCore {
@@ -389,24 +398,6 @@ pub fn start(
     let logger = node.logger().to_string();
     let qos = settings.output.qos.clone();
     let e = |what: &str, err: r2r::Error| format!("scene: {what}: {err}");
-    let mut outputs = HashMap::new();
-    for &id in vehicles {
-        let topic = |t: &str| format!("rflysim/uav{id}/{t}");
-        outputs.insert(
-            id,
-            VehicleOutputs {
-                collision: node
-                    .create_publisher(&topic("collision"), qos.clone())
-                    .map_err(|x| e("collision", x))?,
-                odom: node
-                    .create_publisher(&topic("scene/odom"), qos.clone())
-                    .map_err(|x| e("scene/odom", x))?,
-                rays: node
-                    .create_publisher(&topic("scene/rays"), qos.clone())
-                    .map_err(|x| e("scene/rays", x))?,
-            },
-        );
-    }
     let core = Arc::new(SceneCore {
         scene: Mutex::new(Scene::new(vehicles, scene_settings.first_spawn_id)),
         waiters: Mutex::default(),
@@ -419,14 +410,27 @@ pub fn start(
         logger: logger.clone(),
         stats,
         log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
-        outputs: Mutex::new(outputs),
+        outputs: Mutex::default(),
         all_collisions: Mutex::new(
-            node.create_publisher("rflysim/scene/collisions", qos)
+            node.create_publisher("rflysim/scene/collisions", qos.clone())
                 .map_err(|x| e("scene/collisions", x))?,
         ),
         last_postback: Mutex::default(),
+        terrain: terrain::Terrain::new(
+            node,
+            settings.scene.map_dir.clone(),
+            settings.scene.terrain_cloud_points,
+        )?,
     });
+    for &id in vehicles {
+        vehicle_topics(node, &core, id, &qos)?;
+    }
+    if let Some(world) = core.world.lock().unwrap().clone() {
+        terrain::load_blocking(&core, &world);
+    }
     services::serve(node, &core, shutdown.clone())?;
+    terrain::serve(node, &core, shutdown.clone())?;
+    catalog::serve(node, &core, shutdown.clone())?;
     let poses = poses_node
         .subscribe::<ScenePoses>("rflysim/scene/poses", r2r::QosProfile::default())
         .map_err(|x| e("scene/poses", x))?;
@@ -436,11 +440,34 @@ pub fn start(
     }
     r2r::log_info!(
         &logger,
-        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses",
+        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses, \
+         rflysim/get_terrain_height (maps in {})",
         core.window,
-        core.sim_ip
+        core.sim_ip,
+        core.terrain.dir().display()
     );
     Ok((SceneFeed { core }, bulk))
+}
+
+/// Every topic of vehicle `id` on `node`: RflySim3D's collisions, pose and
+/// scan lines of it (published), and its label (subscribed). Per-vehicle
+/// topics are made here alone.
+fn vehicle_topics(node: &mut Node, core: &Arc<SceneCore>, id: u16, qos: &r2r::QosProfile) -> Result<(), String> {
+    let topic = |t: &str| format!("rflysim/uav{id}/{t}");
+    let e = |t: &str, err: r2r::Error| format!("scene: {}: {err}", topic(t));
+    let outputs = VehicleOutputs {
+        collision: node
+            .create_publisher(&topic("collision"), qos.clone())
+            .map_err(|x| e("collision", x))?,
+        odom: node
+            .create_publisher(&topic("scene/odom"), qos.clone())
+            .map_err(|x| e("scene/odom", x))?,
+        rays: node
+            .create_publisher(&topic("scene/rays"), qos.clone())
+            .map_err(|x| e("scene/rays", x))?,
+    };
+    core.outputs.lock().unwrap().insert(id, outputs);
+    labels::subscribe(node, core, id)
 }
 
 /// A console command text for RflySim3D: why not, when it cannot be one.

@@ -37,7 +37,7 @@ fn failed(code: u8, message: impl Into<String>) -> SimResult {
 }
 
 /// Serves `S` on `name`: each request answered by `answer` on a task of its own.
-fn serve_one<S, F, Fut>(
+pub(super) fn serve_one<S, F, Fut>(
     node: &mut Node,
     name: &str,
     core: &Arc<SceneCore>,
@@ -118,13 +118,13 @@ pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<b
     serve_one::<GetEntityBounds::Service, _, _>(node, "get_entity_bounds", core, s.clone(), |c, r| async move {
         bounds(&c, r).await
     })?;
-    serve_one::<LoadWorld::Service, _, _>(
-        node,
-        "load_world",
-        core,
-        s.clone(),
-        |c, r| async move { load_world(&c, r) },
-    )?;
+    serve_one::<LoadWorld::Service, _, _>(node, "load_world", core, s.clone(), |c, r| async move {
+        let loaded = load_world(&c, r);
+        if loaded.result.result == SimResult::RESULT_OK as u8 {
+            super::terrain::load(&c, loaded.world.name.clone()).await;
+        }
+        loaded
+    })?;
     serve_one::<GetCurrentWorld::Service, _, _>(node, "get_current_world", core, s.clone(), |c, _| async move {
         match c.world.lock().unwrap().clone() {
             Some(name) => GetCurrentWorld::Response {
@@ -152,6 +152,9 @@ fn features() -> GetSimulatorFeatures::Response {
         SimulatorFeatures::ENTITY_STATE_SETTING as u16,
         SimulatorFeatures::WORLD_LOADING as u16,
         SimulatorFeatures::WORLD_INFO_GETTING as u16,
+        SimulatorFeatures::SPAWNABLES as u16,
+        SimulatorFeatures::ENTITY_INFO_GETTING as u16,
+        SimulatorFeatures::AVAILABLE_WORLDS as u16,
     ];
     GetSimulatorFeatures::Response {
         features: SimulatorFeatures {
@@ -159,7 +162,9 @@ fn features() -> GetSimulatorFeatures::Response {
             spawn_formats: vec!["rflysim".into()],
             custom_info: format!(
                 "RflySim3D. spawn_entity: entity_resource.uri {}<type> (3 quadcopter, 5/6 hexacopter, 30 person, \
-                 50 car, 100 fixed wing, 150-152 targets; + 1000 x style). load_world: {}<name>. Poses in {} (ENU).",
+                 50 car, 100 fixed wing, 150-152 targets; + 1000 x style); a vehicle asked for at or under the \
+                 ground of a map with files in map_dir is put on it. load_world: {}<name>. Poses in {} (ENU). \
+                 The ground's height: rflysim/get_terrain_height.",
                 model::VEHICLE_RESOURCE,
                 model::MAP_RESOURCE,
                 names::WORLD_FRAME
@@ -213,12 +218,13 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
         );
     }
     let (position, q) = pose_parts(&r.initial_pose.pose);
-    let Some(pose) = model::ned_pose(position, q) else {
+    let Some(mut pose) = model::ned_pose(position, q) else {
         return refuse(
             SpawnEntity::Response::INVALID_POSE as u8,
             "the position is not finite, or the orientation is not a rotation".into(),
         );
     };
+    let on_ground = super::terrain::onto_ground(core, &mut pose);
     let spawned = core
         .scene
         .lock()
@@ -235,7 +241,12 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
             return refuse(code, e.to_string());
         }
     };
-    if let Err(e) = core.place(id, vehicle_type, &pose, [0.0; 3]) {
+    let sent = if on_ground {
+        core.place_on_ground(id, vehicle_type, &pose)
+    } else {
+        core.place(id, vehicle_type, &pose, [0.0; 3])
+    };
+    if let Err(e) = sent {
         core.scene.lock().unwrap().remove(&name);
         return refuse(
             SimResult::RESULT_OPERATION_FAILED as u8,
@@ -244,7 +255,8 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
     }
     r2r::log_info!(
         &core.logger,
-        "scene: spawned {name} (vehicle {id}, type {vehicle_type})"
+        "scene: spawned {name} (vehicle {id}, type {vehicle_type}){}",
+        if on_ground { ", on the ground" } else { "" }
     );
     SpawnEntity::Response {
         result: ok(),
@@ -555,7 +567,7 @@ async fn bounds(core: &SceneCore, r: GetEntityBounds::Request) -> GetEntityBound
     }
 }
 
-fn world_resource(name: &str) -> WorldResource {
+pub(super) fn world_resource(name: &str) -> WorldResource {
     WorldResource {
         name: name.to_string(),
         world_resource: r2r::simulation_interfaces::msg::Resource {
