@@ -11,7 +11,7 @@ import json
 import math
 import time
 
-from conftest import answer, executable
+from conftest import answer, dropped_count, executable
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import PointCloud2
@@ -181,15 +181,7 @@ def test_labels_reach_rflysim3d_as_its_commands_and_malformed_ones_never(collect
     sent = [line for line in processes.output(sim).splitlines() if "console command" in line and "Label" in line]
     assert len(sent) == 3, sent
     assert "rflysim/uav1/label refused, nothing sent" in processes.output(node)
-    deadline = time.monotonic() + 10
-    counted = None
-    while time.monotonic() < deadline and counted != 10:
-        for array in collector.messages(diag):
-            for st in array.status:
-                if "scene" in st.name:
-                    counted = next((int(kv.value) for kv in st.values if kv.key == "dropped_label_refused"), counted)
-        time.sleep(0.1)
-    assert counted == 10
+    assert dropped_count(collector, diag, "scene", "label_refused", 10) == 10
     assert node.poll() is None
 
 

@@ -682,8 +682,8 @@ mod tests {
             let m = HeightMap::from_files(&png, &txt).unwrap();
             assert_eq!((m.rows(), m.columns()), (401, 401));
             for i in 0..500 {
-                let x = -60.0 + (i as f64 * 0.731) % 120.0;
-                let y = -60.0 + (i as f64 * 1.377) % 120.0;
+                let x = -60.0 + (f64::from(i) * 0.731) % 120.0;
+                let y = -60.0 + (f64::from(i) * 1.377) % 120.0;
                 // Whole centimetres, bilinear over 0.5 m: within 1.5 cm.
                 let got = -m.terrain_alt(x, y);
                 assert!((got - t.height(x, y)).abs() < 0.015, "{name} ({x}, {y}): {got}");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use r2r::rflysim_bridge::srv::GetTerrainHeight;
-use r2r::sensor_msgs::msg::{PointCloud2, PointField};
+use r2r::sensor_msgs::msg::PointCloud2;
 use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
@@ -210,12 +210,7 @@ fn terrain_cloud(map: &HeightMap, max_points: usize) -> PointCloud2 {
             p.iter().for_each(|v| data.extend_from_slice(&v.to_le_bytes()));
         }
     }
-    let field = |name: &str, offset: u32| PointField {
-        name: name.into(),
-        offset,
-        datatype: PointField::FLOAT32 as u8,
-        count: 1,
-    };
+    let field = ros_common::msgs::float32_field;
     PointCloud2 {
         header: ros_common::msgs::header(to_ros_time(wall_now()), names::WORLD_FRAME),
         height: height as u32,
