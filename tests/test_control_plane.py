@@ -9,7 +9,7 @@ import struct
 import time
 
 import pytest
-from conftest import executable
+from conftest import dropped_count, executable
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
@@ -130,15 +130,7 @@ def test_invalid_commands_send_nothing_and_say_why(collector, processes, tmp_pat
     log = processes.output(node)
     assert "refused, nothing sent (invalid): Camera" in log, log
     diag = collector.subscribe(DiagnosticArray, "/diagnostics")
-    deadline = time.monotonic() + 10
-    counted = None
-    while time.monotonic() < deadline and counted != 5:
-        for array in collector.messages(diag):
-            for st in array.status:
-                if "gimbal commands" in st.name:
-                    counted = next((int(kv.value) for kv in st.values if kv.key == "dropped_invalid"), None)
-        time.sleep(0.1)
-    assert counted == 5
+    assert dropped_count(collector, diag, "gimbal commands", "invalid", 5) == 5
 
 
 def rate_command(yaw_rate=1500, pitch_rate=1000):

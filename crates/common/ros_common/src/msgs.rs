@@ -9,7 +9,7 @@ use frames::{Quat, Vec3};
 use image_codec::Encoding;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Point, Pose, PoseWithCovariance, Quaternion, Vector3};
-use r2r::sensor_msgs::msg::{CameraInfo, RegionOfInterest};
+use r2r::sensor_msgs::msg::{CameraInfo, PointField, RegionOfInterest};
 use r2r::std_msgs::msg::Header;
 
 pub fn header(stamp: Time, frame_id: &str) -> Header {
@@ -76,6 +76,16 @@ pub fn camera_info(width: u32, height: u32, fov_deg: f64, header: Header) -> Cam
         binning_x: 0,
         binning_y: 0,
         roi: RegionOfInterest::default(),
+    }
+}
+
+/// One `float32` field of a `sensor_msgs/PointCloud2` point, at `offset` bytes.
+pub fn float32_field(name: &str, offset: u32) -> PointField {
+    PointField {
+        name: name.into(),
+        offset,
+        datatype: PointField::FLOAT32 as u8,
+        count: 1,
     }
 }
 

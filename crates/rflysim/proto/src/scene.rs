@@ -1,5 +1,5 @@
-//! RflySim3D's scene over UDP (the RflySim3D API document, chapters 9 and
-//! 10; the SDK's `UE4CtrlAPI.py`): the structs that place vehicles in the
+//! RflySim3D's scene over UDP (RflySim's Python SDK `UE4CtrlAPI`,
+//! rflysim.com/doc/en/4.DevRef/pysdk/ue/ue4ctrl.html): the structs that place vehicles in the
 //! scene, sent to window i's request port 20010 + i, and everything
 //! RflySim3D sends back on its status port 20006, read by
 //! [`StatusDatagram::decode`] as the SDK reads it: by exact length, then
@@ -9,8 +9,8 @@
 //! Units. Positions are metres in the world's NED frame (z down) and angles
 //! radians (roll, pitch, yaw), both ways: the replies' `PosUE` and
 //! `boxOrigin` are in the frame of the `PosE` vehicles are placed with (the
-//! RflySim3D API document, "CoptReqData" and "ObjReqData"), and `BoxExtent` is half the box's size in metres
-//! along the object's X forward, Y right, Z up. The document's "the space
+//! SDK's `CoptReqData` and `ObjReqData`), and `BoxExtent` is half the box's size in metres
+//! along the object's X forward, Y right, Z up. RflySim3D's "the space
 //! unit is cm" concerns RflySim3D's inside and `RflySetPosScale`, which the
 //! bridge leaves at 1.
 //!

@@ -70,7 +70,9 @@ impl Role {
 
 /// The sensors `role` serves, and the fields the config left out for them.
 pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfig>, Vec<SensorDefaults>), String> {
-    if role == Role::Imu {
+    // The IMU needs no sensor list; the scene alone needs none either, and
+    // serves the gimbals of a config only when it is given one.
+    if role == Role::Imu || (role == Role::Scene && config.path.is_none()) {
         return Ok(Default::default());
     }
     let path = config.path.as_ref().ok_or_else(|| {
@@ -245,9 +247,11 @@ impl Startup {
             // Bulk poses on a node of their own: its spinner wakes for them
             // alone, with no services to wait on, and sends them itself.
             let mut poses_node = self.bridge.create_node("rflysim_scene_poses")?;
+            let spawned_node = self.bridge.create_node("rflysim_scene_spawned")?;
             let (feed, bulk) = crate::scene::start(
                 &mut self.bridge.node,
                 &mut poses_node,
+                spawned_node,
                 &self.settings,
                 &ids,
                 stats,

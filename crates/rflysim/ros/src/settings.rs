@@ -24,7 +24,7 @@ pub mod param {
     use rflysim_proto::gimbal::{GimbalBitTable, PROTOCOL_BITS, SDK_BITS};
     use rflysim_proto::ports;
     use rflysim_proto::request::REQUEST_CHECKSUM as REQUEST_CHECKSUM_VALUE;
-    use ros_common::params::{BoolParam, ChoiceParam, FloatParam, IntParam};
+    use ros_common::params::{BoolParam, ChoiceParam, FloatParam, IntParam, StringParam};
 
     use super::TfSource;
     /// Gimbal rates: `cmd_timeout` of silence after the last rate command stops the motion.
@@ -80,6 +80,11 @@ pub mod param {
     pub const SCENE_TIMEOUT: FloatParam = FloatParam::new("scene_timeout", 1.0, 0.05..=30.0);
     pub const MAX_SCENE_ENTITIES: IntParam = IntParam::new("max_scene_entities", 10_000, 10..=100_000);
     pub const WORLD: &str = "world";
+    /// The folder of RflySim's map files (`<map>.png`, `<map>.txt`): RflySim's
+    /// own `C:\PX4PSP\CopterSim\external\map`, copied to this PC; `~` is the home folder.
+    pub const MAP_DIR: StringParam = StringParam::new("map_dir", "~/PX4PSP/CopterSim/external/map");
+    /// The most points of the terrain cloud (`rflysim/scene/terrain`): a larger map is thinned evenly.
+    pub const TERRAIN_CLOUD_POINTS: IntParam = IntParam::new("terrain_cloud_points", 262_144, 4..=16_777_216);
 
     pub const INTS: &[IntParam] = &[
         SEQ_ID,
@@ -93,6 +98,7 @@ pub mod param {
         STATUS_PORT,
         FIRST_SPAWN_ID,
         MAX_SCENE_ENTITIES,
+        TERRAIN_CLOUD_POINTS,
     ];
     pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT, SCENE_TIMEOUT];
 }
@@ -330,6 +336,8 @@ impl Settings {
                 reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
                 max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
                 world: params::string(node, param::WORLD, "").map_err(|e| e.to_string())?,
+                map_dir: crate::scene::terrain::expand_home(&param::MAP_DIR.read(node)?),
+                terrain_cloud_points: param::TERRAIN_CLOUD_POINTS.read(node)?,
             },
         })
     }

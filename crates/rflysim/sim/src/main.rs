@@ -138,6 +138,11 @@ struct Cli {
     /// (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt, scene.txt)
     #[arg(long, value_name = "DIR", help_heading = TESTS)]
     dump: Option<PathBuf>,
+    /// Write the two map files RflySim ships for each of the emulator's maps
+    /// (Grasslands, MountainTerrain: <map>.png heights, <map>.txt calibration)
+    /// to DIR at start, for the scene node's map_dir
+    #[arg(long, value_name = "DIR", help_heading = TESTS)]
+    write_maps: Option<PathBuf>,
     /// Append "SeqID time_stamp wall_time" when each frame has been sent,
     /// "imu<copter id> time_stamp wall_time" per IMU sample (benchmarks)
     #[arg(long, value_name = "FILE", help_heading = TESTS)]
@@ -288,6 +293,7 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         send_log: c.send_log,
         ..d
     };
+    o.map_dir = c.write_maps;
     if let Some(dir) = c.dump {
         std::fs::create_dir_all(&dir).map_err(|e| invalid(format!("--dump {}: {e}", dir.display())))?;
         o.dump_dir = Some(dir);

@@ -116,6 +116,8 @@ pub struct Options {
     /// IMU sample and the scene's vehicles as they move here, for tests to
     /// compare with what the bridge publishes.
     pub dump_dir: Option<std::path::PathBuf>,
+    /// Write the map files of the emulator's maps here at start.
+    pub map_dir: Option<std::path::PathBuf>,
     /// Drop exactly these datagrams: (frame id, packet id), every sensor.
     pub drop_packets: Vec<(u64, u32)>,
     /// Append `SeqID time_stamp wall_clock_seconds` per frame sent (when its
@@ -168,6 +170,7 @@ impl Default for Options {
             wall_clock_offset: 0.0,
             heartbeat_multicast: false,
             dump_dir: None,
+            map_dir: None,
             drop_packets: Vec::new(),
             send_log: None,
         }

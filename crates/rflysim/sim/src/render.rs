@@ -339,6 +339,7 @@ mod tests {
         let flat = Scene {
             blocks: vec![],
             tile: 2.0,
+            terrain: crate::world::Terrain::flat(),
         };
         let img = render_camera(
             &flat,

@@ -1,8 +1,9 @@
 //! RflySim3D's scene on ROS 2, through the standard Simulation Interfaces
 //! (`simulation_interfaces` 2.1): spawn, move, query and delete vehicles,
 //! query scene objects by name, their bounds, maps; a console service, a bulk
-//! path that places a swarm in as few datagrams as the wire allows, and each
-//! vehicle's collisions, pose and scan lines as RflySim3D reports them.
+//! path that places a swarm in as few datagrams as the wire allows, each
+//! vehicle's collisions, pose and scan lines as RflySim3D reports them and
+//! its label; the ground's height from RflySim's map files.
 //!
 //! Units, from RflySim3D's own documents: every pose RflySim3D takes or
 //! reports is NED metres with roll, pitch, yaw in radians, its replies'
@@ -20,8 +21,11 @@
 //! `rflysim_proto::console::check_name`, and no value leaves or is published
 //! that is not finite in the wire's own `f32`.
 
+mod catalog;
+mod labels;
 pub mod model;
 mod services;
+pub mod terrain;
 
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -113,6 +117,10 @@ pub struct SceneSettings {
     pub max_entities: usize,
     /// The map RflySim3D started with, if known ("": unknown until `load_world`).
     pub world: String,
+    /// RflySim's map files (`<world>.png`, `<world>.txt`).
+    pub map_dir: std::path::PathBuf,
+    /// The most points of the terrain's cloud.
+    pub terrain_cloud_points: usize,
 }
 
 /// What a waiting call is waiting for.
@@ -131,7 +139,7 @@ struct Waiter {
     reply: oneshot::Sender<Reply>,
 }
 
-/// Each vehicle's topics (the vehicles of `copter_ids`).
+/// Each vehicle's published topics (see [`vehicle_topics`]).
 struct VehicleOutputs {
     collision: Publisher<Collision>,
     odom: Publisher<Odometry>,
@@ -160,9 +168,15 @@ pub struct SceneCore {
     dropped_log: Mutex<RateLimitedLog>,
     /// Publishers are `Send`, not `Sync`: behind locks in the shared core.
     outputs: Mutex<HashMap<u16, VehicleOutputs>>,
+    /// The node that holds spawned vehicles' topics. r2r makes and destroys
+    /// publishers only with their node in hand, and the scene's own node is
+    /// on its spinner thread: this one only publishes, so it is never spun.
+    spawned_node: Mutex<Node>,
+    qos: r2r::QosProfile,
     all_collisions: Mutex<Publisher<Collision>>,
     /// When a vehicle's crash data last came (the postback is on).
     last_postback: Mutex<Option<Instant>>,
+    terrain: terrain::Terrain,
 }
 
 impl std::fmt::Debug for SceneCore {
@@ -277,6 +291,27 @@ impl SceneCore {
             } else {
                 i += 1;
             }
+        }
+    }
+
+    /// Gives spawned vehicle `id` its collision, odometry and ray topics,
+    /// before RflySim3D can report it.
+    fn open_spawned_topics(&self, id: u16) -> Result<(), String> {
+        let outputs = vehicle_outputs(&mut self.spawned_node.lock().unwrap(), id, &self.qos)?;
+        self.outputs.lock().unwrap().insert(id, outputs);
+        Ok(())
+    }
+
+    /// Removes the topics of spawned vehicles `ids` (deleted, or gone with a map).
+    fn close_spawned_topics(&self, ids: &[u16]) {
+        let mut node = self.spawned_node.lock().unwrap();
+        for id in ids {
+            let Some(out) = self.outputs.lock().unwrap().remove(id) else {
+                continue;
+            };
+            node.destroy_publisher(out.collision);
+            node.destroy_publisher(out.odom);
+            node.destroy_publisher(out.rays);
         }
     }
 
@@ -463,6 +498,7 @@ impl StatusHandler for SceneFeed {
 pub fn start(
     node: &mut Node,
     poses_node: &mut Node,
+    spawned_node: Node,
     settings: &crate::settings::Settings,
     vehicles: &[u16],
     stats: Arc<StreamStats>,
@@ -472,24 +508,6 @@ pub fn start(
     let logger = node.logger().to_string();
     let qos = settings.output.qos.clone();
     let e = |what: &str, err: r2r::Error| format!("scene: {what}: {err}");
-    let mut outputs = HashMap::new();
-    for &id in vehicles {
-        let topic = |t: &str| format!("rflysim/uav{id}/{t}");
-        outputs.insert(
-            id,
-            VehicleOutputs {
-                collision: node
-                    .create_publisher(&topic("collision"), qos.clone())
-                    .map_err(|x| e("collision", x))?,
-                odom: node
-                    .create_publisher(&topic("scene/odom"), qos.clone())
-                    .map_err(|x| e("scene/odom", x))?,
-                rays: node
-                    .create_publisher(&topic("scene/rays"), qos.clone())
-                    .map_err(|x| e("scene/rays", x))?,
-            },
-        );
-    }
     let core = Arc::new(SceneCore {
         scene: Mutex::new(Scene::new(vehicles, scene_settings.first_spawn_id)),
         waiters: Mutex::default(),
@@ -504,14 +522,29 @@ pub fn start(
         stats,
         log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
         dropped_log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
-        outputs: Mutex::new(outputs),
+        outputs: Mutex::default(),
+        spawned_node: Mutex::new(spawned_node),
+        qos: qos.clone(),
         all_collisions: Mutex::new(
-            node.create_publisher("rflysim/scene/collisions", qos)
+            node.create_publisher("rflysim/scene/collisions", qos.clone())
                 .map_err(|x| e("scene/collisions", x))?,
         ),
         last_postback: Mutex::default(),
+        terrain: terrain::Terrain::new(
+            node,
+            settings.scene.map_dir.clone(),
+            settings.scene.terrain_cloud_points,
+        )?,
     });
+    for &id in vehicles {
+        vehicle_topics(node, &core, id, &qos)?;
+    }
+    if let Some(world) = core.world.lock().unwrap().clone() {
+        terrain::load_blocking(&core, &world);
+    }
     services::serve(node, &core, shutdown.clone())?;
+    terrain::serve(node, &core, shutdown.clone())?;
+    catalog::serve(node, &core, shutdown.clone())?;
     let poses = poses_node
         .subscribe::<ScenePoses>("rflysim/scene/poses", r2r::QosProfile::default())
         .map_err(|x| e("scene/poses", x))?;
@@ -521,11 +554,39 @@ pub fn start(
     }
     r2r::log_info!(
         &logger,
-        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses",
+        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses, \
+         rflysim/get_terrain_height (maps in {})",
         core.window,
-        core.sim_ip
+        core.sim_ip,
+        core.terrain.dir().display()
     );
     Ok((SceneFeed { core }, bulk))
+}
+
+/// Every topic of vehicle `id` on `node`: RflySim3D's collisions, pose and
+/// scan lines of it (published), and its label (subscribed). Per-vehicle
+/// topics are made here alone.
+fn vehicle_topics(node: &mut Node, core: &Arc<SceneCore>, id: u16, qos: &r2r::QosProfile) -> Result<(), String> {
+    let outputs = vehicle_outputs(node, id, qos)?;
+    core.outputs.lock().unwrap().insert(id, outputs);
+    labels::subscribe(node, core, id)
+}
+
+/// The published topics of vehicle `id`, on `node`.
+fn vehicle_outputs(node: &mut Node, id: u16, qos: &r2r::QosProfile) -> Result<VehicleOutputs, String> {
+    let topic = |t: &str| format!("rflysim/uav{id}/{t}");
+    let e = |t: &str, err: r2r::Error| format!("scene: {}: {err}", topic(t));
+    Ok(VehicleOutputs {
+        collision: node
+            .create_publisher(&topic("collision"), qos.clone())
+            .map_err(|x| e("collision", x))?,
+        odom: node
+            .create_publisher(&topic("scene/odom"), qos.clone())
+            .map_err(|x| e("scene/odom", x))?,
+        rays: node
+            .create_publisher(&topic("scene/rays"), qos.clone())
+            .map_err(|x| e("scene/rays", x))?,
+    })
 }
 
 /// A console command text for RflySim3D: why not, when it cannot be one.
