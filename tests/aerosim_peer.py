@@ -27,9 +27,10 @@ def free_port():
 
 def listens(pid, port):
     """Whether process `pid` holds a TCP socket listening on `port` (another
-    process's listener there would answer a connection just as well)."""
+    process's listener there would answer a connection just as well). The
+    table read is that of the process's own network namespace."""
     try:
-        with open("/proc/net/tcp") as f:
+        with open(f"/proc/{pid}/net/tcp") as f:
             rows = [line.split() for line in f.readlines()[1:]]
         inodes = {r[9] for r in rows if r[3] == "0A" and int(r[1].split(":")[1], 16) == port}
         fds = os.listdir(f"/proc/{pid}/fd")
@@ -54,18 +55,20 @@ class Broker:
     """`advertised_port`: the port clients are told to connect to (a proxy's).
     Without `port` it takes a free one, and another if that one was taken
     between the look and tansu's bind (an ephemeral port any connection of
-    the machine may take meanwhile)."""
+    the machine may take meanwhile). `host`: the address it listens on and
+    advertises; `prefix` (e.g. `ip netns exec NS`) runs it on another host."""
 
-    def __init__(self, port=None, advertised_port=None):
+    def __init__(self, port=None, advertised_port=None, host="127.0.0.1", prefix=()):
         self.fixed_port = port is not None
         self.port = port or free_port()
         self.advertised_port = advertised_port
+        self.host, self.prefix = host, list(prefix)
         self.proc = None
         self.start()
 
     @property
     def bootstrap(self):
-        return f"127.0.0.1:{self.port}"
+        return f"{self.host}:{self.port}"
 
     def start(self):
         why = ""
@@ -79,9 +82,10 @@ class Broker:
 
     def _start_once(self):
         """Starts tansu on `self.port`: "" once it listens, else why not."""
-        url = f"tcp://127.0.0.1:{self.port}"
-        advertised = f"tcp://127.0.0.1:{self.advertised_port or self.port}"
-        self.proc = subprocess.Popen([os.environ.get("AEROSIM_BROKER_BIN", "tansu"), "broker", "--listener-url", url,
+        url = f"tcp://{self.host}:{self.port}"
+        advertised = f"tcp://{self.host}:{self.advertised_port or self.port}"
+        self.proc = subprocess.Popen([*self.prefix, os.environ.get("AEROSIM_BROKER_BIN", "tansu"), "broker",
+                                      "--listener-url", url,
                                       "--advertised-listener-url", advertised, "--storage-engine", "memory://tansu/"],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 20
@@ -190,11 +194,12 @@ class Peer:
         self.producer.produce(topic, key=key, value=payload)
         self.producer.flush(10)
 
-    def reader(self, topic):
-        """Reads `topic` from its end, as AeroSim's consumers do (assign, no group)."""
+    def reader(self, topic, start=OFFSET_END):
+        """Reads `topic` from its end, as AeroSim's consumers do (assign, no
+        group), or from `start` (OFFSET_BEGINNING: all it holds)."""
         c = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "aerosim-test", "enable.auto.commit": False,
                       "fetch.wait.max.ms": 5})
-        c.assign([TopicPartition(topic, 0, OFFSET_END)])
+        c.assign([TopicPartition(topic, 0, start)])
         return c
 
 

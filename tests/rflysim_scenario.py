@@ -13,8 +13,10 @@ from conftest import executable
 # The emulator's default trajectory (crates/rflysim/sim/src/world.rs).
 RADIUS, OMEGA, ALTITUDE, ALT_AMP, ALT_OMEGA = 10.0, 0.25, 5.0, 1.0, 0.4
 
-ENCODING = {1: "bgr8", 2: "mono16", 3: "mono8", 4: "bgr8", 8: "bgr8", 9: "bgr8", 40: "mono8", 41: "bgr8"}
-CHANNELS = {"bgr8": 3, "mono8": 1, "mono16": 2}
+ENCODING = {1: "bgr8", 2: "16UC1", 3: "mono8", 4: "bgr8", 8: "bgr8", 9: "bgr8", 40: "mono8", 41: "bgr8"}
+CHANNELS = {"bgr8": 3, "mono8": 1, "16UC1": 2}
+# RflySim3D's depth pixel where it measured nothing (RflySim's SDK, "Depth camera"); 16UC1 says 0.
+DEPTH_NO_RETURN = 65535
 SUFFIX = {
     1: "img_rgb", 2: "img_depth", 3: "img_gray", 4: "img_Segmentation", 8: "fisheye", 9: "img_cine",
     40: "img_Infrared_Gray", 41: "img_Infrared", 20: "vehicle_lidar", 21: "global_lidar", 22: "livox_lidar",
@@ -41,14 +43,24 @@ def stamp_seconds(header):
 
 
 def sensor(seq, type_id, transport, port=0, width=32, height=24, hz=10, **extra):
+    """A sensor of the config: `otherParams` is a LiDAR's range of 60 m, or a depth camera's clip range 0.1–100 m in mm."""
     s = {
         "SeqID": seq, "TypeID": type_id, "TargetCopter": 1, "DataWidth": width, "DataHeight": height,
         "DataCheckFreq": hz, "SendProtocol": [transport, 127, 0, 0, 1, port, 0, 0], "CameraFOV": 80,
         "SensorPosXYZ": [0.3, 0.0, 0.05], "SensorAngEular": [0.0, -0.3, 0.0],
-        "otherParams": [60, 0, 0, 0, 0, 0, 0, 0],
+        "otherParams": [0.1, 100, 0, 0, 0, 0, 0, 0] if type_id == 2 else [60, 0, 0, 0, 0, 0, 0, 0],
     }
     s.update(extra)
     return s
+
+
+def as_published(type_id, rendered):
+    """The pixels the bridge publishes for a frame the emulator rendered: a depth
+    camera's RflySim3D "no return" (65535, mm) is 16UC1's 0; others as rendered."""
+    if type_id != 2:
+        return rendered
+    values = struct.unpack(f"<{len(rendered) // 2}H", rendered)
+    return struct.pack(f"<{len(values)}H", *(0 if v == DEPTH_NO_RETURN else v for v in values))
 
 
 class Scenario:

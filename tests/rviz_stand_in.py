@@ -3,7 +3,9 @@ named as such). It reads an rviz2 config the way rviz2 does and checks what
 rviz2 needs to draw each display:
 
 - every display with a topic receives messages, subscribed with the display's
-  own QoS (rviz2's defaults where the config has none);
+  own QoS (rviz2's defaults where the config has none); a Camera display also
+  its camera info, from where rviz2 takes it (image_transport's rule: beside
+  the image), as rviz2 subscribes it (best effort);
 - for every display drawn in 3D, the frame of what arrives resolves to the
   config's fixed frame through the TF tree received on /tf and /tf_static;
 - the TF display's frames all hang in the fixed frame's tree.
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from camera_subscriber_stand_in import camera_info_topic
 from conftest import executable
 from launch_double import evaluate
 
@@ -28,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # rviz_default_plugins display class -> (message type, drawn in 3D: needs TF to the fixed frame)
 DISPLAYS = {
     "rviz_default_plugins/Image": ("sensor_msgs.msg.Image", False),
+    "rviz_default_plugins/Camera": ("sensor_msgs.msg.Image", True),
     "rviz_default_plugins/Range": ("sensor_msgs.msg.Range", True),
     "rviz_default_plugins/PointStamped": ("geometry_msgs.msg.PointStamped", True),
     "rviz_default_plugins/Odometry": ("nav_msgs.msg.Odometry", True),
@@ -121,7 +125,8 @@ def start_launch(processes, launch_file, overrides=None):
 def watch(collector, rviz_config, want=3, timeout=30.0):
     """Subscribes as rviz2 would and waits until every display has `want` messages (or `timeout`);
     returns the problems found, one line each (an empty list: rviz2 can draw every display)."""
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+    from sensor_msgs.msg import CameraInfo
     from tf2_msgs.msg import TFMessage
 
     fixed, displays = read_config(rviz_config)
@@ -130,10 +135,16 @@ def watch(collector, rviz_config, want=3, timeout=30.0):
     tf_static = collector.subscribe(TFMessage, "/tf_static", QoSProfile(
         depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL),
         key="stand-in /tf_static")
-    keys = {}
+    keys, infos = {}, []
     for name, cls, topic, qos in displays:
         if topic:
             keys[name] = collector.subscribe(message_type(DISPLAYS[cls][0]), topic, qos, key=f"stand-in {name}")
+        if cls == "rviz_default_plugins/Camera":
+            info = f"{name}: camera info"
+            keys[info] = collector.subscribe(CameraInfo, camera_info_topic(topic), qos_profile_sensor_data,
+                                             key=f"stand-in {info}")
+            infos.append((info, "camera info", camera_info_topic(topic), None))
+    displays += infos
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(len(collector.messages(k)) < want for k in keys.values()):
         time.sleep(0.1)
@@ -153,7 +164,7 @@ def watch(collector, rviz_config, want=3, timeout=30.0):
         if len(msgs) < want:
             problems.append(f"{name} ({topic}): {len(msgs)} messages in {timeout:.0f} s")
             continue
-        if DISPLAYS[cls][1]:
+        if DISPLAYS.get(cls, (None, False))[1]:
             frames = {m.header.frame_id for m in msgs}
             loose = sorted(f for f in frames if not tree.resolves(f, fixed))
             if loose:

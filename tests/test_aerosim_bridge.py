@@ -41,8 +41,9 @@ def broker():
     b.stop()
 
 
-def start_bridge(processes, bootstrap, *params, ns="aerosim"):
-    args = [executable("aerosim_bridge"), "--ros-args", "-r", f"__ns:=/{ns}",
+def start_bridge(processes, bootstrap, *params, ns="aerosim", prefix=()):
+    """`prefix`: what runs the bridge (a command that ends by exec-ing its arguments)."""
+    args = [*prefix, executable("aerosim_bridge"), "--ros-args", "-r", f"__ns:=/{ns}",
             "-p", f"bootstrap_servers:={bootstrap}", "-p", "diagnostics_period:=0.2"]
     for p in params:
         args += ["-p", p]

@@ -4,7 +4,11 @@ records too large or compressed, a backlog read late, and what the command
 path leaves each aircraft holding. confluent-kafka is AeroSim's side."""
 
 import json
+import os
 import signal
+import socket
+import subprocess
+import threading
 import time
 
 import pytest
@@ -14,8 +18,10 @@ from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CompressedImage
 
+from confluent_kafka import OFFSET_BEGINNING
+
 from aerosim_peer import Broker, Peer, States, bincode_image, envelope, flight_display, vehicle_state
-from rflysim_bridge.msg import AutopilotCommand, FlightDisplay
+from rflysim_bridge.msg import AutopilotCommand, FlightControlCommand, FlightDisplay
 from tcp_proxy import Proxy
 from test_aerosim_bridge import (AUTOPILOT, DISPLAY, FLIGHT_CONTROL, STATE, SimClock, start_bridge, start_under_sim_time,
                                  wait_subscribed)
@@ -74,6 +80,15 @@ def drain(consumer, seconds):
     return out
 
 
+def publish_until_on_broker(pub, consumer, command, timeout=15.0):
+    """Publishes `command` until a record reaches the broker (`consumer`'s
+    topic): the bridge is connected."""
+    deadline = time.monotonic() + timeout
+    while not drain(consumer, 0.3):
+        assert time.monotonic() < deadline, "no command reached the broker"
+        pub.publish(command)
+
+
 def test_behind_a_slow_broker_commands_leave_once_in_order_and_the_hold_follows(proxied, processes, collector):
     """150 ms each way between bridge and broker from the start (a cold
     connection): of 50 autopilot commands at 10 Hz, each one that leaves
@@ -121,10 +136,7 @@ def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothin
         bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0", "actors:=[actor1,actor2]")
         pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
         wait_matched(pub)
-        deadline = time.monotonic() + 15
-        while not drain(ap1, 0.3):
-            assert time.monotonic() < deadline, "no command reached the broker"
-            pub.publish(autopilot(2000.0))
+        publish_until_on_broker(pub, ap1, autopilot(2000.0))
         bridge.send_signal(signal.SIGINT)
         assert bridge.wait(timeout=3) == 0
         at_stop = drain(ap1, 2.0)
@@ -133,10 +145,7 @@ def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothin
 
         bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0")
         wait_matched(pub)
-        deadline = time.monotonic() + 15
-        while not drain(ap1, 0.3):
-            assert time.monotonic() < deadline, "no command reached the broker"
-            pub.publish(autopilot(2100.0))
+        publish_until_on_broker(pub, ap1, autopilot(2100.0))
     finally:
         states.stop()
     proxy.hang = True
@@ -359,3 +368,192 @@ def test_clock_carries_aerosim_clock_ticks_only(broker, processes, collector):
     time.sleep(0.5)
     ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in collector.messages("clock")]
     assert ticks and max(ticks) <= last_tick + 1e-6, (ticks, last_tick)
+
+
+def is_hold(d):
+    """Either hold of the failsafe: the vehicle state's, or the attitude's."""
+    return d["use_manual_setpoints"] and (is_state_hold(d) or d["attitude_hold"])
+
+
+def is_centred(d):
+    return (d["roll_cmd"], d["pitch_cmd"], d["yaw_cmd"]) == (0.0, 0.0, 0.0)
+
+
+def stick(roll):
+    return FlightControlCommand(power_cmd=[0.7], roll_cmd=roll, pitch_cmd=-0.2, yaw_cmd=0.1)
+
+
+@pytest.mark.parametrize("delay, status", [(0.6, 1), (0.125, 0)])
+def test_the_hold_at_the_stop_goes_at_once_behind_the_command_under_way(proxied, processes, collector, delay,
+                                                                        status):
+    """Flight-control commands at 20 Hz over a link that turns slow once
+    they flow, until SIGINT, which comes just after a command left, while
+    its answer is still on the way: the hold leaves at once, behind it on its
+    connection, and reaches the broker after it. At 125 ms each way it is
+    acknowledged within the stop's half second; at 600 ms it cannot be, and
+    the exit status says so, but the hold is on the broker all the same.
+    (At 600 ms from the start no connection would be made: each takes
+    several round trips, and the client allows one 2 s for them all.)"""
+    broker, proxy = proxied
+    peer = Peer(broker.bootstrap)
+    fc, ap = peer.reader(FLIGHT_CONTROL, OFFSET_BEGINNING), peer.reader(AUTOPILOT, OFFSET_BEGINNING)
+    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=2.0")
+    pub = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
+    wait_matched(pub)
+    publishing = threading.Event()
+    publishing.set()
+
+    def commands():
+        while publishing.is_set():
+            pub.publish(stick(0.5))
+            time.sleep(0.05)
+    threading.Thread(target=commands, daemon=True).start()
+    try:
+        records = []
+        deadline = time.monotonic() + 20
+        while not records:
+            assert time.monotonic() < deadline, "no command reached the broker"
+            records = drain(fc, 0.2)
+        proxy.delay = delay
+        time.sleep(1.5)  # every request under way went out under the delay
+        # The connections are made; the next request naming the topic is a command's.
+        proxy.watch(FLIGHT_CONTROL.encode())
+        deadline = time.monotonic() + 5
+        while not proxy.seen(FLIGHT_CONTROL.encode()):
+            assert time.monotonic() < deadline, "no command left the bridge"
+            time.sleep(0.005)
+        time.sleep(0.1)
+        bridge.send_signal(signal.SIGINT)
+        began = time.monotonic()
+        assert bridge.wait(timeout=5) == status
+        took = time.monotonic() - began
+    finally:
+        publishing.clear()
+    assert took < 1.5, f"stopped {took:.2f} s after SIGINT"
+    records += drain(fc, 2 * delay + 1.5)
+    assert len(records) >= 2 and is_centred(records[-1]["data"]), [r["data"] for r in records[-3:]]
+    assert records[-1]["data"]["power_cmd"] == [0.7], "the power kept"
+    assert not any(is_centred(r["data"]) for r in records[:-1]), "one hold, the last record"
+    holds = [r["data"] for r in drain(ap, 1.0)]
+    assert len(holds) == 1 and is_hold(holds[0]), holds
+    if status:
+        assert "actor1: no neutral command was delivered" in processes.output(bridge)
+
+
+def test_every_hold_centres_the_sticks_once_a_flight_control_command_went_out(broker, processes, collector):
+    """AeroSim's flight controller keeps the last flight-control command
+    whatever comes on the autopilot's topic (in its flight-control
+    configurations nothing reads that topic): after flight-control commands
+    and then an autopilot command, the hold centres the sticks, and so does
+    the next hold, after another autopilot command."""
+    peer = Peer(broker.bootstrap)
+    fc, ap = peer.reader(FLIGHT_CONTROL, OFFSET_BEGINNING), peer.reader(AUTOPILOT, OFFSET_BEGINNING)
+    start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+    sticks = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
+    autopilot_pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+    wait_matched(sticks)
+    wait_matched(autopilot_pub)
+    for _ in range(3):
+        sticks.publish(stick(0.4))
+        time.sleep(0.1)
+    autopilot_pub.publish(autopilot(1500.0))
+    first = drain(ap, 2.0)
+    autopilot_pub.publish(autopilot(1600.0))
+    second = drain(ap, 2.0)
+    setpoints = [r["data"]["altitude_setpoint_ft"] for r in first + second]
+    assert setpoints[0::2] == [1500.0, 1600.0] and all(is_hold(r["data"]) for r in (first + second)[1::2]), setpoints
+    records = [r["data"] for r in drain(fc, 1.0)]
+    centred = [is_centred(r) for r in records]
+    assert len(records) > 2 and centred[-2:] == [True, True] and not any(centred[:-2]), records
+    assert all(r["power_cmd"] == [0.7] for r in records), "the power kept"
+
+
+def test_a_command_not_acknowledged_in_time_lands_before_the_hold(proxied, processes, collector):
+    """ack_timeout 3 s, above the Kafka client's own 2 s; one autopilot
+    command is held up 5 s on its way to the broker. It is counted as not
+    acknowledged, and the hold after it goes over the same connection, so the
+    broker appends it after the late command: the aircraft is left holding,
+    not on the command that came late."""
+    broker, proxy = proxied
+    peer = Peer(broker.bootstrap)
+    ap = peer.reader(AUTOPILOT, OFFSET_BEGINNING)
+    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=0.5", "ack_timeout:=3.0")
+    pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
+    wait_matched(pub)
+    publish_until_on_broker(pub, ap, autopilot(1000.0))
+    time.sleep(1.0)  # the hold after that one
+    proxy.stall(b"1234.5", 5.0)
+    sent = time.monotonic()
+    pub.publish(autopilot(1234.5))
+    records = []
+    while time.monotonic() - sent < 8.0:
+        records += drain(ap, 0.5)
+    data = [r["data"] for r in records]
+    late = next(i for i, d in enumerate(data) if d["altitude_setpoint_ft"] == 1234.5)
+    assert len(data) > late + 1 and all(is_hold(d) for d in data[late + 1:]), data
+    assert bridge.poll() is None
+
+
+class SilentResolver:
+    """A resolv.conf naming a loopback address where a socket takes DNS
+    queries and answers none, for a process started in a mount namespace of
+    its own (`prefix`): the machine's own resolver is left alone."""
+
+    def __init__(self, tmp_path):
+        self.sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        for host in ("127.0.0.63", "127.0.0.64", "127.0.0.65"):
+            try:
+                self.sink.bind((host, 53))
+                break
+            except OSError:
+                continue
+        else:
+            self.sink.close()
+            pytest.skip("no loopback address free for a DNS port")
+        self.sink.setblocking(False)
+        conf = tmp_path / "resolv.conf"
+        conf.write_text(f"nameserver {host}\noptions timeout:30 attempts:3\n")
+        self.prefix = ["unshare", "--mount", "sh", "-c", 'mount --bind "$0" /etc/resolv.conf && exec "$@"', str(conf)]
+
+    def queries(self):
+        """The queries that came so far (never answered)."""
+        out = []
+        while True:
+            try:
+                out.append(self.sink.recv(4096))
+            except BlockingIOError:
+                return out
+
+
+@pytest.fixture
+def silent_resolver(tmp_path):
+    if os.geteuid() != 0 or subprocess.run(["unshare", "--mount", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs root and unshare to give one process a resolv.conf of its own")
+    r = SilentResolver(tmp_path)
+    yield r
+    r.sink.close()
+
+
+def test_a_broker_name_the_resolver_never_answers_does_not_hold_up_the_stop(silent_resolver, processes, collector):
+    """The broker given by a host name whose lookup never ends (the resolver
+    takes the queries and answers none for a minute and more): the Kafka
+    client's lookups are under way for the reader and for the commands when
+    SIGINT comes, and the bridge stops within its budget all the same."""
+    bridge = start_bridge(processes, "aerosim-broker.test:9092", prefix=silent_resolver.prefix)
+    deadline = time.monotonic() + 20
+    while collector.node.count_subscribers("/aerosim/actor1/cmd_vel") == 0:
+        assert time.monotonic() < deadline, "the bridge did not come up"
+        assert bridge.poll() is None, processes.output(bridge)
+        time.sleep(0.1)
+    time.sleep(3.0)  # a first lookup given up after the client's 2 s, the next begun
+    asked = [q for q in silent_resolver.queries() if b"aerosim-broker" in q]
+    assert asked, "the bridge looked the broker's name up"
+    began = time.monotonic()
+    bridge.send_signal(signal.SIGINT)
+    try:
+        bridge.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    took = time.monotonic() - began
+    assert took < 1.5, f"stopped {took:.1f} s after SIGINT"
+    assert bridge.returncode == 0

@@ -322,6 +322,19 @@ def test_a_namespace_moves_every_topic(collector, processes, sim):
     feed(lambda: sim.send_telemetry(0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), lambda: collector.messages(pose))
 
 
+def drive_forward(collector, cmd_vel, odom):
+    """`cmd_vel` forward for 2 s moves the emulated AUV (heading north) forward: ENU +y."""
+    t = Twist()
+    t.linear.x = 0.8
+    end = time.monotonic() + 2.0
+    while time.monotonic() < end:
+        cmd_vel.publish(t)
+        time.sleep(0.05)
+    last = collector.messages(odom)[-1]
+    assert last.pose.pose.position.y > 0.5, "forward while heading north: ENU +y"
+    assert last.twist.twist.linear.x > 0.3, "forward in the body frame"
+
+
 def test_with_the_emulator_cmd_vel_drives_the_auv(collector, processes):
     """auv_sim and auv_bridge as `auv.launch.py emulator:=true` starts them."""
     ports = dict(zip(("image_port", "thruster_port", "telemetry_port"), free_ports(3)))
@@ -335,15 +348,7 @@ def test_with_the_emulator_cmd_vel_drives_the_auv(collector, processes):
     # The second AUV starts 3 m east, 2 m deep: ENU (3, 0, −2).
     assert (first.x, first.y, first.z) == (3.0, 0.0, -2.0)
     assert collector.wait_for(raw)[0].width == 320
-    t = Twist()
-    t.linear.x = 0.8
-    end = time.monotonic() + 2.0
-    while time.monotonic() < end:
-        cmd_vel.publish(t)
-        time.sleep(0.05)
-    last = collector.messages(odom)[-1]
-    assert last.pose.pose.position.y > 0.5, "forward while heading north: ENU +y"
-    assert last.twist.twist.linear.x > 0.3, "forward in the body frame"
+    drive_forward(collector, cmd_vel, odom)
     # cmd_timeout after the last cmd_vel, the watchdog stops the thrusters: the AUV slows down.
     time.sleep(3.0)
     assert abs(collector.messages(odom)[-1].twist.twist.linear.x) < 0.15

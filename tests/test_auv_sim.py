@@ -28,11 +28,15 @@ def free_ports(n):
 
 
 class Sim:
-    def __init__(self, processes, *args):
+    """`auv_sim` on free ports, bound to `host`; `prefix` (e.g. `ip netns exec NS`) runs it on another host."""
+
+    def __init__(self, processes, *args, host="127.0.0.1", prefix=()):
         self.image_port, self.thruster_port, self.telemetry_port = free_ports(3)
         self.proc = processes.start(
             [
+                *prefix,
                 executable("auv_sim"),
+                "--host", host,
                 "--image-port", self.image_port,
                 "--thruster-port", self.thruster_port,
                 "--telemetry-port", self.telemetry_port,
@@ -47,6 +51,11 @@ class Sim:
             assert time.monotonic() < deadline, "auv_sim did not bind within 10 s"
             time.sleep(0.02)
 
+    def ports(self):
+        """As `auv_bridge`'s parameters name them."""
+        return {"image_port": self.image_port, "thruster_port": self.thruster_port,
+                "telemetry_port": self.telemetry_port}
+
 
 @pytest.fixture
 def ctx():
@@ -55,11 +64,11 @@ def ctx():
     c.destroy(linger=0)
 
 
-def protocol_telemetry_client(ctx, port, auv_id):
+def protocol_telemetry_client(ctx, port, auv_id, host="localhost"):
     # The documentation's telemetry snippet, with a timeout so that a test cannot hang.
     sock = ctx.socket(zmq.SUB)
     sock.setsockopt(zmq.RCVTIMEO, 3000)
-    sock.connect(f"tcp://localhost:{port}")
+    sock.connect(f"tcp://{host}:{port}")
     sock.subscribe(bytes([auv_id]))  # Filter for AUV with ID=auv_id
     return sock
 

@@ -167,6 +167,8 @@ def test_a_silent_gimbal_controller_stops_the_gimbal(collector, processes, tmp_p
     assert len(stops) == 1, f"one zero-rate request after the silence, got {len(stops)}"
     assert got[-1] is stops[0], "nothing after it"
     assert time.monotonic() - last > 2.5
+    # Nothing echoes here (RflySim3D's status port is not sent to the node): the log says so.
+    assert "cannot be confirmed" in processes.output(node), processes.output(node)
     node.send_signal(signal.SIGINT)
     assert node.wait(timeout=2) == 0
     assert rfly.requests(timeout=0.5) == [], "the gimbal already stopped: nothing at the stop"
@@ -185,6 +187,166 @@ def test_a_stopped_gimbal_node_stops_a_slewing_gimbal(collector, processes, tmp_
     assert stop and is_stop(stop[0]), stop
     assert node.wait(timeout=2) == 0
     assert time.monotonic() - began < 1.5
+
+
+def commands_diagnostics(collector, diag, key, wanted, timeout=10.0):
+    """The value of `key` in the gimbal commands' /diagnostics status once it
+    is `wanted` (or the last one seen, when the timeout passes)."""
+    deadline, value = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        for array in collector.messages(diag):
+            for st in array.status:
+                if "gimbal commands" in st.name:
+                    value = next((kv.value for kv in st.values if kv.key == key), value)
+        if value == wanted:
+            break
+        time.sleep(0.1)
+    return value
+
+
+def test_a_refused_command_changes_nothing_later_requests_are_built_from(collector, processes, tmp_path):
+    """An attitude command (pitch −90°) stamped 10 s old is refused as stale:
+    the FOV command after it, the rate command and the watchdog's neutral all
+    carry the configured attitude, not its pitch."""
+    from rclpy.duration import Duration
+
+    rfly = FakeRflySim3D(window_id=19)
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 19, 43106, extra=["-p", "cmd_timeout:=0.5"])
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    stale = CameraCtrl(ctrl_type=0x4, pitch=-9000)
+    stale.header.stamp = (collector.node.get_clock().now() - Duration(seconds=10)).to_msg()
+    ctrl.publish(stale)
+    assert rfly.requests(timeout=1.0) == [], "the stale command sends nothing"
+    ctrl.publish(CameraCtrl(ctrl_type=0x2, fov=4000))
+    got = rfly.requests()
+    ctrl.publish(rate_command())
+    got += rfly.requests(timeout=3.0, want=2)
+    assert len(got) == 3 and not is_stop(got[1]) and is_stop(got[2]), got
+    configured = (0.0, -0.3, 0.2)
+    for r, what in zip(got, ("the FOV command", "the rate command", "the watchdog's neutral")):
+        assert r["euler"] == pytest.approx(configured, abs=1e-6), f"{what} carries the refused pitch: {r['euler']}"
+        assert r["fov"] == 40.0, what
+    assert "command refused, nothing sent (stale)" in processes.output(node)
+    assert commands_diagnostics(collector, diag, "dropped_stale", "1") == "1"
+
+
+def gimbal_with_echo(collector, processes, tmp_path, window, status_port, stream_port, sim_args=(), cmd_timeout=0.5):
+    """The emulator (echoing to the gimbal node's status port) and the gimbal
+    node, once its first status came; the gimbal's status, the command
+    publisher, the emulator and the node."""
+    s = sensor(6, 9, 2, port=stream_port, width=64, height=36, CameraFOV=60, SensorAngEular=[0, -0.3, 0.2])
+    status = collector.subscribe(CameraStatus, "/rflysim/sensor6/camera/status")
+    sc = Scenario(processes, tmp_path, [s],
+                  sim_args=["--window-id", str(window), "--gimbal-target", f"127.0.0.1:{status_port}", *sim_args],
+                  bridge_params={"window_id": window, "imu": False})
+    node = start_gimbal_node(processes, sc.config, window, status_port, extra=["-p", f"cmd_timeout:={cmd_timeout}"])
+    collector.wait_for(status, 2, timeout=30)
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    return status, ctrl, sc.sim, node
+
+
+def wait_status(collector, status, condition, timeout):
+    """The first status after now that meets `condition`, or None."""
+    seen = len(collector.messages(status))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for m in collector.messages(status)[seen:]:
+            if condition(m):
+                return m
+        time.sleep(0.05)
+    return None
+
+
+def slewing(m):
+    return m.others[2] != 0 or m.others[4] != 0
+
+
+def still(m):
+    return m.others[2] == 0 and m.others[4] == 0
+
+
+def test_the_watchdog_sends_the_neutral_again_until_the_echo_shows_the_gimbal_stopped(collector, processes, tmp_path):
+    """The emulator drops the first neutral: the echo still shows the rates,
+    so the neutral goes again and the gimbal stops."""
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    status, ctrl, sim, node = gimbal_with_echo(collector, processes, tmp_path, 11, 43107, 43011,
+                                               sim_args=["--drop-gimbal-neutrals", "1"])
+    ctrl.publish(rate_command())
+    assert wait_status(collector, status, slewing, 5.0), "the rate command never turned the gimbal"
+    stopped = wait_status(collector, status, still, 5.0)
+    assert stopped, f"the gimbal is still turning: {collector.messages(status)[-1].others}"
+    assert "neutral request (both rates 0) dropped" in processes.output(sim)
+    later = wait_status(collector, status, lambda m: True, 2.0)
+    assert (later.pitch, later.yaw) == (stopped.pitch, stopped.yaw) and still(later)
+    assert commands_diagnostics(collector, diag, "neutral_commands_sent", "1") == "1"
+    assert int(commands_diagnostics(collector, diag, "dropped_neutral_not_echoed", "1")) >= 1
+    assert commands_diagnostics(collector, diag, "dropped_neutral_unconfirmed", None) is None
+
+
+def read_echo(port, timeout=3.0):
+    """The next gimbal echo (148 bytes, checksum 12346) sent to `port`: its pitch and yaw rates."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.settimeout(0.1)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            try:
+                d = sock.recv(2048)
+            except socket.timeout:
+                continue
+            if len(d) == 148:
+                r = decode_request(d)
+                if r["checksum"] == 12346:
+                    return r["other"][1:3]
+    finally:
+        sock.close()
+    raise AssertionError(f"no gimbal echo on {port} within {timeout} s")
+
+
+def test_a_stopped_gimbal_node_sends_the_neutral_again_until_the_echo_shows_the_gimbal_stopped(
+        collector, processes, tmp_path):
+    status, ctrl, sim, node = gimbal_with_echo(collector, processes, tmp_path, 10, 43108, 43012,
+                                               sim_args=["--drop-gimbal-neutrals", "1"], cmd_timeout=5.0)
+    ctrl.publish(rate_command())
+    assert wait_status(collector, status, slewing, 5.0), "the rate command never turned the gimbal"
+    began = time.monotonic()
+    node.send_signal(signal.SIGINT)
+    assert node.wait(timeout=2) == 0, processes.output(node)
+    assert time.monotonic() - began < 1.5
+    assert "neutral request (both rates 0) dropped" in processes.output(sim)
+    # The node is gone and its status port free: what the emulator echoes there now.
+    assert read_echo(43108) == (0.0, 0.0), "the gimbal keeps turning after the node stopped"
+
+
+def test_a_neutral_the_echo_never_confirms_is_counted_and_said(collector, processes, tmp_path):
+    """Every neutral is lost: the watchdog's is sent for the stop budget, then
+    counted and logged as unconfirmed; at the stop, the same is an error and
+    the exit status says so."""
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics")
+    status, ctrl, sim, node = gimbal_with_echo(collector, processes, tmp_path, 9, 43109, 43013,
+                                               sim_args=["--gimbal-neutral-loss", "1"])
+    ctrl.publish(rate_command())
+    assert wait_status(collector, status, slewing, 5.0), "the rate command never turned the gimbal"
+    deadline = time.monotonic() + 5
+    while "was not confirmed" not in processes.output(node):
+        assert time.monotonic() < deadline, processes.output(node)
+        time.sleep(0.1)
+    assert commands_diagnostics(collector, diag, "dropped_neutral_unconfirmed", "1") == "1"
+    assert int(commands_diagnostics(collector, diag, "dropped_neutral_not_echoed", "2")) >= 1
+    assert slewing(collector.messages(status)[-1]), "the echo still shows it turning, as the log says"
+    sent = processes.output(sim).count("neutral request (both rates 0) dropped")
+    assert sent >= 2, f"{sent} neutral datagram(s) within the stop budget: never sent again"
+    # At the stop: the same neutral, never confirmed — an error, and exit status 1.
+    ctrl.publish(rate_command())
+    time.sleep(0.2)
+    node.send_signal(signal.SIGINT)
+    assert node.wait(timeout=3) == 1, processes.output(node)
+    assert "no neutral command was delivered within" in processes.output(node)
 
 
 def test_echo_becomes_camera_status_and_control_closes_the_loop(collector, processes, tmp_path):

@@ -40,6 +40,13 @@ def start_bridge(processes, ns, bridge_port, sim_port, *params):
     return processes.start(args, name="gps_denied_bridge")
 
 
+def start_emulator(processes, bridge_port, sim_port):
+    """`gps_denied_sim` as the launch file starts it (with the rover's own telemetry), sending to `bridge_port`."""
+    return processes.start([executable("gps_denied_sim"), "--bind", f"127.0.0.1:{sim_port}",
+                            "--target", f"127.0.0.1:{bridge_port}", "--stats", "0", "--rover-telemetry"],
+                           name="gps_denied_sim")
+
+
 @pytest.fixture
 def sim():
     s = FakeSim(free_port())
@@ -350,19 +357,10 @@ def test_ros_source_reads_and_writes_json_strings(collector, processes):
     assert got[0].data == '{"thrust":-0.75,"pitch":0.25,"roll":0.0,"yaw":0.5}'
 
 
-def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes):
-    ns = "gd_sim"
-    subscribe_all(collector, ns)
-    bridge_port, sim_port = free_port(), free_port()
-    # As the launch file starts it: with the rover's own telemetry.
-    processes.start([executable("gps_denied_sim"), "--bind", f"127.0.0.1:{sim_port}",
-                     "--target", f"127.0.0.1:{bridge_port}", "--stats", "0", "--rover-telemetry"],
-                    name="gps_denied_sim")
-    start_bridge(processes, ns, bridge_port, sim_port)
-    raw = collector.wait_for("camera/image_raw", 2, timeout=30)[-1]
-    assert (raw.width, raw.height) == (320, 240)
-    pads = [m for m in collector.messages("landing_pad") if m.detected]
-    assert pads and 0.0 < pads[-1].confidence <= 1.0
+def climb_then_hold(collector, ns):
+    """Thrust on `cmd` lifts the emulated drone above 6 m; then the controller
+    goes silent, and the watchdog's neutral command (thrust 0 holds) stops the
+    climb. Needs the topics of `subscribe_all`."""
     cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
     wait_matched(cmd)
     deadline = time.monotonic() + 20
@@ -371,9 +369,21 @@ def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes)
         cmd.publish(AttitudeThrust(thrust=0.8, pitch=0.0, roll=0.0, yaw=0.0))
         time.sleep(0.1)
     assert collector.messages("velocity")[-1].twist.linear.z > 0
-    # The controller goes silent: the neutral command (thrust 0 holds) stops the climb.
     time.sleep(4.5)
     climb = [m.twist.linear.z for m in collector.messages("velocity")[-10:]]
     assert all(abs(v) < 0.2 for v in climb), f"still climbing after the watchdog's neutral: {climb}"
+
+
+def test_with_the_emulator_the_pad_shows_and_thrust_climbs(collector, processes):
+    ns = "gd_sim"
+    subscribe_all(collector, ns)
+    bridge_port, sim_port = free_port(), free_port()
+    start_emulator(processes, bridge_port, sim_port)
+    start_bridge(processes, ns, bridge_port, sim_port)
+    raw = collector.wait_for("camera/image_raw", 2, timeout=30)[-1]
+    assert (raw.width, raw.height) == (320, 240)
+    pads = [m for m in collector.messages("landing_pad") if m.detected]
+    assert pads and 0.0 < pads[-1].confidence <= 1.0
+    climb_then_hold(collector, ns)
     rover = collector.wait_for("rover/odom", 2)[-1]
     assert rover.header.frame_id != rover.child_frame_id and rover.child_frame_id

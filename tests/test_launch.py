@@ -66,8 +66,8 @@ def test_rviz_config_shows_clouds_images_odometry_and_tf():
     rviz = yaml.safe_load((ROOT / "config" / "rflysim.rviz").read_text())
     displays = rviz["Visualization Manager"]["Displays"]
     classes = {d["Class"] for d in displays}
-    assert {"rviz_default_plugins/PointCloud2", "rviz_default_plugins/Image", "rviz_default_plugins/Odometry",
-            "rviz_default_plugins/TF"} <= classes
+    assert {"rviz_default_plugins/PointCloud2", "rviz_default_plugins/Image", "rviz_default_plugins/Camera",
+            "rviz_default_plugins/Odometry", "rviz_default_plugins/TF"} <= classes
     topics = [d["Topic"]["Value"] for d in displays if "Topic" in d]
     suffixes = set(SUFFIX.values())
     for t in topics:

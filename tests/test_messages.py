@@ -1,4 +1,4 @@
-"""The package's four messages, as rclpy sees them, against the RflySim vision protocol, section 2.3."""
+"""The package's four messages, as rclpy sees them, against RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.3."""
 
 from pathlib import Path
 
@@ -102,7 +102,7 @@ def test_no_other_message_declares_constants():
 
 MSG_DIR = Path(__file__).resolve().parent.parent / "msg"
 
-# The meaning comments of the RflySim vision protocol, section 2.3 that users read in `ros2 interface show`.
+# The meaning comments of RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.3 that users read in `ros2 interface show`.
 MEANING_COMMENTS = {
     "CameraCtrl.msg": [
         "# 0x1: resolution control",

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from conftest import answer, executable
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Pose
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -38,6 +39,68 @@ def start_scene_node(processes, cfg, window, status_port, *params):
 
 def call(node, srv_type, name, request, timeout=10.0):
     return answer(node.create_client(srv_type, name), name, request, timeout)
+
+
+def empty_config(tmp_path):
+    """A Config.json without sensors: the scene alone."""
+    cfg = tmp_path / "Config.json"
+    cfg.write_text('{"VisionSensors": []}')
+    return cfg
+
+
+def crash_data(crash_type, vel=(1.0, 2.0, 0.0), ray=5.0, contact=(10.0, 20.0, 0.0), runned=12.5):
+    """reqVeCrashData of vehicle 1 as RflySim's SDK packs it: at NED (10, 20, -5) facing east, moving
+    `vel`, its front scan line `ray`, what it hit at `contact` (the ground's centre at (11, 21, 0))."""
+    return struct.pack("<4id29f20s", 1234567897, 1, 3, crash_type, runned, *vel, 10.0, 20.0, -5.0,
+                       *contact, 11.0, 21.0, 0.0, 0.0, 0.0, math.pi / 2, *[0.0] * 8,
+                       ray, 6.0, 7.0, 8.0, 9.0, 4.5, b"Landscape_1")
+
+
+def poses_publisher(node):
+    """A publisher of rflysim/scene/poses the scene node has subscribed to."""
+    pub = node.create_publisher(ScenePoses, "/rflysim/scene/poses", RELIABLE)
+    deadline = time.monotonic() + 10
+    while pub.get_subscription_count() == 0:
+        assert time.monotonic() < deadline, "the scene node never subscribed to rflysim/scene/poses"
+        time.sleep(0.05)
+    return pub
+
+
+def start_emulator(processes, tmp_path, window, status_port):
+    """The built-in RflySim emulator as RflySim3D (and vehicle 1's CopterSim)
+    on `window`, its status datagrams sent to `status_port`."""
+    cfg = empty_config(tmp_path)
+    sim = processes.start([executable("rflysim_sim"), "--config", cfg, "--stats", "0", "--copters", "1",
+                           "--no-heartbeat", "--window-id", str(window), "--gimbal-target",
+                           f"127.0.0.1:{status_port}"], name="rflysim_sim")
+    return cfg, sim
+
+
+def console_commands(processes, sim):
+    """Every console command the emulator ran, one at a time as Unreal's console runs them."""
+    marker = "console command from "
+    return [line.split(marker, 1)[1].split(": ", 1)[1] for line in processes.output(sim).splitlines()
+            if marker in line]
+
+
+def wait_until_found(node, name, timeout=15.0):
+    """Asks for `name` until the scene node has it from RflySim3D (both may still be starting)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        r = call(node, GetEntityState, "/get_entity_state", GetEntityState.Request(entity=name))
+        if r.result.result == Result.RESULT_OK:
+            return r
+        assert time.monotonic() < deadline, r.result.error_message
+        time.sleep(0.2)
+
+
+def scene_drops(collector, diag, reason):
+    """The scene's count of drops for `reason` in the latest /diagnostics, or None."""
+    for array in reversed(collector.messages(diag)):
+        for st in array.status:
+            if st.name.endswith(": scene"):
+                return next((int(kv.value) for kv in st.values if kv.key == f"dropped_{reason}"), 0)
+    return None
 
 
 def pose(x, y, z, yaw=0.0):
@@ -212,6 +275,16 @@ class FakeRflySim3D:
                 out.append(d)
         return out
 
+    def drain(self, timeout):
+        """Every datagram that arrives within `timeout` s."""
+        out, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                out.append(self.sock.recv(65536))
+            except socket.timeout:
+                continue
+        return out
+
 
 def sdk_euler_ned(yaw_enu):
     """An ENU yaw (FLU, level) as RflySim's NED roll, pitch, yaw: yaw_ned = pi/2 - yaw_enu."""
@@ -221,8 +294,7 @@ def sdk_euler_ned(yaw_enu):
 def test_bytes_equal_the_sdk_and_bulk_poses_fill_100_a_datagram(collector, processes, tmp_path):
     window, status_port = 14, 43212
     rfly = FakeRflySim3D(window)
-    cfg = tmp_path / "Config.json"
-    cfg.write_text('{"VisionSensors": []}')
+    cfg = empty_config(tmp_path)
     node = start_scene_node(processes, cfg, window, status_port, "first_spawn_id:=2000")
     n = collector.node
     r = call(n, SpawnEntity, "/spawn_entity", spawn_request("sdk", at=(3.0, 4.0, 5.0)))
@@ -235,11 +307,7 @@ def test_bytes_equal_the_sdk_and_bulk_poses_fill_100_a_datagram(collector, proce
     assert got[0] == sdk
 
     # 250 vehicles in one message: three datagrams of 100, 100 and 50.
-    pub = n.create_publisher(ScenePoses, "/rflysim/scene/poses", RELIABLE)
-    deadline = time.monotonic() + 10
-    while pub.get_subscription_count() == 0:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    pub = poses_publisher(n)
     m = ScenePoses(ids=list(range(1, 251)), poses=[pose(float(i), 0.0, 2.0) for i in range(250)], scales=[2.0])
     pub.publish(m)
     grams = rfly.received(3804, want=3)
@@ -266,8 +334,7 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     code and the node goes on. Garbage on the status port is counted; the
     crash data right after it is published exactly."""
     window, status_port = 15, 43213
-    cfg = tmp_path / "Config.json"
-    cfg.write_text('{"VisionSensors": []}')
+    cfg = empty_config(tmp_path)
     node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
     n = collector.node
     collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
@@ -281,10 +348,6 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     to = ("127.0.0.1", status_port)
 
-    def crash_data(crash_type):
-        return struct.pack("<4id29f20s", 1234567897, 1, 3, crash_type, 12.5, 1.0, 2.0, 0.0, 10.0, 20.0, -5.0,
-                           10.0, 20.0, 0.0, 11.0, 21.0, 0.0, 0.0, 0.0, math.pi / 2, *[0.0] * 8,
-                           5.0, 6.0, 7.0, 8.0, 9.0, 4.5, b"Landscape_1")
     deadline = time.monotonic() + 10
     while not collector.messages(odom):
         assert time.monotonic() < deadline, "no scene odometry"
@@ -303,4 +366,244 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     assert o.header.frame_id == "rflysim/map_enu" and o.child_frame_id == "rflysim/uav1/base_link_flu"
     # Facing east (NED yaw 90°): ENU yaw 0; moving north at 1 m/s and east at 2: 2 forward, 1 to the left.
     assert abs(o.twist.twist.linear.x - 2.0) < 1e-6 and abs(o.twist.twist.linear.y - 1.0) < 1e-6
+    assert node.poll() is None
+
+
+def test_a_name_never_carries_a_second_console_command(collector, processes, tmp_path):
+    """Unreal's console runs '|'-separated commands one after another and a
+    line break starts another: a name that could be read as more than one
+    command, carries a control character or does not fit the 32-byte name
+    field of RflySim3D's replies is refused by every service that would put
+    it on the wire, with the reason; nothing of it reaches the emulator,
+    which splits a line into commands as Unreal's console does."""
+    window, status_port = 16, 43214
+    cfg, sim = start_emulator(processes, tmp_path, window, status_port)
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
+    n = collector.node
+    wait_until_found(n, "Building_1")
+    reasons = {"x|quit": "'|' at 1", "x\nquit": "control character", "x\rquit": "control character",
+               "x\tquit": "control character", "x//quit": "'//' at 1", 'x"quit': "'\"' at 1",
+               "q" * 32: "at most 31"}
+    for name, why in reasons.items():
+        for _ in range(2):
+            b = call(n, GetEntityBounds, "/get_entity_bounds", GetEntityBounds.Request(entity=name))
+            assert b.result.result == Result.RESULT_NOT_FOUND, (name, b.result.error_message)
+            assert why in b.result.error_message and "nothing sent" in b.result.error_message, b.result.error_message
+        st = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity=name))
+        assert st.result.result == Result.RESULT_NOT_FOUND and why in st.result.error_message, st.result.error_message
+        assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity=name)).result.result \
+            == Result.RESULT_NOT_FOUND
+        load = LoadWorld.Request()
+        load.world_resource.uri = f"rflysim://map/{name}"
+        w = call(n, LoadWorld, "/load_world", load)
+        assert w.result.result == LoadWorld.Response.UNSUPPORTED_FORMAT and why in w.result.error_message, \
+            w.result.error_message
+        if "q" not in name:
+            assert call(n, SpawnEntity, "/spawn_entity", spawn_request(name)).result.result \
+                == SpawnEntity.Response.NAME_INVALID
+    chained = call(n, Console, "/rflysim/console", Console.Request(command="RflyShowTextTime hi 1|quit", window=window))
+    assert not chained.success and '"quit"' in chained.message, chained.message
+    broken = call(n, Console, "/rflysim/console", Console.Request(command="RflyShowTextTime hi 1\nquit", window=window))
+    assert not broken.success and "control character" in broken.message, broken.message
+    quoted = call(n, Console, "/rflysim/console", Console.Request(command='RflyShowTextTime "a|b" 1', window=window))
+    assert quoted.success, quoted.message
+    # A name RflySim3D has is asked for as before.
+    ok = call(n, GetEntityBounds, "/get_entity_bounds", GetEntityBounds.Request(entity="Building_1"))
+    assert ok.result.result == Result.RESULT_OK, ok.result.error_message
+    time.sleep(0.3)
+    commands = console_commands(processes, sim)
+    assert "RflyReqObjData 2 Building_1 0" in commands
+    assert 'RflyShowTextTime "a|b" 1' in commands, "a quoted '|' is part of one command"
+    assert not [c for c in commands if "quit" in c], commands
+    assert node.poll() is None
+
+
+def test_a_spawn_storm_stops_at_max_scene_entities_and_starves_no_lookup(collector, processes, tmp_path):
+    """With max_scene_entities:=1000, 3000 spawns with allow_renaming and,
+    among them, 150 lookups of another entity: the scene fills up to the
+    limit, every spawn beyond it is refused with the reason, and every
+    lookup is answered."""
+    window, status_port = 17, 43215
+    cfg, sim = start_emulator(processes, tmp_path, window, status_port)
+    node = start_scene_node(processes, cfg, window, status_port, "max_scene_entities:=1000")
+    n = collector.node
+    wait_until_found(n, "Building_1")
+    before = len(call(n, GetEntities, "/get_entities", GetEntities.Request()).entities)
+    spawner = n.create_client(SpawnEntity, "/spawn_entity")
+    looker = n.create_client(GetEntityState, "/get_entity_state")
+    assert spawner.wait_for_service(timeout_sec=10) and looker.wait_for_service(timeout_sec=10)
+    spawns, lookups, in_flight = [], [], []
+    for i in range(3000):
+        # A few calls at a time: a service's request queue holds 10 (the default QoS), and DDS drops the rest.
+        while len(in_flight) >= 6:
+            in_flight = [f for f in in_flight if not f.done()]
+            time.sleep(0.001)
+        f = spawner.call_async(spawn_request("swarm", at=(float(i % 50), float(i // 50), 3.0), allow_renaming=True))
+        spawns.append(f)
+        in_flight.append(f)
+        if i % 20 == 0:
+            # Another caller's lookup, answered while the spawns go on.
+            lookups.append(answer(looker, "/get_entity_state", GetEntityState.Request(entity="Building_1"), 10.0))
+    deadline = time.monotonic() + 60
+    while not all(f.done() for f in spawns):
+        assert time.monotonic() < deadline, f"{sum(not f.done() for f in spawns)} spawns unanswered"
+        time.sleep(0.05)
+    results = [f.result().result for f in spawns]
+    accepted = sum(r.result == Result.RESULT_OK for r in results)
+    refused = [r for r in results if r.result != Result.RESULT_OK]
+    assert accepted == 1000 - before, f"{accepted} of 3000 spawns accepted with {before} entities before"
+    assert all(r.result == Result.RESULT_OPERATION_FAILED and "max_scene_entities" in r.error_message
+               for r in refused), {r.error_message for r in refused}
+    failed = [r.result.error_message for r in lookups if r.result.result != Result.RESULT_OK]
+    assert len(lookups) == 150 and not failed, failed
+    names = call(n, GetEntities, "/get_entities", GetEntities.Request()).entities
+    assert len(names) == 1000
+    # One deleted makes room for one.
+    assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity="swarm")).result.result \
+        == Result.RESULT_OK
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("late")).result.result == Result.RESULT_OK
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("later")).result.result \
+        == Result.RESULT_OPERATION_FAILED
+    assert node.poll() is None and sim.poll() is None
+
+
+def test_lookups_of_unknown_names_neither_crowd_out_known_ones_nor_ask_again(collector, processes, tmp_path):
+    """300 lookups of names nobody has, each waiting scene_timeout: lookups
+    of entities the scene knows, made meanwhile, are all answered (each kind
+    of lookup waits within a budget of its own). A name RflySim3D did not
+    answer for is not found at once for 5 s, without asking again, and is an
+    entity as soon as it is spawned."""
+    window, status_port = 18, 43216
+    cfg, sim = start_emulator(processes, tmp_path, window, status_port)
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=4.0")
+    n = collector.node
+    wait_until_found(n, "Building_1")
+    bogus = n.create_client(GetEntityState, "/get_entity_state")
+    states = n.create_client(GetEntityState, "/get_entity_state")
+    boxes = n.create_client(GetEntityBounds, "/get_entity_bounds")
+    for c in (bogus, states, boxes):
+        assert c.wait_for_service(timeout_sec=10)
+    began = time.monotonic()
+    pending = []
+    for i in range(300):
+        pending.append(bogus.call_async(GetEntityState.Request(entity=f"ghost_{i}")))
+        time.sleep(0.003)
+    # One call at a time: many answers at once overflow a service's replies (10 kept, the default QoS).
+    failed = []
+    for _ in range(10):
+        st = answer(states, "/get_entity_state", GetEntityState.Request(entity="Building_1"), 10.0)
+        bx = answer(boxes, "/get_entity_bounds", GetEntityBounds.Request(entity="uav1"), 10.0)
+        failed += [r.result.error_message for r in (st, bx) if r.result.result != Result.RESULT_OK]
+    assert time.monotonic() - began < 4.0, "the known ones were not asked while the others waited"
+    assert not failed, failed
+    # Every lookup of a ghost has timed out by now.
+    time.sleep(max(0.0, began + 6.0 - time.monotonic()))
+    over = [f for f in pending if f.done() and "try again" in f.result().result.error_message]
+    assert over, "the unknown names' budget never filled"
+    asked = time.monotonic()
+    again = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="ghost_0"))
+    assert again.result.result == Result.RESULT_NOT_FOUND and "did not answer for it" in again.result.error_message, \
+        again.result.error_message
+    assert time.monotonic() - asked < 1.0, "answered without waiting for RflySim3D"
+    assert console_commands(processes, sim).count("RflyReqObjData 2 ghost_0 0") == 1
+    # Spawned, the name is an entity at once.
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("ghost_0")).result.result == Result.RESULT_OK
+    found = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="ghost_0"))
+    assert found.result.result == Result.RESULT_OK, found.result.error_message
+    # After its 5 s, a remembered name is asked for again.
+    time.sleep(max(0.0, began + 10.0 - time.monotonic()))
+    late = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="ghost_1"))
+    assert late.result.result == Result.RESULT_NOT_FOUND and "did not answer within" in late.result.error_message, \
+        late.result.error_message
+    assert console_commands(processes, sim).count("RflyReqObjData 2 ghost_1 0") == 2
+    assert node.poll() is None
+
+
+def test_values_not_finite_in_f32_neither_leave_nor_are_published(collector, processes, tmp_path):
+    """1e39 is finite in f64, infinite in the wire's f32: a request carrying
+    it is refused with the field named, and nothing leaves. Structs from the
+    status port with a NaN or an infinity anywhere are dropped and counted
+    (/diagnostics), logged, and the good one after them is taken."""
+    window, status_port = 19, 43217
+    rfly = FakeRflySim3D(window)
+    node = start_scene_node(processes, empty_config(tmp_path), window, status_port, "scene_timeout:=3.0")
+    n = collector.node
+    far = call(n, SpawnEntity, "/spawn_entity", spawn_request("far", at=(1e39, 0.0, 1.0)))
+    assert far.result.result == SpawnEntity.Response.INVALID_POSE
+    assert "initial_pose.pose.position.x = 1e39" in far.result.error_message, far.result.error_message
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("near", at=(1.0, 2.0, 3.0))).result.result \
+        == Result.RESULT_OK
+    fast = SetEntityState.Request(entity="near", set_pose=True, set_twist=True)
+    fast.state.pose = pose(1.0, 2.0, 3.0)
+    fast.state.twist.linear.y = 1e39
+    r = call(n, SetEntityState, "/set_entity_state", fast).result
+    assert r.result == Result.RESULT_OPERATION_FAILED and "state.twist.linear.y = 1e39" in r.error_message, r
+    away = SetEntityState.Request(entity="near", set_pose=True)
+    away.state.pose = pose(1.0, 2.0, -1e39)
+    r = call(n, SetEntityState, "/set_entity_state", away).result
+    assert r.result == SetEntityState.Response.INVALID_POSE and "state.pose.position.z" in r.error_message, r
+    pub = poses_publisher(n)
+    pub.publish(ScenePoses(ids=[5, 6], poses=[pose(1.0, 0.0, 2.0), pose(1e39, 0.0, 2.0)]))
+    pub.publish(ScenePoses(ids=[7], poses=[pose(3.0, 0.0, 2.0)]))
+    got = rfly.drain(1.5)
+    updates = [struct.unpack("3i14f4d", d) for d in got if len(d) == 104]
+    assert [u[1] for u in updates] == [1000], "only the spawn of 'near' placed a vehicle"
+    assert all(math.isfinite(v) for v in updates[0][3:]), updates
+    swarms = [struct.unpack("i200H600f300H100f", d) for d in got if len(d) == 3804]
+    assert [[i for i in m[1:101] if i] for m in swarms] == [[7]], "the message with 1e39 sent nothing"
+    assert all(math.isfinite(v) for v in swarms[0][201:801])
+
+    collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
+    odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
+    rays = collector.subscribe(RayDistances, "/rflysim/uav1/scene/rays", RELIABLE)
+    diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    to = ("127.0.0.1", status_port)
+    nan, inf = math.nan, math.inf
+    deadline = time.monotonic() + 10
+    while not collector.messages(odom):
+        assert time.monotonic() < deadline, "no scene odometry"
+        s.sendto(crash_data(0), to)
+        time.sleep(0.1)
+    bad = [crash_data(-2, vel=(nan, 0.0, 0.0)), crash_data(-2, ray=nan), crash_data(-2, contact=(0.0, inf, 0.0)),
+           crash_data(-2, vel=(0.0, 0.0, -inf)), crash_data(-2, runned=nan)]
+    for d in bad:
+        s.sendto(d, to)
+    s.sendto(crash_data(-2), to)
+    c = collector.wait_for(collisions, 1, timeout=5)[0]
+    assert (c.contact_point.x, c.contact_point.y, c.contact_point.z) == (20.0, 10.0, 0.0)
+    time.sleep(0.5)
+    assert len(collector.messages(collisions)) == 1
+    for o in collector.messages(odom):
+        t = o.twist.twist.linear
+        assert all(math.isfinite(v) for v in (t.x, t.y, t.z, o.pose.pose.position.x)), o
+    assert all(math.isfinite(m.front) for m in collector.messages(rays))
+    deadline = time.monotonic() + 10
+    while scene_drops(collector, diag, "not_finite") != len(bad):
+        assert time.monotonic() < deadline, f"counted {scene_drops(collector, diag, 'not_finite')}"
+        time.sleep(0.1)
+    assert "dropped: vel_ned is not finite" in processes.output(node)
+
+    # A reply whose box is not finite is dropped; the good one after it answers the call.
+    asking = n.create_client(GetEntityBounds, "/get_entity_bounds")
+    assert asking.wait_for_service(timeout_sec=10)
+    rfly.drain(0.2)
+    future = asking.call_async(GetEntityBounds.Request(entity="uav1"))
+    deadline = time.monotonic() + 5
+    while b"RflyReqObjData 1 1 0" not in b"".join(rfly.drain(0.1)):
+        assert time.monotonic() < deadline, "the node never asked for vehicle 1"
+
+    def copter_data(extent):
+        return struct.pack("<2i16f1d", 1234567891, 1, 1.0, 2.0, -3.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0,
+                           1.0, 2.0, -3.0, *extent, 3.5)
+    s.sendto(copter_data((0.275, nan, 0.15)), to)
+    s.sendto(copter_data((0.275, 0.275, 0.15)), to)
+    deadline = time.monotonic() + 5
+    while not future.done():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    b = future.result()
+    assert b.result.result == Result.RESULT_OK, b.result.error_message
+    upper = b.bounds.points[0]
+    assert (round(upper.x, 3), round(upper.y, 3), round(upper.z, 3)) == (0.275, 0.275, 0.15)
     assert node.poll() is None

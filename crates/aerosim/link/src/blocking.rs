@@ -7,8 +7,9 @@
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Write};
-use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -140,6 +141,50 @@ fn common_version(broker: ApiVersionRange, ours: ApiVersionRange) -> Option<ApiV
     (broker.min() <= ours.max() && ours.min() <= broker.max()).then(|| broker.max().min(ours.max()))
 }
 
+/// How often a name lookup under way looks at the closer.
+const LOOKUP_SLICE: Duration = Duration::from_millis(20);
+
+/// `address`'s socket addresses, by `lookup` unless it is one already. The
+/// lookup runs on a thread of its own, left behind when it outlasts
+/// `timeout` or the closer closes: a resolver that does not answer holds
+/// getaddrinfo for as long as its own timeouts allow (seconds each), and
+/// neither the reader nor the stop that joins it waits for that.
+fn resolve(
+    address: &str,
+    timeout: Duration,
+    closer: Option<&Closer>,
+    lookup: fn(&str) -> std::io::Result<Vec<SocketAddr>>,
+) -> Result<Vec<SocketAddr>, LinkError> {
+    if let Ok(a) = address.parse::<SocketAddr>() {
+        return Ok(vec![a]);
+    }
+    let (found, answer) = std::sync::mpsc::channel();
+    let name = address.to_string();
+    std::thread::Builder::new()
+        .name("kafka_lookup".into())
+        .spawn(move || {
+            let _ = found.send(lookup(&name));
+        })
+        .map_err(|e| unreachable_broker(address, e))?;
+    let deadline = Instant::now() + timeout;
+    loop {
+        match answer.recv_timeout(LOOKUP_SLICE) {
+            Ok(r) => return r.map_err(|e| unreachable_broker(address, e)),
+            Err(RecvTimeoutError::Disconnected) => return Err(unreachable_broker(address, "the lookup failed")),
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if closer.is_some_and(Closer::is_closed) {
+            return Err(unreachable_broker(address, "the reader is stopping"));
+        }
+        if Instant::now() >= deadline {
+            return Err(LinkError {
+                reason: "timeout",
+                detail: format!("{address}: no answer from the name lookup within {timeout:?}"),
+            });
+        }
+    }
+}
+
 /// One connection to one broker, its API versions agreed. After any error
 /// its framing may be lost: drop it and connect again.
 #[derive(Debug)]
@@ -250,12 +295,14 @@ impl BlockingConnection {
     }
 
     /// The answer to a Fetch v4 [`Self::send`] wrote last, read batch by
-    /// batch straight off the socket (never whole: see `fetch_response`),
-    /// at most `keep` bytes of batches kept per partition; whole within `timeout`.
+    /// batch straight off the socket (never whole: see `fetch_response`):
+    /// the partitions of the topics `asked`, at most `keep` bytes of batches
+    /// kept for each; whole within `timeout`.
     pub fn receive_fetch(
         &mut self,
         version: ApiVersion,
         timeout: Duration,
+        asked: &[&str],
         keep: usize,
     ) -> Result<Vec<crate::fetch_response::PartitionData>, LinkError> {
         if version != ApiVersion(Int16(4)) {
@@ -268,7 +315,7 @@ impl BlockingConnection {
             left: length,
             deadline,
         };
-        let parts = crate::fetch_response::read(&mut body, keep)?;
+        let parts = crate::fetch_response::read(&mut body, asked, keep)?;
         // Whatever the parts did not use.
         let left = body.left;
         std::io::copy(&mut body.take(left as u64), &mut std::io::sink()).map_err(|e| invalid("fetch", e))?;
@@ -284,7 +331,7 @@ impl BlockingConnection {
         timeout: Duration,
         closer: Option<&Closer>,
     ) -> Result<Self, LinkError> {
-        let addresses = address.to_socket_addrs().map_err(|e| unreachable_broker(address, e))?;
+        let addresses = resolve(address, timeout, closer, |a| a.to_socket_addrs().map(Iterator::collect))?;
         let mut last = None;
         let stream = addresses
             .into_iter()
@@ -574,5 +621,41 @@ mod tests {
         let address = peer(Vec::new());
         let e = BlockingConnection::connect(&address, "test", 1 << 20, Duration::from_millis(100), None).unwrap_err();
         assert_eq!(e.reason, "timeout", "{e}");
+    }
+
+    /// A stand-in for a resolver that does not answer: getaddrinfo waiting
+    /// out its timeouts.
+    fn silent_resolver(_: &str) -> std::io::Result<Vec<SocketAddr>> {
+        std::thread::sleep(Duration::from_secs(30));
+        Ok(Vec::new())
+    }
+
+    #[test]
+    fn a_name_lookup_that_does_not_answer_ends_at_the_close_or_its_timeout() {
+        let closer = Closer::default();
+        let c = closer.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            c.close();
+        });
+        let began = Instant::now();
+        let e = resolve(
+            "broker.test:9092",
+            Duration::from_secs(10),
+            Some(&closer),
+            silent_resolver,
+        )
+        .unwrap_err();
+        assert!(e.detail.contains("stopping"), "{e}");
+        assert!(began.elapsed() < Duration::from_millis(400), "{:?}", began.elapsed());
+        let began = Instant::now();
+        let e = resolve("broker.test:9092", Duration::from_millis(200), None, silent_resolver).unwrap_err();
+        assert_eq!(e.reason, "timeout", "{e}");
+        assert!(began.elapsed() < Duration::from_millis(500), "{:?}", began.elapsed());
+        let no_lookup: fn(&str) -> std::io::Result<Vec<SocketAddr>> = |_| unreachable!("an address needs no lookup");
+        assert_eq!(
+            resolve("127.0.0.1:9092", Duration::ZERO, None, no_lookup).unwrap(),
+            ["127.0.0.1:9092".parse::<SocketAddr>().unwrap()]
+        );
     }
 }

@@ -31,9 +31,22 @@ impl Broker {
     /// Starts the broker on `127.0.0.1:port` and waits until it accepts
     /// connections (at most 10 s).
     pub fn start(port: u16) -> std::io::Result<Self> {
+        Self::start_advertising(port, port)
+    }
+
+    /// The same, telling clients to connect to `advertised_port` (a proxy's)
+    /// for everything after their first request.
+    pub fn start_advertising(port: u16, advertised_port: u16) -> std::io::Result<Self> {
         let url = format!("tcp://127.0.0.1:{port}");
+        let advertised = format!("tcp://127.0.0.1:{advertised_port}");
         let child = Command::new(broker_bin())
-            .args(["broker", "--listener-url", &url, "--advertised-listener-url", &url])
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &advertised,
+            ])
             .args(["--storage-engine", "memory://tansu/"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())

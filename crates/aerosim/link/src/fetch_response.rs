@@ -3,7 +3,10 @@
 //! (a compressed one), is passed over unread and reported with its offsets,
 //! and what a partition keeps is bounded (a broker that ignores the
 //! request's byte limits, as tansu does, cannot make the reader hold a whole
-//! backlog). Layout: Kafka's protocol guide, Fetch v4 and the record batch.
+//! backlog). Only the partitions asked for are kept, each once: any other
+//! entry is read past without a copy, so what a response makes the reader
+//! hold is bounded by the request, not by the counts the response claims.
+//! Layout: Kafka's protocol guide, Fetch v4 and the record batch.
 
 use std::io::{Cursor, Read};
 
@@ -29,11 +32,11 @@ pub struct PassedOver {
     pub why: &'static str,
 }
 
-/// One partition of the response.
+/// One partition of the response that was asked for.
 #[derive(Debug)]
 pub struct PartitionData {
-    pub topic: String,
-    pub partition: i32,
+    /// Which of the topics asked for (partition [`crate::PARTITION`] of each).
+    pub asked: usize,
     pub error: Option<ApiError>,
     pub high_watermark: i64,
     pub batches: Vec<RecordBatch>,
@@ -90,17 +93,27 @@ fn count(r: &mut impl Read, what: &str) -> Result<usize, LinkError> {
     }
 }
 
-/// The response body after its header (the correlation id), `keep` bytes
-/// of batches kept at most per partition: the first batch always, unless
-/// it alone is larger than `keep`.
-pub fn read(r: &mut impl Read, keep: usize) -> Result<Vec<PartitionData>, LinkError> {
+/// The response body after its header (the correlation id): the partitions
+/// asked for (partition [`crate::PARTITION`] of each topic in `asked`), each
+/// once, `keep` bytes of batches kept at most per partition: the first batch
+/// always, unless it alone is larger than `keep`. Other topics and
+/// partitions, and a partition named twice, are read past, their names
+/// never copied.
+pub fn read(r: &mut impl Read, asked: &[&str], keep: usize) -> Result<Vec<PartitionData>, LinkError> {
     let _throttle_time_ms = i32_of(r)?;
-    let mut out = Vec::new();
+    let mut out: Vec<PartitionData> = Vec::new();
+    let longest = asked.iter().map(|t| t.len()).max().unwrap_or(0);
+    let mut name = Vec::with_capacity(longest);
     for _ in 0..count(r, "topics")? {
         let name_len = usize::try_from(i16_of(r)?).map_err(|_| malformed("a topic without a name"))?;
-        let mut name = vec![0; name_len];
-        r.read_exact(&mut name).map_err(io)?;
-        let topic = String::from_utf8(name).map_err(|_| malformed("a topic name not in UTF-8"))?;
+        let topic = if name_len <= longest {
+            name.resize(name_len, 0);
+            r.read_exact(&mut name).map_err(io)?;
+            asked.iter().position(|t| t.as_bytes() == name.as_slice())
+        } else {
+            discard(r, name_len)?;
+            None
+        };
         for _ in 0..count(r, "partitions")? {
             let partition = i32_of(r)?;
             let error = ApiError::new(i16_of(r)?);
@@ -112,10 +125,14 @@ pub fn read(r: &mut impl Read, keep: usize) -> Result<Vec<PartitionData>, LinkEr
                 -1 => 0,
                 n => usize::try_from(n).map_err(|_| malformed("a negative record set"))?,
             };
+            let wanted = topic.filter(|&i| partition == crate::PARTITION && !out.iter().any(|p| p.asked == i));
+            let Some(asked) = wanted else {
+                discard(r, records)?;
+                continue;
+            };
             let (batches, passed_over) = read_batches(&mut r.by_ref().take(records as u64), records, keep)?;
             out.push(PartitionData {
-                topic: topic.clone(),
-                partition,
+                asked,
                 error,
                 high_watermark,
                 batches,
@@ -224,14 +241,11 @@ mod tests {
         out
     }
 
-    fn response(topic: &str, records: &[u8]) -> Vec<u8> {
+    /// One partition entry: `partition`, high watermark 99, no aborted
+    /// transactions, `records` as its record set.
+    fn partition_entry(partition: i32, records: &[u8]) -> Vec<u8> {
         let mut r = Vec::new();
-        r.extend_from_slice(&0i32.to_be_bytes()); // throttle
-        r.extend_from_slice(&1i32.to_be_bytes()); // one topic
-        r.extend_from_slice(&(topic.len() as i16).to_be_bytes());
-        r.extend_from_slice(topic.as_bytes());
-        r.extend_from_slice(&1i32.to_be_bytes()); // one partition
-        r.extend_from_slice(&0i32.to_be_bytes());
+        r.extend_from_slice(&partition.to_be_bytes());
         r.extend_from_slice(&0i16.to_be_bytes());
         r.extend_from_slice(&99i64.to_be_bytes()); // high watermark
         r.extend_from_slice(&99i64.to_be_bytes());
@@ -239,6 +253,32 @@ mod tests {
         r.extend_from_slice(&(records.len() as i32).to_be_bytes());
         r.extend_from_slice(records);
         r
+    }
+
+    /// A topic entry: its name and its partition entries.
+    fn topic_entry(topic: &str, partitions: &[Vec<u8>]) -> Vec<u8> {
+        let mut r = Vec::new();
+        r.extend_from_slice(&(topic.len() as i16).to_be_bytes());
+        r.extend_from_slice(topic.as_bytes());
+        r.extend_from_slice(&(partitions.len() as i32).to_be_bytes());
+        for p in partitions {
+            r.extend_from_slice(p);
+        }
+        r
+    }
+
+    fn body(topics: &[Vec<u8>]) -> Vec<u8> {
+        let mut r = Vec::new();
+        r.extend_from_slice(&0i32.to_be_bytes()); // throttle
+        r.extend_from_slice(&(topics.len() as i32).to_be_bytes());
+        for t in topics {
+            r.extend_from_slice(t);
+        }
+        r
+    }
+
+    fn response(topic: &str, records: &[u8]) -> Vec<u8> {
+        body(&[topic_entry(topic, &[partition_entry(0, records)])])
     }
 
     fn values(p: &PartitionData) -> Vec<Vec<u8>> {
@@ -255,7 +295,7 @@ mod tests {
     fn an_oversized_batch_is_passed_over_and_the_ones_around_it_kept() {
         let big = vec![7u8; 5000];
         let set = [batch(10, &[b"a"]), batch(11, &[&big, &big]), batch(13, &[b"b"])].concat();
-        let parts = read(&mut Cursor::new(response("t", &set)), 4096).unwrap();
+        let parts = read(&mut Cursor::new(response("t", &set)), &["t"], 4096).unwrap();
         assert_eq!(parts.len(), 1);
         assert_eq!(values(&parts[0]), [b"a".to_vec(), b"b".to_vec()]);
         assert_eq!(
@@ -271,12 +311,12 @@ mod tests {
     #[test]
     fn a_partition_keeps_what_fits_and_the_rest_is_left_for_the_next_fetch() {
         let set: Vec<u8> = (0..10).flat_map(|i| batch(i, &[&[i as u8; 300]])).collect();
-        let parts = read(&mut Cursor::new(response("t", &set)), 1000).unwrap();
+        let parts = read(&mut Cursor::new(response("t", &set)), &["t"], 1000).unwrap();
         assert_eq!(values(&parts[0]).len(), 2, "what fits in 1000 bytes");
         assert!(parts[0].passed_over.is_empty(), "nothing skipped: fetched again");
         // A batch cut short at the end of a set is dropped, not an error.
         let cut = [batch(0, &[b"x"]), batch(1, &[b"y"])[..20].to_vec()].concat();
-        let parts = read(&mut Cursor::new(response("t", &cut)), 1000).unwrap();
+        let parts = read(&mut Cursor::new(response("t", &cut)), &["t"], 1000).unwrap();
         assert_eq!(values(&parts[0]), [b"x".to_vec()]);
     }
 
@@ -285,7 +325,7 @@ mod tests {
         let mut bad = batch(5, &[b"z"]);
         bad[12 + 10] |= 1; // attributes: gzip, which this client does not inflate
         let set = [bad, batch(6, &[b"ok"])].concat();
-        let parts = read(&mut Cursor::new(response("t", &set)), 4096).unwrap();
+        let parts = read(&mut Cursor::new(response("t", &set)), &["t"], 4096).unwrap();
         assert_eq!(values(&parts[0]), [b"ok".to_vec()]);
         assert_eq!(parts[0].passed_over[0].why, "unreadable_batch");
         assert_eq!((parts[0].passed_over[0].first, parts[0].passed_over[0].last), (5, 5));
@@ -307,9 +347,105 @@ mod tests {
             if rng % 3 == 0 {
                 bad.truncate((rng >> 16) as usize % bad.len());
             }
-            let _ = read(&mut Cursor::new(&bad), 4096);
-            let parts = read(&mut Cursor::new(&good), 4096).unwrap();
+            let _ = read(&mut Cursor::new(&bad), &["t"], 4096);
+            let parts = read(&mut Cursor::new(&good), &["t"], 4096).unwrap();
             assert_eq!(values(&parts[0]), [b"a".to_vec(), b"b".to_vec()]);
         }
+    }
+
+    /// 32 KiB topic names and 100,000 partitions a topic: ~6 MB that, with
+    /// the name copied into each partition, made ~6 GB. Only what was asked
+    /// for is kept, and the names are never copied per partition.
+    #[test]
+    fn partitions_not_asked_for_are_read_past_without_a_copy() {
+        let longest = usize::try_from(i16::MAX).unwrap();
+        let (asked, other) = ("a".repeat(longest), "o".repeat(longest));
+        let empty = partition_entry(7, &[]);
+        let others: Vec<Vec<u8>> = vec![empty.clone(); MAX_ENTRIES as usize];
+        let mut own: Vec<Vec<u8>> = (1..MAX_ENTRIES - 1).map(|p| partition_entry(p, &[])).collect();
+        own.push(partition_entry(0, &batch(5, &[b"kept"])));
+        own.push(partition_entry(0, &batch(6, &[b"named twice"])));
+        let wire = body(&[topic_entry(&other, &others), topic_entry(&asked, &own)]);
+        assert!(wire.len() > 6_000_000);
+        let (parts, peak) = counted::peak(|| read(&mut Cursor::new(&wire), &["short", &asked], 4096).unwrap());
+        assert_eq!(parts.len(), 1, "the one partition asked for, once");
+        assert_eq!((parts[0].asked, values(&parts[0])), (1, vec![b"kept".to_vec()]));
+        assert!(
+            peak < 256 << 10,
+            "{peak} bytes allocated at once for a {} byte response",
+            wire.len()
+        );
+    }
+}
+
+/// Counts what a thread allocates while it is asked to, and refuses to go
+/// past a cap: a decode that allocates without bound ends the test binary
+/// with an allocation failure instead of taking the machine's memory.
+#[cfg(test)]
+mod counted {
+    use std::alloc::{GlobalAlloc, Layout, System};
+    use std::cell::Cell;
+
+    const CAP: isize = 256 << 20;
+
+    thread_local! {
+        static COUNTING: Cell<bool> = const { Cell::new(false) };
+        static LIVE: Cell<isize> = const { Cell::new(0) };
+        static PEAK: Cell<isize> = const { Cell::new(0) };
+    }
+
+    struct Counting;
+
+    #[global_allocator]
+    static ALLOCATOR: Counting = Counting;
+
+    /// Notes `delta` bytes for this thread; false when that goes past the cap.
+    fn note(delta: isize) -> bool {
+        if !COUNTING.try_with(Cell::get).unwrap_or(false) {
+            return true;
+        }
+        let live = LIVE.with(Cell::get) + delta;
+        if live > CAP {
+            return false;
+        }
+        LIVE.with(|l| l.set(live));
+        PEAK.with(|p| p.set(p.get().max(live)));
+        true
+    }
+
+    // SAFETY: every call is passed on to the system allocator unchanged.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            if !note(layout.size() as isize) {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: the caller's layout, as `alloc` was given it.
+            unsafe { System.alloc(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            note(-(layout.size() as isize));
+            // SAFETY: `ptr` came from `System` with this layout.
+            unsafe { System.dealloc(ptr, layout) }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            if !note(new_size as isize - layout.size() as isize) {
+                return std::ptr::null_mut();
+            }
+            // SAFETY: as for `alloc` and `dealloc`.
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+
+    /// `f`'s output, and the most bytes this thread had allocated at once
+    /// while it ran (beyond what it had before).
+    pub fn peak<T>(f: impl FnOnce() -> T) -> (T, usize) {
+        LIVE.with(|l| l.set(0));
+        PEAK.with(|p| p.set(0));
+        COUNTING.with(|c| c.set(true));
+        let out = f();
+        COUNTING.with(|c| c.set(false));
+        (out, usize::try_from(PEAK.with(Cell::get)).unwrap_or(0))
     }
 }

@@ -233,11 +233,14 @@ impl Link {
         }
     }
 
-    /// A writer to `topic`'s partition 0 (created when missing).
+    /// A writer to `topic`'s partition 0 (created when missing), whose
+    /// sends wait 2 s for their acknowledgement unless told otherwise
+    /// ([`Writer::acknowledged_within`]).
     pub fn writer(&self, topic: &str) -> Writer {
         Writer {
             link: self.clone(),
             topic: topic.to_string(),
+            ack_timeout: REQUEST_TIMEOUT,
             partition: tokio::sync::Mutex::new(None),
         }
     }
@@ -404,16 +407,26 @@ impl Reader {
 }
 
 /// Produces to one topic; a record is sent once the broker acknowledged it.
+///
+/// Every record goes over one connection while it lasts, and the broker
+/// appends what comes over one connection in the order it came: a send is
+/// written at once, behind the sends still waiting for their answers, never
+/// after them. A send not acknowledged in time keeps the connection (its
+/// record may still be appended, and a record sent next over a new
+/// connection could be appended before it); only an error that breaks the
+/// connection makes the next send connect again.
 pub struct Writer {
     link: Link,
     topic: String,
-    partition: tokio::sync::Mutex<Option<PartitionClient>>,
+    ack_timeout: Duration,
+    partition: tokio::sync::Mutex<Option<Arc<PartitionClient>>>,
 }
 
 impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Writer")
             .field("topic", &self.topic)
+            .field("ack_timeout", &self.ack_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -423,12 +436,20 @@ impl Writer {
         &self.topic
     }
 
+    /// Sends wait `ack_timeout` for the broker's acknowledgement: the one
+    /// timeout of a send, so that no shorter one of the client's own
+    /// abandons the connection a record waits on.
+    pub fn acknowledged_within(mut self, ack_timeout: Duration) -> Self {
+        self.ack_timeout = ack_timeout;
+        self
+    }
+
     /// Connected, with the topic's partition found (the topic created when
     /// missing): what makes the first send as quick as the next.
     pub async fn warm(&self) -> Result<(), LinkError> {
         let mut slot = self.partition.lock().await;
         if slot.is_none() {
-            *slot = Some(self.find_partition().await?);
+            *slot = Some(Arc::new(self.find_partition().await?));
             self.link.keep_nagle_off(true);
         }
         Ok(())
@@ -444,35 +465,87 @@ impl Writer {
         }
     }
 
-    /// Sends `value` under AeroSim's key; `Ok(offset)` once acknowledged.
-    /// After an error the next call connects (and creates the topic) again.
-    /// A caller that gives up waiting cannot recall a record whose request
-    /// was written: the broker may still append it.
+    /// Sends `value` under AeroSim's key; `Ok(offset)` once acknowledged,
+    /// a `timeout` error when not within the writer's acknowledgement wait.
+    /// After an error that broke the connection, the next call connects
+    /// (and creates the topic) again. A caller that gives up waiting cannot
+    /// recall a record whose request was written: the broker may still
+    /// append it, before whatever is sent after it.
     pub async fn send(&self, value: Vec<u8>, timestamp_ms: i64) -> Result<i64, LinkError> {
-        let mut slot = self.partition.lock().await;
-        let fresh = slot.is_none();
-        if fresh {
-            *slot = Some(self.find_partition().await?);
-        }
+        let deadline = tokio::time::Instant::now() + self.ack_timeout;
+        let not_acknowledged = || LinkError {
+            reason: "timeout",
+            detail: format!("produce: no acknowledgement within {:?}", self.ack_timeout),
+        };
+        let ready = async {
+            let mut slot = self.partition.lock().await;
+            let fresh = slot.is_none();
+            if fresh {
+                *slot = Some(Arc::new(self.find_partition().await?));
+            }
+            Ok::<_, LinkError>((slot.clone().expect("set above"), fresh))
+        };
+        let (partition, fresh) = tokio::time::timeout_at(deadline, ready)
+            .await
+            .map_err(|_| not_acknowledged())??;
         let record = Record {
             key: Some(RECORD_KEY.to_vec()),
             value: Some(value),
             headers: Default::default(),
             timestamp: rskafka::chrono::DateTime::from_timestamp_millis(timestamp_ms).unwrap_or_default(),
         };
-        let partition = slot.as_ref().expect("set above");
-        match within("produce", partition.produce(vec![record], Compression::NoCompression)).await {
-            Ok(offsets) => {
+        // Written in this same poll, in the order the sends began; the
+        // answer is awaited without the slot, so the next send is written
+        // at once behind this one.
+        let produced =
+            tokio::time::timeout_at(deadline, partition.produce(vec![record], Compression::NoCompression)).await;
+        match produced {
+            Ok(Ok(offsets)) => {
                 self.link.keep_nagle_off(fresh);
                 Ok(offsets.first().copied().unwrap_or(-1))
             }
-            Err(e) => {
-                *slot = None;
+            Ok(Err(e)) => {
+                let e = link_error(&e);
+                let mut slot = self.partition.lock().await;
+                if slot.as_ref().is_some_and(|p| Arc::ptr_eq(p, &partition)) {
+                    *slot = None;
+                }
+                drop(slot);
                 if e.reason == "broker_unreachable" || e.reason == "timeout" {
                     self.link.forget().await;
                 }
                 Err(e)
             }
+            Err(_) => Err(not_acknowledged()),
+        }
+    }
+}
+
+/// A runtime whose drop does not wait for its blocking threads. The Kafka
+/// client looks host names up on them (getaddrinfo), and a resolver that
+/// does not answer holds a lookup for as long as its own timeouts allow:
+/// the stop leaves such a lookup behind rather than wait for it.
+#[derive(Debug)]
+pub struct DetachedRuntime(Option<tokio::runtime::Runtime>);
+
+impl DetachedRuntime {
+    pub fn new(runtime: tokio::runtime::Runtime) -> Self {
+        Self(Some(runtime))
+    }
+}
+
+impl std::ops::Deref for DetachedRuntime {
+    type Target = tokio::runtime::Runtime;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("until dropped")
+    }
+}
+
+impl Drop for DetachedRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
         }
     }
 }

@@ -32,7 +32,7 @@ use rskafka::protocol::record::{ControlBatchOrRecords, RecordBatch};
 
 use crate::blocking::{unreachable_broker, BlockingConnection, Closer};
 use crate::fetch_response::PartitionData;
-use crate::{Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
+use crate::{DetachedRuntime, Fetched, LinkError, Reader, PARTITION, REQUEST_TIMEOUT, RETRY_PAUSE};
 
 /// What one round brought: for each topic (by its index) that had records or
 /// an error, those records or that error.
@@ -49,7 +49,7 @@ pub struct TopicsReader {
     connections: HashMap<i32, BlockingConnection>,
     closer: Closer,
     /// Runs the readers' async bookkeeping from this blocking reader.
-    runtime: tokio::runtime::Runtime,
+    runtime: DetachedRuntime,
 }
 
 impl std::fmt::Debug for TopicsReader {
@@ -91,7 +91,7 @@ impl TopicsReader {
             addresses: HashMap::new(),
             connections: HashMap::new(),
             closer,
-            runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+            runtime: DetachedRuntime::new(tokio::runtime::Builder::new_current_thread().enable_all().build()?),
         })
     }
 
@@ -157,8 +157,9 @@ impl TopicsReader {
                 first.fetch_timeout(),
                 usize::try_from(first.max_fetch_bytes).unwrap_or(0),
             );
+            let names: Vec<&str> = topics.iter().map(|&(i, _)| self.readers[i].topic()).collect();
             let answer = match self.connections.get_mut(&node) {
-                Some(c) => c.receive_fetch(version, timeout, keep),
+                Some(c) => c.receive_fetch(version, timeout, &names, keep),
                 None => continue,
             };
             match answer {
@@ -208,14 +209,11 @@ impl TopicsReader {
     /// batch passed over unread is reported, and read past.
     fn take(&mut self, response: Vec<PartitionData>, asked: &[(usize, i64)], round: &mut Round) {
         for partition in response {
-            let Some(&(i, offset)) = asked
-                .iter()
-                .find(|(i, _)| self.readers[*i].topic() == partition.topic && partition.partition == PARTITION)
-            else {
+            let Some(&(i, offset)) = asked.get(partition.asked) else {
                 continue;
             };
             if let Some(e) = partition.error {
-                let e = api_error(&partition.topic, e);
+                let e = api_error(self.readers[i].topic(), e);
                 let e = self
                     .runtime
                     .block_on(self.closer.unless_closed(self.readers[i].refused(e)))
@@ -228,7 +226,10 @@ impl TopicsReader {
                     reason: "record_unreadable",
                     detail: format!(
                         "{}: records {}..={} skipped ({})",
-                        partition.topic, p.first, p.last, p.why
+                        self.readers[i].topic(),
+                        p.first,
+                        p.last,
+                        p.why
                     ),
                 };
                 round.push((i, Err(skipped)));

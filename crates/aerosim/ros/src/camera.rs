@@ -51,11 +51,7 @@ impl Camera {
         fov_deg: f64,
         always_decode: bool,
     ) -> Result<Self, String> {
-        let topics = CameraTopics {
-            image: format!("{name}/image_raw"),
-            info: format!("{name}/camera_info"),
-            compressed: Some(format!("{name}/image_raw/compressed")),
-        };
+        let topics = CameraTopics::beside(&format!("{name}/image_raw"), true);
         Ok(Self {
             stream,
             publisher: CameraPublisher::new(node, &topics, qos, MAX_PIXELS, always_decode)?,

@@ -4,17 +4,20 @@
 //! (`ros_common::command`: stamp rule, latest only, nothing older than
 //! `cmd_timeout` leaves). Each send runs on its own task and counts once the
 //! broker acknowledged it within `ack_timeout`; actors never wait on each
-//! other, and a send that began is never sent again. AeroSim latches the
-//! last command, so the neutral is the failsafe: a flight-control command
-//! with centred sticks (when one was in force) and one autopilot command
-//! holding the altitude, heading and airspeed of a fresh vehicle state (or,
-//! without one, the attitude it has).
+//! other, and a send that began is never sent again. Each topic's records go
+//! over one connection, in the order their sends began, so the failsafe at
+//! the stop goes at once, behind a command still waiting for its answer.
+//! AeroSim latches the last command, so the neutral is the failsafe: a
+//! flight-control command with centred sticks (once any flight-control
+//! command went out) and one autopilot command holding the altitude,
+//! heading and airspeed of a fresh vehicle state (or, without one, the
+//! attitude it has).
 
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
-use aerosim_link::{now_ms, Link, LinkError, Writer};
+use aerosim_link::{now_ms, DetachedRuntime, Link, LinkError, Writer};
 use aerosim_proto::envelope::{encode_envelope, TimeStamp};
 use aerosim_proto::types::{AutopilotCommand, FlightControlCommand};
 use futures::stream::{BoxStream, SelectAll};
@@ -24,7 +27,7 @@ use r2r::Node;
 use ros_common::command::{CommandInbox, CommandTransport, Delivery, Offer};
 use ros_common::lifecycle::StopSignal;
 use ros_common::time::{from_ros_time, TimeBase};
-use tokio::runtime::Runtime;
+use tokio::sync::oneshot;
 
 use crate::convert::{self, CommandError, TwistGains};
 use crate::settings::Failsafe;
@@ -45,14 +48,18 @@ pub enum AircraftCommand {
     Nothing,
 }
 
-/// One actor's command topics, and the flight-control command in force.
+/// One actor's command topics, and its last flight-control command.
 struct ActorLink {
     flight_control: Arc<Writer>,
     autopilot: Arc<Writer>,
-    /// The last flight-control command sent, until a hold centres it.
+    /// The last flight-control command that went out. AeroSim's flight
+    /// controller keeps it whatever comes on the autopilot's topic (in its
+    /// flight-control configurations nothing reads that topic), so every
+    /// hold centres it.
     stick: Option<FlightControlCommand>,
-    /// A hold is under way: its delivery ends `stick`.
-    holding: bool,
+    /// Resolves once this actor's last send has reported its outcome: the
+    /// next reports after it, so that outcomes come in the order the sends began.
+    reported: Option<oneshot::Receiver<()>>,
 }
 
 /// How an actor's send ended.
@@ -71,8 +78,10 @@ pub struct CommandSettings {
 /// The Kafka side of the command path. It has a runtime and a broker
 /// connection of its own: the neutral at the stop is sent after the
 /// bridge's runtime has shut down, and telemetry never delays a command.
+/// Its runtime is left behind at the stop, not waited for: a broker's host
+/// name being looked up must not delay the exit.
 pub struct KafkaCommands {
-    runtime: Runtime,
+    runtime: DetachedRuntime,
     actors: Vec<ActorLink>,
     last_states: LastStates,
     settings: CommandSettings,
@@ -109,14 +118,16 @@ impl KafkaCommands {
             .enable_all()
             .build()
             .map_err(|e| format!("the command runtime: {e}"))?;
+        let runtime = DetachedRuntime::new(runtime);
         let link = Link::new(bootstrap_servers, "aerosim_bridge_commands", MAX_COMMAND_BYTES);
+        let writer = |topic: &str| Arc::new(link.writer(topic).acknowledged_within(settings.ack_timeout));
         let actors: Vec<ActorLink> = topics
             .iter()
             .map(|(fc, ap)| ActorLink {
-                flight_control: Arc::new(link.writer(fc)),
-                autopilot: Arc::new(link.writer(ap)),
+                flight_control: writer(fc),
+                autopilot: writer(ap),
                 stick: None,
-                holding: false,
+                reported: None,
             })
             .collect();
         let writers: Vec<Arc<Writer>> = actors
@@ -166,24 +177,33 @@ impl KafkaCommands {
         convert::attitude_hold()
     }
 
-    /// Sends `records` together on a task of their own; the outcome comes
-    /// through `ended`: delivered when the broker acknowledged every one
-    /// within the acknowledgement wait.
-    fn send(&self, actor: usize, records: Vec<(Arc<Writer>, Vec<u8>)>) -> Offer {
-        let (done, wait) = (self.ended.0.clone(), self.settings.ack_timeout);
+    /// Sends `records` together on a task of their own, each written at
+    /// once behind the records still under way on its topic; the outcome
+    /// comes through `ended` after the outcomes of the actor's earlier sends:
+    /// delivered when the broker acknowledged every record within
+    /// `ack_timeout` (the writers' one timeout: a record not acknowledged
+    /// keeps its connection, and what follows it is appended after it).
+    fn send(&mut self, actor: usize, records: Vec<(Arc<Writer>, Vec<u8>)>) -> Offer {
+        let done = self.ended.0.clone();
+        let (reported, next) = oneshot::channel();
+        let earlier = self.actors[actor].reported.replace(next);
         self.runtime.spawn(async move {
             let sends = records.into_iter().map(|(writer, payload)| async move {
-                match tokio::time::timeout(wait, writer.send(payload, now_ms())).await {
-                    Ok(Ok(_)) => Ok(()),
-                    Ok(Err(LinkError { reason, .. })) => Err(reason),
-                    Err(_) => Err("no_acknowledgement"),
+                match writer.send(payload, now_ms()).await {
+                    Ok(_) => Ok(()),
+                    Err(LinkError { reason: "timeout", .. }) => Err("no_acknowledgement"),
+                    Err(LinkError { reason, .. }) => Err(reason),
                 }
             });
             let outcome = match futures::future::join_all(sends).await.into_iter().find_map(Result::err) {
                 None => Delivery::Delivered,
                 Some(reason) => Delivery::Failed(reason),
             };
+            if let Some(earlier) = earlier {
+                let _ = earlier.await;
+            }
             let _ = done.send((actor, outcome));
+            let _ = reported.send(());
         });
         Offer::Sending
     }
@@ -235,16 +255,12 @@ impl CommandTransport for KafkaCommands {
                 self.actors[actor].stick = Some(c.clone());
                 vec![(fc.clone(), self.envelope(fc.topic(), c))]
             }
-            AircraftCommand::Autopilot(c) => {
-                self.actors[actor].stick = None;
-                vec![(ap.clone(), self.envelope(ap.topic(), c))]
-            }
+            AircraftCommand::Autopilot(c) => vec![(ap.clone(), self.envelope(ap.topic(), c))],
             AircraftCommand::Hold => {
                 let mut records = vec![(ap.clone(), self.envelope(ap.topic(), &self.hold_for(actor)))];
                 if let Some(stick) = &link.stick {
                     records.push((fc.clone(), self.envelope(fc.topic(), &convert::centred(stick))));
                 }
-                self.actors[actor].holding = true;
                 records
             }
             AircraftCommand::Nothing => return Offer::Taken,
@@ -254,13 +270,12 @@ impl CommandTransport for KafkaCommands {
 
     fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
         while let Ok((actor, delivery)) = self.ended.1.try_recv() {
-            if let Some(link) = self.actors.get_mut(actor) {
-                if std::mem::take(&mut link.holding) && delivery == Delivery::Delivered {
-                    link.stick = None;
-                }
-            }
             each(actor, delivery);
         }
+    }
+
+    fn sends_in_order(&self) -> bool {
+        true
     }
 }
 

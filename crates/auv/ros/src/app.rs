@@ -101,11 +101,7 @@ fn images(
         s.reconnect_interval,
     )?;
     for (id, st) in stats {
-        let [front, bottom] = Camera::ALL.map(|camera| CameraTopics {
-            image: names::image_topic(*id, camera),
-            info: names::camera_info_topic(*id, camera),
-            compressed: Some(names::compressed_topic(*id, camera)),
-        });
+        let [front, bottom] = Camera::ALL.map(|camera| CameraTopics::beside(&names::image_topic(*id, camera), true));
         // Format `jpeg`; the RflySim and GPS-denied cameras keep image_transport's form.
         let mut camera = |topics| {
             CameraPublisher::new(

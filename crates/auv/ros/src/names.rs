@@ -7,16 +7,8 @@ pub fn auv_prefix(id: u8) -> String {
     format!("auv{id}")
 }
 
-pub fn compressed_topic(id: u8, camera: Camera) -> String {
-    format!("auv{id}/{}/image_raw/compressed", camera.name())
-}
-
 pub fn image_topic(id: u8, camera: Camera) -> String {
     format!("auv{id}/{}/image_raw", camera.name())
-}
-
-pub fn camera_info_topic(id: u8, camera: Camera) -> String {
-    format!("auv{id}/{}/camera_info", camera.name())
 }
 
 pub fn pose_topic(id: u8) -> String {

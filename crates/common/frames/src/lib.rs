@@ -19,7 +19,7 @@ pub fn enu_to_ned(v: Vec3) -> Vec3 {
 }
 
 /// A body-frame vector: FRD (front, right, down) → FLU (front, left, up), as
-/// the RflySim vision protocol, section 1.4 does for the IMU.
+/// RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 1.4 does for the IMU.
 pub fn frd_to_flu(v: Vec3) -> Vec3 {
     [v[0], -v[1], -v[2]]
 }

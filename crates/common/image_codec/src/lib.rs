@@ -18,6 +18,10 @@ pub enum Encoding {
     Bgr8,
     Mono8,
     Mono16,
+    /// Depth, one little-endian u16 per pixel in millimetres, 0 where there
+    /// is no return: `16UC1`, the integer depth image of REP 118 that
+    /// depth_image_proc reads.
+    DepthMm16,
 }
 
 impl Encoding {
@@ -26,13 +30,14 @@ impl Encoding {
             Encoding::Bgr8 => "bgr8",
             Encoding::Mono8 => "mono8",
             Encoding::Mono16 => "mono16",
+            Encoding::DepthMm16 => "16UC1",
         }
     }
     pub fn bytes_per_pixel(self) -> usize {
         match self {
             Encoding::Bgr8 => 3,
             Encoding::Mono8 => 1,
-            Encoding::Mono16 => 2,
+            Encoding::Mono16 | Encoding::DepthMm16 => 2,
         }
     }
 }
@@ -103,7 +108,7 @@ impl JpegDecoder {
         self.recover(r, "JPEG header")
     }
 
-    /// Decodes to bgr8 or mono8 (a mono16 stream cannot be JPEG).
+    /// Decodes to bgr8 or mono8 (a 16-bit stream cannot be JPEG).
     pub fn decode(&mut self, jpeg: &[u8], encoding: Encoding) -> Result<Image, CodecError> {
         let mut pixels = Vec::new();
         let shape = self.decode_into(jpeg, encoding, &mut pixels, 0)?;
@@ -135,7 +140,9 @@ impl JpegDecoder {
         let format = match encoding {
             Encoding::Bgr8 => turbojpeg::PixelFormat::BGR,
             Encoding::Mono8 => turbojpeg::PixelFormat::GRAY,
-            Encoding::Mono16 => return Err(CodecError("a mono16 image cannot be JPEG".into())),
+            Encoding::Mono16 | Encoding::DepthMm16 => {
+                return Err(CodecError(format!("a {} image cannot be JPEG", encoding.ros_name())))
+            }
         };
         let pitch = w * format.size();
         // The same size as the last frame: nothing to write before decoding.
@@ -176,8 +183,8 @@ pub fn png_size(data: &[u8]) -> Result<(u32, u32), CodecError> {
 }
 
 /// Decodes a PNG into the sensor's encoding: RGB(A) → bgr8, gray → mono8,
-/// 16-bit gray → mono16 (little-endian, as `sensor_msgs/Image` with
-/// `is_bigendian = 0`). `max_bytes` bounds the decoder's allocations.
+/// 16-bit gray → mono16 or 16UC1 depth (little-endian, as `sensor_msgs/Image`
+/// with `is_bigendian = 0`). `max_bytes` bounds the decoder's allocations.
 pub fn decode_png(data: &[u8], encoding: Encoding, max_bytes: usize) -> Result<Image, CodecError> {
     let bad = |e: png::DecodingError| CodecError(format!("PNG: {e}"));
     let mut decoder = png::Decoder::new_with_limits(data, png::Limits { bytes: max_bytes });
@@ -214,12 +221,12 @@ pub fn decode_png(data: &[u8], encoding: Encoding, max_bytes: usize) -> Result<I
         (Encoding::Mono8, ColorType::Rgba, BitDepth::Eight) => {
             buf.chunks_exact(4).map(|p| luma(p[0], p[1], p[2])).collect()
         }
-        (Encoding::Mono16, ColorType::Grayscale, BitDepth::Sixteen) => {
+        (Encoding::Mono16 | Encoding::DepthMm16, ColorType::Grayscale, BitDepth::Sixteen) => {
             let mut v = buf;
             v.chunks_exact_mut(2).for_each(|p| p.swap(0, 1));
             v
         }
-        (Encoding::Mono16, ColorType::Grayscale, BitDepth::Eight) => {
+        (Encoding::Mono16 | Encoding::DepthMm16, ColorType::Grayscale, BitDepth::Eight) => {
             buf.iter().flat_map(|&g| u16::from(g).to_le_bytes()).collect()
         }
         (enc, ct, bd) => {
@@ -265,7 +272,9 @@ pub mod encode {
         let format = match encoding {
             Encoding::Bgr8 => turbojpeg::PixelFormat::BGR,
             Encoding::Mono8 => turbojpeg::PixelFormat::GRAY,
-            Encoding::Mono16 => return Err(CodecError("a mono16 image cannot be JPEG".into())),
+            Encoding::Mono16 | Encoding::DepthMm16 => {
+                return Err(CodecError(format!("a {} image cannot be JPEG", encoding.ros_name())))
+            }
         };
         let mut c = turbojpeg::Compressor::new().map_err(|e| CodecError(e.to_string()))?;
         c.set_quality(quality).map_err(|e| CodecError(e.to_string()))?;
@@ -284,7 +293,7 @@ pub mod encode {
     }
 
     /// PNG-encodes an image given in its ROS encoding (bgr8 → RGB, mono16
-    /// little-endian → 16-bit big-endian PNG).
+    /// and 16UC1 little-endian → 16-bit big-endian PNG).
     pub fn png(pixels: &[u8], width: u32, height: u32, encoding: Encoding) -> Result<Vec<u8>, CodecError> {
         let mut out = Vec::new();
         {
@@ -300,7 +309,7 @@ pub mod encode {
                     e.set_depth(png::BitDepth::Eight);
                     pixels.to_vec()
                 }
-                Encoding::Mono16 => {
+                Encoding::Mono16 | Encoding::DepthMm16 => {
                     e.set_color(png::ColorType::Grayscale);
                     e.set_depth(png::BitDepth::Sixteen);
                     pixels.chunks_exact(2).flat_map(|p| [p[1], p[0]]).collect()
@@ -324,7 +333,12 @@ mod tests {
 
     #[test]
     fn png_round_trips_in_every_encoding() {
-        for (enc, ch) in [(Encoding::Bgr8, 3), (Encoding::Mono8, 1), (Encoding::Mono16, 2)] {
+        for (enc, ch) in [
+            (Encoding::Bgr8, 3),
+            (Encoding::Mono8, 1),
+            (Encoding::Mono16, 2),
+            (Encoding::DepthMm16, 2),
+        ] {
             let px = gradient(7, 5, ch);
             let png = encode::png(&px, 7, 5, enc).unwrap();
             let img = decode_png(&png, enc, 1 << 20).unwrap();

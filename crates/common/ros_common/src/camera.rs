@@ -12,8 +12,27 @@ use r2r::std_msgs::msg::Header;
 use r2r::{Node, Publisher, PublisherUntyped, QosProfile};
 
 use crate::cdr::{self, compressed_image, ImageLayout, COMPRESSED_IMAGE_TYPE, IMAGE_TYPE};
-use crate::demand::{publish_if_subscribed, subscribed_untyped};
+use crate::demand::{subscribed, subscribed_untyped};
 use crate::msgs::{camera_info, JpegFormatName};
+
+/// The camera info topic of the image topic `image_topic`: beside the
+/// image, `<ns>/<name>` → `<ns>/camera_info`, where image_transport's
+/// `getCameraInfoTopic` (ros-perception/image_common, camera_common.cpp)
+/// puts it, and so where its camera subscriber, image_proc,
+/// depth_image_proc and rviz2's Camera display look for it. A relative
+/// image topic gives a relative info topic (the node's namespace moves both).
+pub fn camera_info_topic(image_topic: &str) -> String {
+    match image_topic.rfind('/') {
+        Some(slash) => format!("{}/camera_info", &image_topic[..slash]),
+        None => "camera_info".to_owned(),
+    }
+}
+
+/// The `CompressedImage` topic of the image topic `image_topic`:
+/// image_transport's `compressed` transport, `<image>/compressed`.
+pub fn compressed_topic(image_topic: &str) -> String {
+    format!("{image_topic}/compressed")
+}
 
 /// Where a camera publishes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +41,29 @@ pub struct CameraTopics {
     pub info: String,
     /// `None` for a camera that never sends JPEG.
     pub compressed: Option<String>,
+    /// A second topic carrying the same camera info, for subscribers of an
+    /// earlier layout; `None`: the info goes to `info` only.
+    pub info_also: Option<String>,
+}
+
+impl CameraTopics {
+    /// image_transport's layout for the image topic `image`: the camera info
+    /// beside it ([`camera_info_topic`]) and, for a camera whose frames
+    /// arrive as JPEG or PNG, the frames as received on `<image>/compressed`.
+    pub fn beside(image: &str, compressed: bool) -> Self {
+        Self {
+            image: image.to_owned(),
+            info: camera_info_topic(image),
+            compressed: compressed.then(|| compressed_topic(image)),
+            info_also: None,
+        }
+    }
+
+    /// The camera info also on `topic`.
+    pub fn with_info_also(mut self, topic: String) -> Self {
+        self.info_also = Some(topic);
+        self
+    }
 }
 
 /// Why a frame of a camera was not published.
@@ -78,12 +120,36 @@ struct JpegOutput {
     format_name: JpegFormatName,
 }
 
+/// A camera's info publishers: the one beside the image and, when asked
+/// for, a second one with the same messages.
+struct InfoOutput {
+    beside: Publisher<CameraInfo>,
+    also: Option<Publisher<CameraInfo>>,
+}
+
+impl InfoOutput {
+    /// The pinhole info of a `width` × `height` frame, to each publisher
+    /// somebody subscribes to (built once).
+    fn publish(&self, width: u32, height: u32, fov_deg: f64, header: Header) -> r2r::Result<()> {
+        let beside = subscribed(&self.beside);
+        let also = self.also.as_ref().filter(|p| subscribed(p));
+        if !beside && also.is_none() {
+            return Ok(());
+        }
+        let info = camera_info(width, height, fov_deg, header);
+        if beside {
+            self.beside.publish(&info)?;
+        }
+        also.map_or(Ok(()), |p| p.publish(&info))
+    }
+}
+
 pub struct CameraPublisher {
     /// Takes the serialized `Image` (see [`crate::cdr`]).
     image: PublisherUntyped,
     /// The last image's serialized message, reused for the next.
     image_serialized: Vec<u8>,
-    info: Publisher<CameraInfo>,
+    info: InfoOutput,
     jpeg: Option<JpegOutput>,
 }
 
@@ -123,9 +189,18 @@ impl CameraPublisher {
                 .create_publisher_untyped(&topics.image, IMAGE_TYPE, qos.clone())
                 .map_err(|e| publisher_error(&topics.image, e))?,
             image_serialized: Vec::new(),
-            info: node
-                .create_publisher(&topics.info, qos.clone())
-                .map_err(|e| publisher_error(&topics.info, e))?,
+            info: InfoOutput {
+                beside: node
+                    .create_publisher(&topics.info, qos.clone())
+                    .map_err(|e| publisher_error(&topics.info, e))?,
+                also: match &topics.info_also {
+                    Some(t) => Some(
+                        node.create_publisher(t, qos.clone())
+                            .map_err(|e| publisher_error(t, e))?,
+                    ),
+                    None => None,
+                },
+            },
             jpeg,
         })
     }
@@ -142,9 +217,7 @@ impl CameraPublisher {
     /// A decoded frame: its camera info, then the image (each only while
     /// somebody subscribes to it).
     pub fn publish_decoded(&mut self, img: DecodedImage, fov_deg: f64, header: Header) -> Result<(), CameraError> {
-        publish_if_subscribed(&self.info, || {
-            camera_info(img.width, img.height, fov_deg, header.clone())
-        })?;
+        self.info.publish(img.width, img.height, fov_deg, header.clone())?;
         if subscribed_untyped(&self.image) {
             let layout = ImageLayout {
                 height: img.height,
@@ -169,7 +242,7 @@ impl CameraPublisher {
         fov_deg: f64,
         header: Header,
     ) -> Result<(), CameraError> {
-        publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header))?;
+        self.info.publish(width, height, fov_deg, header)?;
         if subscribed_untyped(&self.image) {
             self.image.publish_raw(message)?;
         }
@@ -210,7 +283,7 @@ impl CameraPublisher {
         match decoded {
             Some(d) => self.publish_decoded(d, fov_deg, header),
             None => {
-                publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header))?;
+                self.info.publish(width, height, fov_deg, header)?;
                 Ok(())
             }
         }
@@ -261,7 +334,7 @@ impl CameraPublisher {
                 .map_err(CameraError::TooLarge)?;
             out.compressed.publish_raw(&out.serialized)?;
         }
-        publish_if_subscribed(&self.info, || camera_info(width, height, fov_deg, header.clone()))?;
+        self.info.publish(width, height, fov_deg, header.clone())?;
         if let (Some(shape), true) = (decoded, raw_wanted) {
             let in_place = cdr::image_in_place(&mut self.image_serialized, fields.len(), &header, layout_for(shape))
                 .map_err(CameraError::TooLarge)?;
@@ -272,5 +345,36 @@ impl CameraPublisher {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn camera_info_is_beside_the_image_as_image_transport_puts_it() {
+        assert_eq!(
+            camera_info_topic("/rflysim/sensor1/img_rgb"),
+            "/rflysim/sensor1/camera_info"
+        );
+        assert_eq!(camera_info_topic("auv0/front/image_raw"), "auv0/front/camera_info");
+        assert_eq!(camera_info_topic("camera/image_raw"), "camera/camera_info");
+        assert_eq!(camera_info_topic("/image"), "/camera_info");
+        // Relative, as the image topic: the node's namespace resolves both alike.
+        assert_eq!(camera_info_topic("image"), "camera_info");
+    }
+
+    #[test]
+    fn compressed_is_the_image_topic_and_the_transport_name() {
+        assert_eq!(compressed_topic("camera/image_raw"), "camera/image_raw/compressed");
+        let topics = CameraTopics::beside("/rflysim/sensor3/img_gray", true);
+        assert_eq!(topics.info, "/rflysim/sensor3/camera_info");
+        assert_eq!(
+            topics.compressed.as_deref(),
+            Some("/rflysim/sensor3/img_gray/compressed")
+        );
+        assert_eq!(topics.info_also, None);
+        assert_eq!(CameraTopics::beside("a/b", false).compressed, None);
     }
 }

@@ -18,7 +18,9 @@
 //! - At the stop, every vehicle with a command in force (or a neutral owed)
 //!   gets its neutral, offered until delivered, for at most
 //!   [`SHUTDOWN_BUDGET`]; a neutral still owed then is logged as an error
-//!   and counted. Vehicles nobody commanded get nothing.
+//!   and counted. Vehicles nobody commanded get nothing. Where the transport
+//!   keeps a vehicle's sends in order ([`CommandTransport::sends_in_order`]),
+//!   the neutral goes at once, behind a command still under way.
 //! - A command that sets nothing (every field "keep") is sent but does not
 //!   re-arm the watchdog: it keeps nothing in force.
 //!
@@ -139,6 +141,13 @@ pub trait CommandTransport: Send {
     }
     /// After the last offer: `within` to let what was taken leave.
     fn flush(&mut self, _within: Duration) {}
+    /// True when a vehicle's sends arrive in the order they began (one
+    /// ordered connection) and their outcomes come in that order: the stop
+    /// then offers the neutral at once, behind a command still under way,
+    /// instead of spending its budget waiting for that command's outcome.
+    fn sends_in_order(&self) -> bool {
+        false
+    }
 }
 
 /// Where the subscription tasks hand their commands, one per bridge.
@@ -233,6 +242,9 @@ impl<C: Send + 'static> CommandInbox<C> {
 #[derive(Debug, Clone, Copy)]
 struct InFlight {
     neutral: bool,
+    /// A command's send is under way ahead of this one (at the stop, with a
+    /// transport that keeps sends in order): its outcome comes first.
+    behind_command: bool,
 }
 
 /// One vehicle's side of the sender.
@@ -359,15 +371,24 @@ impl<T: CommandTransport> CommandSender<T> {
         self.status(v, now);
     }
 
-    /// Offers the neutral owed to `v`, unless a send to it is under way.
-    fn offer_neutral(&mut self, v: usize, now: Instant) {
-        if self.slots[v].in_flight.is_some() {
-            return;
-        }
+    /// Offers the neutral owed to `v`, unless a send to it is under way (at
+    /// the stop, a command's send does not hold back a transport that keeps
+    /// sends in order).
+    fn offer_neutral(&mut self, v: usize, now: Instant, at_stop: bool) {
+        let behind_command = match self.slots[v].in_flight {
+            None => false,
+            Some(f) if at_stop && !f.neutral && !f.behind_command && self.transport.sends_in_order() => true,
+            Some(_) => return,
+        };
         let neutral = self.transport.neutral(v);
         match self.transport.offer(v, &neutral) {
             Offer::Taken => self.neutral_delivered(v, now),
-            Offer::Sending => self.slots[v].in_flight = Some(InFlight { neutral: true }),
+            Offer::Sending => {
+                self.slots[v].in_flight = Some(InFlight {
+                    neutral: true,
+                    behind_command,
+                })
+            }
             Offer::Busy(_) => {}
         }
     }
@@ -377,10 +398,23 @@ impl<T: CommandTransport> CommandSender<T> {
         let mut ended = Vec::new();
         self.transport.outcomes(&mut |v, d| ended.push((v, d)));
         for (v, delivery) in ended {
-            let Some(flight) = self.slots.get_mut(v).and_then(|s| s.in_flight.take()) else {
+            let Some(slot) = self.slots.get_mut(v) else {
                 continue;
             };
-            match (delivery, flight.neutral) {
+            let Some(flight) = slot.in_flight.take() else {
+                continue;
+            };
+            let neutral = if flight.behind_command {
+                // The command's, ahead of the neutral's: that one is still under way.
+                slot.in_flight = Some(InFlight {
+                    behind_command: false,
+                    ..flight
+                });
+                false
+            } else {
+                flight.neutral
+            };
+            match (delivery, neutral) {
                 (Delivery::Delivered, true) => self.neutral_delivered(v, now),
                 (Delivery::Delivered, false) => {
                     if let Some(s) = self.stats(v) {
@@ -428,7 +462,10 @@ impl<T: CommandTransport> CommandSender<T> {
                                     s.published(0);
                                 }
                             } else {
-                                self.slots[v].in_flight = Some(InFlight { neutral: false });
+                                self.slots[v].in_flight = Some(InFlight {
+                                    neutral: false,
+                                    behind_command: false,
+                                });
                             }
                             // In force from the moment its send began: a
                             // slow acknowledgement does not delay the watchdog.
@@ -452,7 +489,7 @@ impl<T: CommandTransport> CommandSender<T> {
                 }
             }
             if self.slots[v].neutral_due {
-                self.offer_neutral(v, now);
+                self.offer_neutral(v, now, false);
                 if self.slots[v].neutral_due {
                     self.status(v, now);
                     wake(now + RETRY);
@@ -481,7 +518,7 @@ impl<T: CommandTransport> CommandSender<T> {
             self.collect_outcomes(now);
             for v in 0..self.slots.len() {
                 if self.slots[v].neutral_due {
-                    self.offer_neutral(v, now);
+                    self.offer_neutral(v, now, true);
                 }
             }
             if self.slots.iter().all(|s| !s.neutral_due) || now.duration_since(start) >= budget {
@@ -794,6 +831,67 @@ mod tests {
         // The neutral's own outcome never comes: owed at the end of the budget.
         assert_eq!(s.shutdown(MS(60)), 1);
         assert_eq!(s.transport.began, vec![(0, 3), (0, 0)]);
+    }
+
+    /// A transport whose sends each end `latency` after they began, in the
+    /// order they began (a Kafka connection answering in order).
+    #[derive(Debug)]
+    struct Ordered {
+        latency: Duration,
+        in_order: bool,
+        began: Vec<(i32, Instant)>,
+        reported: usize,
+    }
+
+    impl CommandTransport for Ordered {
+        type Command = i32;
+        fn neutral(&self, _: usize) -> i32 {
+            0
+        }
+        fn offer(&mut self, _: usize, c: &i32) -> Offer {
+            self.began.push((*c, Instant::now()));
+            Offer::Sending
+        }
+        fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
+            while self
+                .began
+                .get(self.reported)
+                .is_some_and(|(_, at)| at.elapsed() >= self.latency)
+            {
+                self.reported += 1;
+                each(0, Delivery::Delivered);
+            }
+        }
+        fn sends_in_order(&self) -> bool {
+            self.in_order
+        }
+    }
+
+    #[test]
+    fn at_the_stop_the_neutral_goes_behind_a_command_under_way_where_sends_keep_their_order() {
+        // Acknowledgements take 200 ms; the stop has 300 ms.
+        for in_order in [true, false] {
+            let transport = Ordered {
+                latency: MS(200),
+                in_order,
+                began: Vec::new(),
+                reported: 0,
+            };
+            let (_, mut s) = command_path(transport, MS(500), vec!["v0".into()], vec![Arc::default()], "test");
+            s.take(order(0, 3, Instant::now()));
+            s.step(Instant::now());
+            let stop = Instant::now();
+            let owed = s.shutdown(MS(300));
+            let neutral_began = s.transport.began[1].1.duration_since(stop);
+            if in_order {
+                assert_eq!(owed, 0, "delivered behind the command");
+                assert!(neutral_began < MS(50), "offered at once: {neutral_began:?}");
+            } else {
+                assert_eq!(owed, 1, "offered only after the command's outcome, too late");
+                assert!(neutral_began >= MS(200), "{neutral_began:?}");
+            }
+            assert_eq!(s.transport.began.iter().map(|b| b.0).collect::<Vec<_>>(), [3, 0]);
+        }
     }
 
     /// A transport that folds a waiting command into the next (the gimbal's

@@ -1,5 +1,6 @@
 //! ROS 2 plumbing that is not specific to a simulator, shared by every
-//! bridge of this package (RflySim, the ZeroMQ AUV, the GPS-denied drone):
+//! bridge of this package (RflySim, the ZeroMQ AUV, the GPS-denied drone,
+//! AeroSim):
 //! a simulator's nodes add its wire protocol and its topic tree, nothing of
 //! what is here. Nothing in this crate knows a simulator.
 

@@ -69,11 +69,7 @@ impl std::fmt::Debug for Outputs {
 impl Outputs {
     pub fn new(node: &mut Node, settings: &Settings, qos: &QosProfile) -> Result<Self, String> {
         let e = |topic: &'static str| move |err: r2r::Error| format!("{topic}: {err}");
-        let topics = CameraTopics {
-            image: "camera/image_raw".into(),
-            info: "camera/camera_info".into(),
-            compressed: Some("camera/image_raw/compressed".into()),
-        };
+        let topics = CameraTopics::beside("camera/image_raw", true);
         Ok(Self {
             imu: node.create_publisher("imu", qos.clone()).map_err(e("imu"))?,
             altitude: node.create_publisher("altitude", qos.clone()).map_err(e("altitude"))?,

@@ -172,6 +172,15 @@ impl SensorConfig {
         (self.other_params[0], self.other_params[1])
     }
 
+    /// Metres per unit of a depth camera's pixels (`otherParams[2]`; 0 or
+    /// less: RflySim3D's default, millimetres; RflySim's SDK, "Depth camera").
+    pub fn depth_unit_m(&self) -> f32 {
+        match self.other_params[2] {
+            u if u > 0.0 => u,
+            _ => crate::image::DEPTH_DEFAULT_UNIT_M,
+        }
+    }
+
     /// The range that scales int16 LiDAR points (`otherParams[0]`).
     pub fn lidar_max_range(&self) -> f32 {
         self.other_params[0]

@@ -3,6 +3,12 @@
 //! the verbs the bridge and the SDK send, built from a typed request, and
 //! their parser for the emulator. They go to the window's request port as
 //! `<i52s>` for up to 51 bytes of text and as `<i252s>` for longer ones.
+//!
+//! RflySim3D runs a text through Unreal's console, which splits it into
+//! commands as `FParse::Line` does ([`console_lines`]): at a line break, at a
+//! `|` outside quotes (one command after another), and drops what follows a
+//! `//` outside quotes. A [`ConsoleCommand`] is a text read as one command,
+//! whole; a name put into one passes [`check_name`].
 
 use std::fmt;
 
@@ -12,8 +18,10 @@ use crate::wire::{Fields, Writer};
 /// The checksum of a text console command.
 pub const CONSOLE_CHECKSUM: i32 = 1_234_567_890;
 
-/// A command text RflySim3D can read: ASCII, without NUL (RflySim3D reads
-/// up to the first one), at most [`ConsoleCommand::LONG_TEXT_MAX`] bytes.
+/// A command text RflySim3D can read, and reads as one command: ASCII,
+/// without NUL (RflySim3D reads up to the first one) or another control
+/// character, at most [`ConsoleCommand::LONG_TEXT_MAX`] bytes, and what
+/// Unreal's console reads as itself alone ([`console_lines`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsoleCommand(String);
 
@@ -28,15 +36,31 @@ pub enum CommandTextError {
     Nul {
         at: usize,
     },
+    /// Another control character (a line break, a tab, …) at this offset.
+    Control {
+        at: usize,
+        byte: u8,
+    },
+    /// Unreal's console would not run the text as it is: it would run these
+    /// commands (a `|` outside quotes chains two; `//` outside quotes drops the rest).
+    NotOneCommand {
+        read_as: Vec<String>,
+    },
     TooLong {
         len: usize,
         max: usize,
     },
-    /// An argument RflySim3D would not read back as meant (empty, several
-    /// words where one is read, a quote inside a quoted text, not finite).
+    /// An argument RflySim3D would not read back as meant (a quote inside a
+    /// quoted text, not finite).
     BadArgument {
         verb: &'static str,
         detail: String,
+    },
+    /// A name RflySim3D's console or its replies cannot carry.
+    BadName {
+        verb: &'static str,
+        name: String,
+        why: NameError,
     },
 }
 
@@ -45,8 +69,17 @@ impl fmt::Display for CommandTextError {
         match self {
             CommandTextError::NotAscii { at } => write!(f, "console command: a byte outside ASCII at {at}"),
             CommandTextError::Nul { at } => write!(f, "console command: a NUL at {at}"),
+            CommandTextError::Control { at, byte } => {
+                write!(f, "console command: a control character (0x{byte:02x}) at {at}")
+            }
+            CommandTextError::NotOneCommand { read_as } => write!(
+                f,
+                "console command: RflySim3D's console would run {read_as:?} ('|' chains commands, '//' drops the rest, \
+                 outside quotes): send one command a call"
+            ),
             CommandTextError::TooLong { len, max } => write!(f, "console command: {len} bytes, at most {max}"),
             CommandTextError::BadArgument { verb, detail } => write!(f, "{verb}: {detail}"),
+            CommandTextError::BadName { verb, name, why } => write!(f, "{verb}: name {name:?}: {why}"),
         }
     }
 }
@@ -72,11 +105,19 @@ impl ConsoleCommand {
         if let Some(at) = text.bytes().position(|b| b == 0) {
             return Err(CommandTextError::Nul { at });
         }
+        if let Some(at) = text.bytes().position(|b| b.is_ascii_control()) {
+            let byte = text.as_bytes()[at];
+            return Err(CommandTextError::Control { at, byte });
+        }
         if text.len() > Self::LONG_TEXT_MAX {
             return Err(CommandTextError::TooLong {
                 len: text.len(),
                 max: Self::LONG_TEXT_MAX,
             });
+        }
+        let read_as = console_lines(&text);
+        if read_as != [text.as_str()] {
+            return Err(CommandTextError::NotOneCommand { read_as });
         }
         Ok(Self(text))
     }
@@ -124,6 +165,121 @@ pub fn decode_console_command(p: &[u8]) -> Result<String, DecodeError> {
         });
     }
     Ok(f.text(4, p.len() - 4))
+}
+
+/// The commands Unreal's console runs for `text`, in order, as its
+/// `FParse::Line` splits a line: a command ends at NUL, CR, LF or a `|`
+/// outside double quotes (the separators after it are skipped); from a `//`
+/// outside quotes, the rest of that command is dropped. Empty commands are
+/// left out (they run nothing).
+pub fn console_lines(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let mut commands = Vec::new();
+    let mut i = 0;
+    while i < end {
+        let (mut quoted, mut comment) = (false, false);
+        let mut command = Vec::new();
+        while i < end && b[i] != b'\n' && b[i] != b'\r' {
+            if !quoted && b[i..end].starts_with(b"//") {
+                comment = true;
+            }
+            if !quoted && b[i] == b'|' {
+                break;
+            }
+            quoted ^= b[i] == b'"';
+            if !comment {
+                command.push(b[i]);
+            }
+            i += 1;
+        }
+        while i < end && matches!(b[i], b'\n' | b'\r' | b'|') {
+            i += 1;
+        }
+        if !command.is_empty() {
+            commands.push(String::from_utf8_lossy(&command).into_owned());
+        }
+    }
+    commands
+}
+
+/// The longest name a command carries: `ObjReqData` answers with the name
+/// in a 32-byte field, which keeps a NUL (a longer name would come back cut,
+/// and never match).
+pub const NAME_MAX: usize = crate::scene::ObjectData::NAME_LEN - 1;
+
+/// Why a name cannot go into a console command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameError {
+    Empty,
+    TooLong {
+        len: usize,
+    },
+    /// A byte that would change how the console splits the command, at this offset.
+    Byte {
+        at: usize,
+        byte: u8,
+    },
+    /// `//` at this offset: the console drops the rest of the command.
+    Comment {
+        at: usize,
+    },
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            NameError::Empty => write!(f, "empty"),
+            NameError::TooLong { len } => write!(
+                f,
+                "{len} bytes, at most {NAME_MAX} (RflySim3D answers with names in a 32-byte field)"
+            ),
+            NameError::Byte { at, byte: b'|' } => write!(
+                f,
+                "'|' at {at}: RflySim3D's console would run what follows as a command of its own"
+            ),
+            NameError::Byte { at, byte: b'"' } => {
+                write!(
+                    f,
+                    "'\"' at {at}: it would change where RflySim3D's console splits commands"
+                )
+            }
+            NameError::Byte { at, byte: b' ' } => write!(f, "a space at {at}: a name is one word"),
+            NameError::Byte { at, byte } if byte.is_ascii_control() => write!(
+                f,
+                "a control character (0x{byte:02x}) at {at} (CR and LF end a command)"
+            ),
+            NameError::Byte { at, .. } => write!(f, "a byte outside ASCII at {at}"),
+            NameError::Comment { at } => write!(f, "'//' at {at}: RflySim3D's console would drop the rest"),
+        }
+    }
+}
+
+impl std::error::Error for NameError {}
+
+/// `name` if it can be the name argument of a console command (an object,
+/// a map): one word of printable ASCII, without `"` or `|`, without `//`,
+/// 1 to [`NAME_MAX`] bytes. Every name the bridge puts on the wire passes here.
+pub fn check_name(name: &str) -> Result<&str, NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if let Some(at) = name
+        .bytes()
+        .position(|b| !b.is_ascii_graphic() || b == b'"' || b == b'|')
+    {
+        return Err(NameError::Byte {
+            at,
+            byte: name.as_bytes()[at],
+        });
+    }
+    if let Some(at) = name.find("//") {
+        return Err(NameError::Comment { at });
+    }
+    if name.len() > NAME_MAX {
+        return Err(NameError::TooLong { len: name.len() });
+    }
+    Ok(name)
 }
 
 /// The console command that asks RflySim3D for the `CameraData` of sensor
@@ -278,15 +434,13 @@ pub enum ConsoleRequest {
     ShowTextTime { text: String, seconds: f32 },
 }
 
-/// `s` as one word of a command, or why it cannot be one.
-fn one_word<'a>(verb: &'static str, s: &'a str) -> Result<&'a str, CommandTextError> {
-    if s.is_empty() || s.contains(|c: char| c.is_whitespace() || c == '"') {
-        return Err(CommandTextError::BadArgument {
-            verb,
-            detail: format!("{s:?} is not one word"),
-        });
-    }
-    Ok(s)
+/// `name` as the name argument of `verb`, or why it cannot be one.
+fn name_argument<'a>(verb: &'static str, name: &'a str) -> Result<&'a str, CommandTextError> {
+    check_name(name).map_err(|why| CommandTextError::BadName {
+        verb,
+        name: name.to_string(),
+        why,
+    })
 }
 
 fn finite(verb: &'static str, v: f32) -> Result<f32, CommandTextError> {
@@ -311,20 +465,24 @@ impl ConsoleRequest {
             ConsoleRequest::VehicleDataPostback(on) => format!("{REQ_VEHICLE_DATA} {}", i32::from(*on)),
             ConsoleRequest::VehicleData(id) => format!("{REQ_OBJ_DATA} {} {id} 0", obj_op::VEHICLE),
             ConsoleRequest::ObjectData(name) => {
-                format!("{REQ_OBJ_DATA} {} {} 0", obj_op::OBJECT, one_word(REQ_OBJ_DATA, name)?)
+                format!(
+                    "{REQ_OBJ_DATA} {} {} 0",
+                    obj_op::OBJECT,
+                    name_argument(REQ_OBJ_DATA, name)?
+                )
             }
             ConsoleRequest::Delete(item) => {
                 let name = item.name();
                 format!(
                     "{REQ_OBJ_DATA} {} {} 0",
                     obj_op::DELETE + item.op(),
-                    one_word(REQ_OBJ_DATA, &name)?
+                    name_argument(REQ_OBJ_DATA, &name)?
                 )
             }
             ConsoleRequest::Clear(scope) => format!("{REQ_OBJ_DATA} {} 0 0", scope.op()),
             ConsoleRequest::DelVehicles(ids) => return Ok(del_vehicles_commands(ids)),
             ConsoleRequest::ChangeMapByName(name) => {
-                format!("{CHANGE_MAP_BY_NAME} {}", one_word(CHANGE_MAP_BY_NAME, name)?)
+                format!("{CHANGE_MAP_BY_NAME} {}", name_argument(CHANGE_MAP_BY_NAME, name)?)
             }
             ConsoleRequest::ChangeMapById(n) => format!("{CHANGE_MAP_BY_ID} {n}"),
             ConsoleRequest::SetPosScale(s) => format!("{SET_POS_SCALE} {}", finite(SET_POS_SCALE, *s)?),
@@ -479,12 +637,86 @@ mod tests {
         );
         assert!(ConsoleRequest::ChangeMapByName("two words".into()).commands().is_err());
         assert!(ConsoleRequest::ObjectData(String::new()).commands().is_err());
+        assert_eq!(
+            ConsoleCommand::new("RflyShowTextTime a 1\nquit"),
+            Err(CommandTextError::Control { at: 20, byte: b'\n' })
+        );
         assert!(ConsoleRequest::SetPosScale(f32::NAN).commands().is_err());
         let quoted = ConsoleRequest::ShowTextTime {
             text: "say \"hi\"".into(),
             seconds: 1.0,
         };
         assert!(quoted.commands().unwrap_err().to_string().contains("quote"));
+    }
+
+    #[test]
+    fn the_console_splits_as_unreal_s_does() {
+        assert_eq!(
+            console_lines("RflyReqObjData 2 x|quit 0"),
+            ["RflyReqObjData 2 x", "quit 0"]
+        );
+        assert_eq!(console_lines("a||b\r\nc|"), ["a", "b", "c"]);
+        assert_eq!(console_lines("say \"a|b\" 1|next"), ["say \"a|b\" 1", "next"]);
+        assert_eq!(
+            console_lines("a // note|b"),
+            ["a ", "b"],
+            "a comment ends at the next command"
+        );
+        assert_eq!(console_lines("say \"http://x\" 2"), ["say \"http://x\" 2"]);
+        assert_eq!(console_lines("a\0|quit"), ["a"], "NUL ends the text");
+        assert!(console_lines("").is_empty() && console_lines("|").is_empty());
+    }
+
+    #[test]
+    fn a_command_is_what_the_console_reads_as_one() {
+        assert!(ConsoleCommand::new("RflyShowTextTime \"a|b // c\" 5").is_ok());
+        for chained in ["RflyReqObjData 2 x|quit 0", "RflyShowTextTime a 1 // b", "|quit", ""] {
+            assert!(
+                matches!(
+                    ConsoleCommand::new(chained),
+                    Err(CommandTextError::NotOneCommand { .. })
+                ),
+                "{chained:?}"
+            );
+        }
+        let why = ConsoleCommand::new("a|quit").unwrap_err().to_string();
+        assert!(why.contains("\"quit\""), "{why}");
+    }
+
+    #[test]
+    fn names_are_one_word_the_console_and_the_replies_carry_whole() {
+        for good in [
+            "Building_1",
+            "Landscape_1",
+            "a-b.c",
+            "x/y",
+            "Cube(2)",
+            &"n".repeat(NAME_MAX),
+        ] {
+            assert_eq!(check_name(good), Ok(good));
+        }
+        assert_eq!(check_name("x|quit"), Err(NameError::Byte { at: 1, byte: b'|' }));
+        assert_eq!(check_name("a\"b"), Err(NameError::Byte { at: 1, byte: b'"' }));
+        assert_eq!(check_name("a b"), Err(NameError::Byte { at: 1, byte: b' ' }));
+        assert_eq!(check_name("a\nquit"), Err(NameError::Byte { at: 1, byte: b'\n' }));
+        assert_eq!(check_name("a\tb"), Err(NameError::Byte { at: 1, byte: b'\t' }));
+        assert_eq!(check_name("\u{e9}"), Err(NameError::Byte { at: 0, byte: 0xC3 }));
+        assert_eq!(check_name("a//b"), Err(NameError::Comment { at: 1 }));
+        assert_eq!(check_name(""), Err(NameError::Empty));
+        assert_eq!(
+            check_name(&"n".repeat(NAME_MAX + 1)),
+            Err(NameError::TooLong { len: NAME_MAX + 1 })
+        );
+        assert_eq!(NAME_MAX, 31);
+        // Every verb that carries a name refuses what the check refuses, and says why.
+        for request in [
+            ConsoleRequest::ObjectData("x|quit".into()),
+            ConsoleRequest::Delete(SceneItem::Object("x|quit".into())),
+            ConsoleRequest::ChangeMapByName("x|quit".into()),
+        ] {
+            let why = request.commands().unwrap_err().to_string();
+            assert!(why.contains("'|' at 1"), "{request:?}: {why}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Gimbal control bits and the gimbal's status echo (RflySim's SDK:
 //! `VisionSensorReq` "Gimbal control bitmask", gimbal status). The bit
-//! numbering differs between the RflySim vision protocol and the SDK's
+//! numbering differs between RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html) and the SDK's
 //! `CameraCtrlApi.py`; both tables are here, and only here.
 
 use crate::error::DecodeError;
@@ -32,7 +32,7 @@ pub struct GimbalBitTable {
     bits: &'static [(GimbalControl, u8)],
 }
 
-/// the RflySim vision protocol, section 2.1 (what RflySim3D documents).
+/// RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.1 (what RflySim3D documents).
 pub const PROTOCOL_BITS: GimbalBitTable = GimbalBitTable {
     name: "protocol",
     bits: &[
@@ -133,7 +133,15 @@ pub fn fold(older: &VisionSensorReq, mut newer: VisionSensorReq, bits: &GimbalBi
     newer
 }
 
-/// The `otherParams` slots of the control values (the RflySim vision protocol, section 2.1).
+/// Whether `req` does nothing but stop the rates (the bridge's neutral
+/// command): the rates bit alone, both rates 0.
+pub fn stops_rates_only(req: &VisionSensorReq, bits: &GimbalBitTable) -> bool {
+    bits.bit(GimbalControl::Rates).is_some_and(|b| req.bitmask == b)
+        && req.other_params[slot::PITCH_RATE] == 0.0
+        && req.other_params[slot::YAW_RATE] == 0.0
+}
+
+/// The `otherParams` slots of the control values (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.1).
 pub mod slot {
     pub const FOCAL_LENGTH: usize = 0;
     pub const CENTRE: usize = 1;
@@ -160,7 +168,7 @@ pub fn light_source_type_id(light_source: u8) -> u16 {
     }
 }
 
-/// RflySim3D's 148-byte gimbal echo, read as the RflySim vision protocol, section 2.2.2 describes it.
+/// RflySim3D's 148-byte gimbal echo, read as RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2.2 describes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GimbalEcho {
     pub seq_id: u16,
@@ -183,7 +191,7 @@ pub struct GimbalEcho {
 }
 
 impl GimbalEcho {
-    /// The echo is the gimbal form of `VisionSensorReq` (the RflySim vision protocol, section 2.2).
+    /// The echo is the gimbal form of `VisionSensorReq` (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
     pub const LEN: usize = RequestForm::Gimbal148.byte_len();
 
     /// The echo as RflySim3D sends it (the emulator's side of [`GimbalEcho::decode`]):
@@ -209,6 +217,11 @@ impl GimbalEcho {
             self.laser_range,
         ]);
         r.encode(RequestForm::Gimbal148, checksum)
+    }
+
+    /// The gimbal is not slewing: both rates 0.
+    pub fn rates_stopped(&self) -> bool {
+        self.rates == [0.0; 2]
     }
 
     pub fn decode(p: &[u8]) -> Result<Self, DecodeError> {
@@ -286,6 +299,22 @@ mod tests {
     }
 
     #[test]
+    fn a_rate_stop_is_the_rates_bit_alone_with_both_rates_zero() {
+        let rates = PROTOCOL_BITS.bit(GimbalControl::Rates).unwrap();
+        let mut r = VisionSensorReq {
+            bitmask: rates,
+            ..Default::default()
+        };
+        assert!(stops_rates_only(&r, &PROTOCOL_BITS));
+        assert!(!stops_rates_only(&r, &SDK_BITS), "another numbering's bit");
+        r.other_params[slot::YAW_RATE] = 0.1;
+        assert!(!stops_rates_only(&r, &PROTOCOL_BITS), "a motion");
+        r.other_params[slot::YAW_RATE] = 0.0;
+        r.bitmask |= PROTOCOL_BITS.bit(GimbalControl::Centre).unwrap();
+        assert!(!stops_rates_only(&r, &PROTOCOL_BITS), "more than the stop");
+    }
+
+    #[test]
     fn echo_fields() {
         let mut o = [0f32; 16];
         o[..8].copy_from_slice(&[35.0, 0.1, -0.2, 1100.0, 1101.0, 1280.0, 720.0, 87.5]);
@@ -312,6 +341,12 @@ mod tests {
             (35.0, [0.1, -0.2], [1100.0, 1101.0], [1280.0, 720.0], 87.5)
         );
         assert_eq!((e.camera_fov_deg, e.euler), (60.0, [0.0, -0.3, 0.2]));
+        assert!(!e.rates_stopped());
+        assert!(GimbalEcho {
+            rates: [0.0, -0.0],
+            ..e
+        }
+        .rates_stopped());
         assert!(GimbalEcho::decode(&r.encode(RequestForm::Current144, 12345)).is_err());
         // The emulator's encoder writes exactly what the decoder read.
         let bytes = e.encode(GIMBAL_ECHO_CHECKSUM);

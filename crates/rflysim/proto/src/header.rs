@@ -35,7 +35,7 @@ impl HeaderKind {
 pub struct DatagramHeader {
     pub kind: HeaderKind,
     /// The datagram's length including the header (SDK), or the frame's
-    /// length (the RflySim vision protocol): the reassembler accepts both.
+    /// length (RflySim's vision protocol, rflysim.com/doc/en/4.DevRef/vis-comm.html): the reassembler accepts both.
     pub pkg_len: i32,
     pub pkg_id: i32,
     pub pkg_num: i32,

@@ -17,7 +17,7 @@ pub const SDK_INT16_POINT_LEN: usize = 8;
 /// `<3h` x, y, z (depth cloud).
 pub const SDK_INT16_XYZ_POINT_LEN: usize = 6;
 
-/// The vehicle pose that comes with a frame (the RflySim vision protocol, section 1.2).
+/// The vehicle pose that comes with a frame (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 1.2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LidarPose {
     /// Present in the protocol layout only.

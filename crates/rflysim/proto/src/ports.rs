@@ -11,10 +11,10 @@ pub const REQUEST_BASE_PORT: u16 = 20010;
 pub const HEARTBEAT_PORT: u16 = 20005;
 
 /// Where RflySim3D sends gimbal echoes, `CameraData` and its other status
-/// structs (the RflySim vision protocol, section 2.2).
+/// structs (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
 pub const CAMERA_STATUS_PORT: u16 = 20006;
 
-/// The group the heartbeat (RflySim's SDK: PX4MavCtrlV4.py) and the camera status (the RflySim vision protocol, section 2.2) are
+/// The group the heartbeat (RflySim's SDK: PX4MavCtrlV4.py) and the camera status (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2) are
 /// also multicast to.
 pub const MULTICAST_GROUP: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 10);
 

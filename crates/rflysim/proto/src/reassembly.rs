@@ -484,7 +484,7 @@ impl Reassembler {
         // size and every packet, the last included, is in `buf`.
         let payload = p.buf;
         if !p.datagram_lengths {
-            // The RflySim vision protocol reads pkg_len as the frame's length: hold it to that.
+            // RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html) reads pkg_len as the frame's length: hold it to that.
             let declared = i64::from(p.declared_len.unwrap_or(-1));
             let total = (payload.len() - p.headroom) as i64;
             let hdr = p.key.kind.header_len() as i64;

@@ -23,6 +23,20 @@ use crate::gimbal::GimbalEcho;
 use crate::telemetry::{CameraData, CAMERA_DATA_CHECKSUM};
 use crate::wire::{checksum, exact, Fields, FieldsMut, Writer};
 
+/// `v` as an `f32` field of the wire, `None` where it is not finite there:
+/// NaN, ±∞, or beyond ±[`f32::MAX`] (3.4e38), which an `f32` holds as ±∞.
+pub fn wire_f32(v: f64) -> Option<f32> {
+    let f = v as f32;
+    f.is_finite().then_some(f)
+}
+
+/// The name of the first of `fields` that holds a value that is not finite.
+fn not_finite(f32s: &[(&'static str, &[f32])], f64s: &[(&'static str, &[f64])]) -> Option<&'static str> {
+    let bad32 = f32s.iter().find(|(_, v)| !v.iter().all(|x| x.is_finite()));
+    let bad64 = || f64s.iter().find(|(_, v)| !v.iter().all(|x| x.is_finite()));
+    bad32.map(|(name, _)| *name).or_else(|| bad64().map(|(name, _)| *name))
+}
+
 /// Where RflySim3D puts a vehicle a pose struct places: its checksum says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Placement {
@@ -128,6 +142,14 @@ impl VehicleUpdate {
     pub fn runned_time(&self) -> Option<f64> {
         (self.runned_time >= 0.0).then_some(self.runned_time)
     }
+
+    /// The first field holding a value that is not finite (NaN or ±∞), if any.
+    pub fn not_finite(&self) -> Option<&'static str> {
+        not_finite(
+            &[("pwms", &self.pwms), ("vel_ned", &self.vel_ned), ("euler", &self.euler)],
+            &[("pos_ned", &self.pos_ned), ("runned_time", &[self.runned_time])],
+        )
+    }
 }
 
 /// `SOut2SimulatorSimple` (`3i7f`, 40 bytes: `sendUE4Pos2Ground`, and
@@ -197,6 +219,21 @@ pub struct PlacedVehicle {
     pub scale: [f32; 3],
     /// RPM.
     pub motor_rpm_mean: f32,
+}
+
+impl PlacedVehicle {
+    /// The first field holding a value that is not finite (NaN or ±∞), if any.
+    pub fn not_finite(&self) -> Option<&'static str> {
+        not_finite(
+            &[
+                ("pos_ned", &self.pos_ned),
+                ("euler", &self.euler),
+                ("scale", &self.scale),
+                ("motor_rpm_mean", &[self.motor_rpm_mean]),
+            ],
+            &[],
+        )
+    }
 }
 
 /// `Multi3DData100New` (`i200H600f300H100f`, 3804 bytes: the SDK's
@@ -524,6 +561,22 @@ impl VehicleCrashData {
             crashed_name: f.text(140, Self::NAME_LEN),
         })
     }
+
+    /// The first field holding a value that is not finite (NaN or ±∞), if any.
+    pub fn not_finite(&self) -> Option<&'static str> {
+        not_finite(
+            &[
+                ("vel_ned", &self.vel_ned),
+                ("pos_ned", &self.pos_ned),
+                ("crash_pos", &self.crash_pos),
+                ("target_pos", &self.target_pos),
+                ("euler", &self.euler),
+                ("motor_rpm", &self.motor_rpm),
+                ("rays", &self.rays),
+            ],
+            &[("runned_time", &[self.runned_time])],
+        )
+    }
 }
 
 /// Where a vehicle or an object is and the box around it: the body
@@ -552,6 +605,21 @@ impl PoseAndBox {
             w.f32s(&q);
         }
         w.f32s(&self.box_origin).f32s(&self.box_extent).f64(self.time_stamp);
+    }
+
+    /// The first field holding a value that is not finite (NaN or ±∞), if any.
+    pub fn not_finite(&self) -> Option<&'static str> {
+        let quat = self.quat.unwrap_or_default();
+        not_finite(
+            &[
+                ("pos", &self.pos),
+                ("euler", &self.euler),
+                ("quat", &quat),
+                ("box_origin", &self.box_origin),
+                ("box_extent", &self.box_extent),
+            ],
+            &[("time_stamp", &[self.time_stamp])],
+        )
     }
 
     /// Reads the body at `at`; `with_quat` in the newer forms.
@@ -1190,6 +1258,83 @@ mod tests {
             StatusDatagram::decode(&wrong),
             Err(DecodeError::Checksum { .. })
         ));
+    }
+
+    #[test]
+    fn values_beyond_f32_or_not_finite_are_named_by_their_field() {
+        assert_eq!(wire_f32(1.5), Some(1.5));
+        assert_eq!(wire_f32(-3.0e38), Some(-3.0e38));
+        for bad in [1e39, -1e39, f64::NAN, f64::INFINITY] {
+            assert_eq!(wire_f32(bad), None, "{bad}");
+        }
+        assert_eq!(update().not_finite(), None);
+        let u = VehicleUpdate {
+            vel_ned: [0.0, 1e39_f64 as f32, 0.0],
+            ..update()
+        };
+        assert_eq!(u.not_finite(), Some("vel_ned"));
+        let u = VehicleUpdate {
+            pos_ned: [f64::NAN, 0.0, 0.0],
+            ..update()
+        };
+        assert_eq!(u.not_finite(), Some("pos_ned"));
+        assert_eq!(three()[1].not_finite(), None);
+        let v = PlacedVehicle {
+            pos_ned: [f32::INFINITY, 0.0, 0.0],
+            ..three()[1]
+        };
+        assert_eq!(v.not_finite(), Some("pos_ned"));
+        assert_eq!(crash().not_finite(), None);
+        for (field, bad) in [
+            (
+                "vel_ned",
+                VehicleCrashData {
+                    vel_ned: [f32::NAN; 3],
+                    ..crash()
+                },
+            ),
+            (
+                "rays",
+                VehicleCrashData {
+                    rays: [1.0, f32::NAN, 1.0, 1.0, 1.0, 1.0],
+                    ..crash()
+                },
+            ),
+            (
+                "crash_pos",
+                VehicleCrashData {
+                    crash_pos: [0.0, f32::NEG_INFINITY, 0.0],
+                    ..crash()
+                },
+            ),
+            (
+                "target_pos",
+                VehicleCrashData {
+                    target_pos: [f32::NAN; 3],
+                    ..crash()
+                },
+            ),
+            (
+                "runned_time",
+                VehicleCrashData {
+                    runned_time: f64::NAN,
+                    ..crash()
+                },
+            ),
+        ] {
+            assert_eq!(bad.not_finite(), Some(field));
+        }
+        assert_eq!(copter().pose.not_finite(), None);
+        let odd = PoseAndBox {
+            box_extent: [1.0, f32::NAN, 1.0],
+            ..copter().pose
+        };
+        assert_eq!(odd.not_finite(), Some("box_extent"));
+        let odd = PoseAndBox {
+            quat: Some([f32::NAN, 0.0, 0.0, 0.0]),
+            ..copter().pose
+        };
+        assert_eq!(odd.not_finite(), Some("quat"));
     }
 
     #[test]

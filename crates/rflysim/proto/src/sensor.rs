@@ -33,7 +33,7 @@ pub mod type_id {
     pub const LASER_DISTANCE: u16 = 5;
     pub const DEPTH_CLOUD: u16 = 7;
     pub const FISHEYE: u16 = 8;
-    /// A camera whose attitude, zoom, size and light source are controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, the RflySim vision protocol, section 2.2).
+    /// A camera whose attitude, zoom, size and light source are controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
     pub const GIMBAL: u16 = 9;
     pub const VEHICLE_LIDAR: u16 = 20;
     /// The LiDAR whose points are in the world (NED) frame, `axis_type` 1 (RflySim's SDK: VisionCaptureApi.py's UDP receivers, PX4MavCtrlV4.py).
@@ -73,7 +73,7 @@ const fn other(type_id: u16, class: SensorClass, topic: &'static str, d: &'stati
 #[rustfmt::skip]
 pub const SENSOR_KINDS: &[SensorKind] = &[
     camera(type_id::RGB, Encoding::Bgr8, "img_rgb", "RGB camera"),
-    camera(type_id::DEPTH, Encoding::Mono16, "img_depth", "depth camera"),
+    camera(type_id::DEPTH, Encoding::DepthMm16, "img_depth", "depth camera"),
     camera(type_id::GRAY, Encoding::Mono8, "img_gray", "gray camera"),
     camera(type_id::SEGMENTATION, Encoding::Bgr8, "img_Segmentation", "segmentation camera"),
     other(type_id::LASER_DISTANCE, SensorClass::LaserDistance, "distance", "laser range finder"),
@@ -112,7 +112,7 @@ impl SensorKind {
     }
 
     /// A gimbal camera: its attitude, zoom, size and light source are
-    /// controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq), its state is echoed on the status port (the RflySim vision protocol, section 2.2).
+    /// controls (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq), its state is echoed on the status port (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2).
     pub fn is_gimbal(&self) -> bool {
         self.type_id == type_id::GIMBAL
     }
@@ -193,7 +193,7 @@ mod tests {
         for id in [1, 4, 8, 9, 41] {
             assert_eq!(enc(id), Encoding::Bgr8);
         }
-        assert_eq!(enc(2), Encoding::Mono16);
+        assert_eq!(enc(2), Encoding::DepthMm16);
         assert_eq!(enc(3), Encoding::Mono8);
         assert_eq!(enc(40), Encoding::Mono8);
         assert!(SensorKind::from_type_id(6).is_none());

@@ -1,6 +1,6 @@
 //! Fixed-size RflySim structs other than images and clouds: laser distance,
 //! detections, `CameraData`, the CopterSim IMU, true state and heartbeat
-//! (RflySim's SDK: VisionCaptureApi.py's UDP receivers, VisionCaptureApi.py's IMU request, PX4MavCtrlV4.py, the RflySim vision protocol, section 2.2). Each has a decoder and, for the emulator and the
+//! (RflySim's SDK: VisionCaptureApi.py's UDP receivers, VisionCaptureApi.py's IMU request, PX4MavCtrlV4.py, RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2). Each has a decoder and, for the emulator and the
 //! tests, an encoder.
 
 use crate::error::DecodeError;

@@ -418,7 +418,7 @@ fn images() {
     let corpus = vec![
         encode::jpeg(&px, 32, 24, Encoding::Bgr8, 80).unwrap(),
         encode::png(&px, 32, 24, Encoding::Bgr8).unwrap(),
-        encode::png(&gray, 32, 24, Encoding::Mono16).unwrap(),
+        encode::png(&gray, 32, 24, Encoding::DepthMm16).unwrap(),
         px.clone(),
     ];
     let good_jpeg = corpus[0].clone();
@@ -436,7 +436,7 @@ fn images() {
             let _ = jpeg.decode(d, Encoding::Bgr8);
             let _ = jpeg.decode(d, Encoding::Mono8);
             let _ = decode_png(d, Encoding::Bgr8, 1 << 22);
-            let _ = decode_png(d, Encoding::Mono16, 1 << 22);
+            let _ = decode_png(d, Encoding::DepthMm16, 1 << 22);
             let _ = raw_image(Bytes::copy_from_slice(d), 32, 24, Encoding::Bgr8);
         },
         |i| {

@@ -199,7 +199,7 @@ impl Startup {
 
     /// Gimbal control and status, and with `scene` the scene, on the main
     /// node; the gimbals' command sender on a thread of its own; one
-    /// receiver of the status port for both.
+    /// receiver of the status port for both, on another.
     fn control_plane(&mut self, sensors: &[SensorConfig], scene: bool) -> Result<(), String> {
         let stats = Arc::new(StreamStats::default());
         self.watch("gimbal status", "rflysim/gimbal".into(), stats.clone());
@@ -226,6 +226,7 @@ impl Startup {
             );
         }
         let mut handlers: Vec<Box<dyn StatusHandler>> = Vec::new();
+        let read_after_stop = started.settled;
         match (started.sender, started.status) {
             (Some(sender), Some(status)) => {
                 self.bridge.command_sender(sender)?;
@@ -264,11 +265,13 @@ impl Startup {
                 multicast: g.status_multicast,
                 senders: self.settings.link.senders.clone(),
                 stats,
+                read_after_stop,
             };
             let logger = self.bridge.logger.clone();
+            // A thread of its own: it reads on after the stop, while the
+            // gimbals' neutrals await their echo and the shared runtime is gone.
             self.bridge
-                .handle()
-                .spawn(crate::status_port::run(handlers, input, logger, stop));
+                .loop_thread("status_port", crate::status_port::run(handlers, input, logger, stop))?;
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! Gimbal control and status (RflySim vision protocol, section 2): `CameraCtrl` / `CameraAICtrl`
+//! Gimbal control and status (RflySim's vision protocol, rflysim.com/doc/en/4.DevRef/vis-comm.html, section 2): `CameraCtrl` / `CameraAICtrl`
 //! commands → the 148-byte gimbal `VisionSensorReq`; RflySim3D's 148-byte
 //! echo on port 20006 → `CameraStatus` with its `CameraParams`.
 //!
@@ -9,10 +9,10 @@
 //! (`others[1]`, `others[3]`) is not 0; direction ±1 with rate 0 stops.
 
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::gimbal::{slot, GimbalBitTable, GimbalControl, GimbalEcho};
+use rflysim_proto::gimbal::{fold, slot, GimbalBitTable, GimbalControl, GimbalEcho};
 use rflysim_proto::request::VisionSensorReq;
 
-/// `ctrl_type` bits of `CameraCtrl` (the RflySim vision protocol, section 2.3.1), and this bridge's
+/// `ctrl_type` bits of `CameraCtrl` (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.3.1), and this bridge's
 /// additions for the protocol's other controls ("use bitwise OR").
 pub mod ctrl_type {
     pub const RESOLUTION: u8 = 0x1;
@@ -46,6 +46,8 @@ pub struct Ctrl {
 
 /// What the node remembers between commands: every request carries the
 /// gimbal's whole state (angles and FOV travel in the request's own fields).
+/// It is what the requests sent so far left: it changes only when a request
+/// leaves ([`GimbalCommandState::request`], by the command path's transport).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GimbalCommandState {
     pub base: VisionSensorReq,
@@ -61,25 +63,157 @@ impl GimbalCommandState {
         base.sensor_ang_eular = cfg.mount_euler_rad().map(|a| a as f32);
         Self { base, zoom: 1.0 }
     }
+
+    /// The request that makes `change` from this state, and the state once it has left.
+    pub fn request(&self, change: &GimbalChange) -> (VisionSensorReq, GimbalCommandState) {
+        let mut req = self.base;
+        req.bitmask = change.bitmask;
+        req.other_params = change.other_params;
+        if let Some((width, height)) = change.size {
+            req.data_width = width;
+            req.data_height = height;
+        }
+        if let Some(fov) = change.fov_deg {
+            req.camera_fov = fov;
+        }
+        if let Some(euler) = change.euler_rad {
+            req.eular_or_quat = 0.0;
+            req.sensor_ang_eular = euler;
+        }
+        let mut next = self.clone();
+        if let Some(zoom) = change.zoom {
+            next.zoom = zoom.apply(self.zoom);
+            req.other_params[slot::OPTICAL_ZOOM] = (next.zoom - 1.0) as f32;
+        }
+        // The new state: angles, FOV and size as now commanded.
+        next.base.data_width = req.data_width;
+        next.base.data_height = req.data_height;
+        next.base.camera_fov = req.camera_fov;
+        next.base.sensor_ang_eular = req.sensor_ang_eular;
+        next.base.eular_or_quat = req.eular_or_quat;
+        (req, next)
+    }
+}
+
+/// The optical zoom's range: ×1 (the zoom base) to ×1000.
+const ZOOM_RANGE: (f64, f64) = (1.0, 1000.0);
+/// 2^10 > 1000: a zoom doubled (or halved) more often than this ends at the
+/// range's bound whatever it was, so the count is kept within it.
+const MAX_DOUBLINGS: i32 = 10;
+
+/// A change of the optical zoom, `z ↦ clamp(z · 2^doublings, lo, hi)`: a
+/// step sets it, INT32_MAX doubles and INT32_MIN halves it within its range.
+/// Two changes compose into one of the same form, so that two doublings
+/// waiting together still double twice when they leave as one request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ZoomChange {
+    doublings: i32,
+    lo: f64,
+    hi: f64,
+}
+
+impl ZoomChange {
+    pub fn set(zoom: f64) -> Self {
+        Self {
+            doublings: 0,
+            lo: zoom,
+            hi: zoom,
+        }
+    }
+
+    pub fn double() -> Self {
+        Self {
+            doublings: 1,
+            lo: ZOOM_RANGE.0,
+            hi: ZOOM_RANGE.1,
+        }
+    }
+
+    pub fn halve() -> Self {
+        Self {
+            doublings: -1,
+            ..Self::double()
+        }
+    }
+
+    pub fn apply(self, zoom: f64) -> f64 {
+        (zoom * 2f64.powi(self.doublings)).clamp(self.lo, self.hi)
+    }
+
+    /// This change, then `next`: clamp(clamp(x, a, b), c, d) is
+    /// clamp(x, clamp(a, c, d), clamp(b, c, d)).
+    pub fn then(self, next: ZoomChange) -> ZoomChange {
+        ZoomChange {
+            doublings: (self.doublings + next.doublings).clamp(-MAX_DOUBLINGS, MAX_DOUBLINGS),
+            lo: next.apply(self.lo),
+            hi: next.apply(self.hi),
+        }
+    }
+}
+
+/// What a command changes, validated: its controls as they go on the wire
+/// (bits and `otherParams` slots) and the request fields it sets. The rest of
+/// the request comes from the gimbal's state when it is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GimbalChange {
+    pub bitmask: u32,
+    pub other_params: [f32; 16],
+    pub size: Option<(u16, u16)>,
+    pub fov_deg: Option<f32>,
+    pub euler_rad: Option<[f32; 3]>,
+    pub zoom: Option<ZoomChange>,
+}
+
+impl GimbalChange {
+    /// Both rates 0 (the watchdog's neutral): the motion stops, the angles stay.
+    pub fn stop_rates(bits: &GimbalBitTable) -> Self {
+        let mut c = Self::default();
+        c.set(bits, GimbalControl::Rates);
+        c
+    }
+
+    /// It sets a rate other than 0: a motion in force until stopped.
+    pub fn moves(&self, bits: &GimbalBitTable) -> bool {
+        bits.bit(GimbalControl::Rates).is_some_and(|b| self.bitmask & b != 0)
+            && (self.other_params[slot::PITCH_RATE] != 0.0 || self.other_params[slot::YAW_RATE] != 0.0)
+    }
+
+    /// This change, then `newer`, as one (two commands waiting together):
+    /// `newer`'s controls and fields, and those of this one it does not set.
+    pub fn then(self, newer: GimbalChange, bits: &GimbalBitTable) -> GimbalChange {
+        let controls = |c: &GimbalChange| VisionSensorReq {
+            bitmask: c.bitmask,
+            other_params: c.other_params,
+            ..Default::default()
+        };
+        let folded = fold(&controls(&self), controls(&newer), bits);
+        GimbalChange {
+            bitmask: folded.bitmask,
+            other_params: folded.other_params,
+            size: newer.size.or(self.size),
+            fov_deg: newer.fov_deg.or(self.fov_deg),
+            euler_rad: newer.euler_rad.or(self.euler_rad),
+            zoom: match (self.zoom, newer.zoom) {
+                (Some(older), Some(newer)) => Some(older.then(newer)),
+                (older, newer) => newer.or(older),
+            },
+        }
+    }
+
+    fn set(&mut self, bits: &GimbalBitTable, control: GimbalControl) {
+        if let Some(b) = bits.bit(control) {
+            self.bitmask |= b;
+        }
+    }
 }
 
 fn centi_deg_to_rad(v: i32) -> f32 {
     (f64::from(v) / 100.0).to_radians() as f32
 }
 
-fn set(req: &mut VisionSensorReq, bits: &GimbalBitTable, control: GimbalControl) {
-    if let Some(b) = bits.bit(control) {
-        req.bitmask |= b;
-    }
-}
-
-/// Validates a `CameraCtrl` and turns it into the request to send (and the
-/// state after it). An invalid command is an error naming the field: nothing is sent.
-pub fn ctrl_request(
-    state: &GimbalCommandState,
-    c: &Ctrl,
-    bits: &GimbalBitTable,
-) -> Result<(VisionSensorReq, GimbalCommandState), String> {
+/// Validates a `CameraCtrl` and turns it into what it changes. An invalid
+/// command is an error naming the field: nothing is sent, nothing changes.
+pub fn ctrl_change(c: &Ctrl, bits: &GimbalBitTable) -> Result<GimbalChange, String> {
     if c.ctrl_type & !ctrl_type::ALL != 0 {
         return Err(format!(
             "ctrl_type 0x{:02x}: unknown bits 0x{:02x}",
@@ -92,39 +226,38 @@ pub fn ctrl_request(
     }
     let other = |i: usize| c.others.get(i).copied().unwrap_or(0);
     let wants = |control: u8| c.ctrl_type & control != 0;
-    let mut next = state.clone();
-    let mut req = state.base;
-    req.bitmask = 0;
-    req.other_params = [0.0; 16];
+    let mut change = GimbalChange::default();
     if wants(ctrl_type::RESOLUTION) {
-        resolution(c, &mut req)?;
+        change.size = Some(resolution(c)?);
     }
     if wants(ctrl_type::FOV) {
-        fov(c, &mut req, bits)?;
+        change.fov_deg = Some(fov(c)?);
+        change.set(bits, GimbalControl::Fov);
     }
     if wants(ctrl_type::ATTITUDE) {
-        attitude(c, &mut req, bits)?;
+        change.euler_rad = Some(attitude(c)?);
+        change.set(bits, GimbalControl::Angle);
     }
     if wants(ctrl_type::OPTICAL_ZOOM) {
-        next.zoom = optical_zoom(c, state.zoom, &mut req, bits)?;
+        change.zoom = Some(optical_zoom(c, &mut change, bits)?);
     }
-    centring(other(0), &mut req, bits)?;
-    let rates_given = rates([other(1), other(2), other(3), other(4)], &mut req, bits)?;
+    centring(other(0), &mut change, bits)?;
+    let rates_given = rates([other(1), other(2), other(3), other(4)], &mut change, bits)?;
     if wants(ctrl_type::TRACK_TARGET) {
-        track_target(other(5), &mut req, bits)?;
+        track_target(other(5), &mut change, bits)?;
     }
     if wants(ctrl_type::RANGING) {
         special(
             ("others[6] (ranging)", other(6), 1),
             GimbalControl::Ranging,
             slot::RANGING,
-            &mut req,
+            &mut change,
             bits,
         )?;
     }
     if wants(ctrl_type::LIGHT_SOURCE) {
         let light = ("others[7] (light source)", other(7), 2);
-        special(light, GimbalControl::LightSource, slot::LIGHT_SOURCE, &mut req, bits)?;
+        special(light, GimbalControl::LightSource, slot::LIGHT_SOURCE, &mut change, bits)?;
     }
     // Centring and the special controls need a bit: a numbering without one
     // for a requested control cannot express the command.
@@ -142,34 +275,26 @@ pub fn ctrl_request(
     {
         return Err(format!("{control:?} has no bit in the {} numbering", bits.name));
     }
-    // The new state: angles, FOV and size as now commanded.
-    next.base.data_width = req.data_width;
-    next.base.data_height = req.data_height;
-    next.base.camera_fov = req.camera_fov;
-    next.base.sensor_ang_eular = req.sensor_ang_eular;
-    next.base.eular_or_quat = req.eular_or_quat;
-    Ok((req, next))
+    Ok(change)
 }
 
-fn resolution(c: &Ctrl, req: &mut VisionSensorReq) -> Result<(), String> {
+fn resolution(c: &Ctrl) -> Result<(u16, u16), String> {
     if !(1..=u32::from(u16::MAX)).contains(&c.width) || !(1..=u32::from(u16::MAX)).contains(&c.height) {
         return Err(format!("resolution {}×{} outside 1..=65535", c.width, c.height));
     }
-    req.data_width = c.width as u16;
-    req.data_height = c.height as u16;
-    Ok(())
+    Ok((c.width as u16, c.height as u16))
 }
 
-fn fov(c: &Ctrl, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+/// Degrees.
+fn fov(c: &Ctrl) -> Result<f32, String> {
     if !(1..18_000).contains(&c.fov) {
         return Err(format!("fov {} (deg × 100) outside 0.01..180°", c.fov));
     }
-    req.camera_fov = c.fov as f32 / 100.0;
-    set(req, bits, GimbalControl::Fov);
-    Ok(())
+    Ok(c.fov as f32 / 100.0)
 }
 
-fn attitude(c: &Ctrl, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+/// Euler radians.
+fn attitude(c: &Ctrl) -> Result<[f32; 3], String> {
     for (name, v, limit) in [
         ("roll", c.roll, 18_000),
         ("pitch", c.pitch, 9_000),
@@ -180,46 +305,43 @@ fn attitude(c: &Ctrl, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Resul
             return Err(format!("{name} {v} (deg × 100) outside ±{}°", limit / 100));
         }
     }
-    req.eular_or_quat = 0.0;
-    req.sensor_ang_eular = [
+    Ok([
         centi_deg_to_rad(c.roll),
         centi_deg_to_rad(c.pitch),
         centi_deg_to_rad(c.yaw),
-    ];
-    set(req, bits, GimbalControl::Angle);
-    Ok(())
+    ])
 }
 
-/// The zoom now commanded, from the zoom in force.
-fn optical_zoom(c: &Ctrl, zoom: f64, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<f64, String> {
-    let next = match c.optics_multiply {
-        i32::MAX => (zoom * 2.0).min(1000.0),
-        i32::MIN => (zoom / 2.0).max(1.0),
-        v if (0..1000).contains(&v) => f64::from(v) + 1.0,
+/// The zoom change commanded (its value in the request comes from the zoom in
+/// force when it is sent), and the zoom base.
+fn optical_zoom(c: &Ctrl, change: &mut GimbalChange, bits: &GimbalBitTable) -> Result<ZoomChange, String> {
+    let zoom = match c.optics_multiply {
+        i32::MAX => ZoomChange::double(),
+        i32::MIN => ZoomChange::halve(),
+        v if (0..1000).contains(&v) => ZoomChange::set(f64::from(v) + 1.0),
         v => {
             return Err(format!(
                 "optics_multiply {v}: a zoom step 0..999, or INT32_MAX / INT32_MIN"
             ))
         }
     };
-    set(req, bits, GimbalControl::OpticalZoom);
-    req.other_params[slot::OPTICAL_ZOOM] = (next - 1.0) as f32;
+    change.set(bits, GimbalControl::OpticalZoom);
     if c.base_optics != 0 {
         if !(4..=1000).contains(&c.base_optics) {
             return Err(format!("base_optics {} outside 4..=1000", c.base_optics));
         }
-        set(req, bits, GimbalControl::ZoomBase);
-        req.other_params[slot::ZOOM_BASE] = c.base_optics as f32;
+        change.set(bits, GimbalControl::ZoomBase);
+        change.other_params[slot::ZOOM_BASE] = c.base_optics as f32;
     }
-    Ok(next)
+    Ok(zoom)
 }
 
-fn centring(centre: i32, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+fn centring(centre: i32, change: &mut GimbalChange, bits: &GimbalBitTable) -> Result<(), String> {
     match centre {
         0 => Ok(()),
         1 => {
-            set(req, bits, GimbalControl::Centre);
-            req.other_params[slot::CENTRE] = 1.0;
+            change.set(bits, GimbalControl::Centre);
+            change.other_params[slot::CENTRE] = 1.0;
             Ok(())
         }
         v => Err(format!("others[0] (centring) {v}: 0 or 1")),
@@ -230,7 +352,7 @@ fn centring(centre: i32, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Re
 /// whether a motion was commanded.
 fn rates(
     [yaw_dir, yaw_rate, pitch_dir, pitch_rate]: [i32; 4],
-    req: &mut VisionSensorReq,
+    change: &mut GimbalChange,
     bits: &GimbalBitTable,
 ) -> Result<bool, String> {
     for (name, d) in [
@@ -249,22 +371,22 @@ fn rates(
             return Err(format!("{name} {r} (deg/s × 100) outside 0..=360°/s"));
         }
     }
-    // Direction 0 is "no action" (RflySim vision protocol); a direction with rate 0 stops the motion.
+    // Direction 0 is "no action" (RflySim's vision protocol, rflysim.com/doc/en/4.DevRef/vis-comm.html); a direction with rate 0 stops the motion.
     let given = yaw_dir != 0 || pitch_dir != 0;
     if given {
-        set(req, bits, GimbalControl::Rates);
-        req.other_params[slot::PITCH_RATE] = pitch_dir as f32 * centi_deg_to_rad(pitch_rate);
-        req.other_params[slot::YAW_RATE] = yaw_dir as f32 * centi_deg_to_rad(yaw_rate);
+        change.set(bits, GimbalControl::Rates);
+        change.other_params[slot::PITCH_RATE] = pitch_dir as f32 * centi_deg_to_rad(pitch_rate);
+        change.other_params[slot::YAW_RATE] = yaw_dir as f32 * centi_deg_to_rad(yaw_rate);
     }
     Ok(given)
 }
 
-fn track_target(vehicle: i32, req: &mut VisionSensorReq, bits: &GimbalBitTable) -> Result<(), String> {
+fn track_target(vehicle: i32, change: &mut GimbalChange, bits: &GimbalBitTable) -> Result<(), String> {
     if vehicle < 0 {
         return Err(format!("others[5] (target vehicle) {vehicle}"));
     }
-    set(req, bits, GimbalControl::TrackTarget);
-    req.other_params[slot::TRACK_TARGET] = vehicle as f32;
+    change.set(bits, GimbalControl::TrackTarget);
+    change.other_params[slot::TRACK_TARGET] = vehicle as f32;
     Ok(())
 }
 
@@ -273,32 +395,35 @@ fn special(
     (name, value, max): (&str, i32, i32),
     control: GimbalControl,
     slot: usize,
-    req: &mut VisionSensorReq,
+    change: &mut GimbalChange,
     bits: &GimbalBitTable,
 ) -> Result<(), String> {
     if !(0..=max).contains(&value) {
         let below: Vec<String> = (0..max).map(|v| v.to_string()).collect();
         return Err(format!("{name} {value}: {} or {max}", below.join(", ")));
     }
-    set(req, bits, control);
-    req.other_params[slot] = value as f32;
+    change.set(bits, control);
+    change.other_params[slot] = value as f32;
     Ok(())
 }
 
-/// `CameraAICtrl`: 0 box-selects every target, 1 the target at `pixel_pos` (x, y).
-pub fn ai_request(
+/// `CameraAICtrl`: 0 box-selects every target, 1 the target at `pixel_pos`
+/// (x, y), inside the image of `state`.
+pub fn ai_change(
     state: &GimbalCommandState,
     ctrl_id: u8,
     pixel_pos: &[u32],
     bits: &GimbalBitTable,
-) -> Result<VisionSensorReq, String> {
-    let mut req = state.base;
-    req.bitmask = bits
-        .bit(GimbalControl::AiBoxSelect)
-        .ok_or_else(|| format!("AI box-select has no bit in the {} numbering", bits.name))?;
-    req.other_params = [0.0; 16];
+) -> Result<GimbalChange, String> {
+    let mut change = GimbalChange {
+        bitmask: bits
+            .bit(GimbalControl::AiBoxSelect)
+            .ok_or_else(|| format!("AI box-select has no bit in the {} numbering", bits.name))?,
+        ..Default::default()
+    };
+    let params = &mut change.other_params;
     match (ctrl_id, pixel_pos.len()) {
-        (0, 0) => req.other_params[slot::AI_MODE] = 1.0,
+        (0, 0) => params[slot::AI_MODE] = 1.0,
         (0, n) => return Err(format!("ctrl_id 0 (all targets) takes no pixel_pos, got {n} values")),
         (1, 2) => {
             let (w, h) = (u32::from(state.base.data_width), u32::from(state.base.data_height));
@@ -308,14 +433,14 @@ pub fn ai_request(
                     pixel_pos[0], pixel_pos[1]
                 ));
             }
-            req.other_params[slot::AI_MODE] = 2.0;
-            req.other_params[slot::AI_PIXEL_X] = pixel_pos[0] as f32;
-            req.other_params[slot::AI_PIXEL_Y] = pixel_pos[1] as f32;
+            params[slot::AI_MODE] = 2.0;
+            params[slot::AI_PIXEL_X] = pixel_pos[0] as f32;
+            params[slot::AI_PIXEL_Y] = pixel_pos[1] as f32;
         }
         (1, n) => return Err(format!("ctrl_id 1 needs pixel_pos = [x, y], got {n} values")),
         (id, _) => return Err(format!("ctrl_id {id}: 0 (all targets) or 1 (target at pixel_pos)")),
     }
-    Ok(req)
+    Ok(change)
 }
 
 /// The status fields of an echo, in `CameraStatus` units.

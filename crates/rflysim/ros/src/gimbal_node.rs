@@ -4,10 +4,16 @@
 //! is a command in force: `cmd_timeout` after the last one, its rates are
 //! set to zero, and again at the stop); RflySim3D's echoes from the status
 //! port (`status_port`) in, `camera/status` out.
+//!
+//! A command is checked when it comes and changes the gimbal's remembered
+//! state only when its request leaves: one the command path refuses
+//! changes nothing. The neutral (both rates 0) counts as delivered once an
+//! echo shows both rates 0; until then it is sent again.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use r2r::rflysim_bridge::msg::{CameraAICtrl, CameraCtrl, CameraParams, CameraStatus};
@@ -15,17 +21,109 @@ use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
-use rflysim_proto::gimbal::{fold, slot, GimbalBitTable, GimbalControl, GimbalEcho};
-use rflysim_proto::request::{camera_data_command, console_command, RequestForm, VisionSensorReq};
+use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
+use rflysim_proto::request::{camera_data_command, console_command, RequestForm};
 use rflysim_proto::scene::StatusDatagram;
 
-use crate::gimbal::{ai_request, ctrl_request, status_from_echo, Ctrl, GimbalCommandState};
+use crate::gimbal::{ai_change, ctrl_change, status_from_echo, Ctrl, GimbalChange, GimbalCommandState};
 use crate::names;
 use crate::settings::Settings;
 use crate::status_port::StatusHandler;
-use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Offer};
-use ros_common::stats::StreamStats;
+use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Delivery, Offer, SHUTDOWN_BUDGET};
+use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::TimeBases;
+
+/// How long a neutral waits for an echo showing both rates 0 before it is
+/// sent again: two periods of RflySim3D's 10 Hz echo.
+pub const CONFIRM_WAIT: Duration = Duration::from_millis(200);
+/// How long the watchdog's neutral is sent again while unconfirmed: the
+/// stop's budget (the stop itself is bounded by the command path).
+pub const NEUTRAL_BUDGET: Duration = SHUTDOWN_BUDGET;
+/// A gimbal with no echo for this long cannot confirm its neutral.
+pub const ECHO_HEARD_WITHIN: Duration = Duration::from_secs(1);
+/// Counted once per neutral that ended unconfirmed.
+const UNCONFIRMED: &str = "neutral_unconfirmed";
+/// Counted per neutral datagram no echo confirmed in [`CONFIRM_WAIT`] (then sent again).
+const NOT_ECHOED: &str = "neutral_not_echoed";
+
+/// What the command path carries for a gimbal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GimbalCommand {
+    /// A controller's command.
+    Change(GimbalChange),
+    /// The neutral: both rates 0, confirmed by the echo.
+    StopRates,
+}
+
+/// The newest echo of each gimbal (by SeqID), as the status port hands them
+/// in: what confirms a neutral.
+#[derive(Debug, Default)]
+pub struct EchoBook(Mutex<HashMap<u16, HeardEcho>>);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeardEcho {
+    pub at: Instant,
+    /// Pitch and yaw rates, rad/s.
+    pub rates: [f32; 2],
+    pub stopped: bool,
+}
+
+impl EchoBook {
+    pub fn heard(&self, seq: u16, echo: &GimbalEcho) {
+        let heard = HeardEcho {
+            at: Instant::now(),
+            rates: echo.rates,
+            stopped: echo.rates_stopped(),
+        };
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(seq, heard);
+    }
+
+    fn last(&self, seq: u16) -> Option<HeardEcho> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&seq).copied()
+    }
+}
+
+/// A neutral that left and is not confirmed yet.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct NeutralSent {
+    first: Instant,
+    last: Instant,
+    datagrams: u32,
+    /// Its outcome is still to be told to the command path.
+    in_flight: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NeutralVerdict {
+    /// An echo that came after the last datagram shows both rates 0.
+    Confirmed,
+    Waiting,
+    SendAgain,
+    /// Unconfirmed for [`NEUTRAL_BUDGET`] (at the watchdog; the stop's budget is the command path's).
+    GiveUp,
+}
+
+fn judge(sent: &NeutralSent, echo: Option<HeardEcho>, now: Instant, stopping: bool) -> NeutralVerdict {
+    let answer = echo.filter(|e| e.at > sent.last);
+    if answer.is_some_and(|e| e.stopped) {
+        NeutralVerdict::Confirmed
+    } else if now < sent.last + CONFIRM_WAIT {
+        NeutralVerdict::Waiting
+    } else if !stopping && now >= sent.first + NEUTRAL_BUDGET {
+        NeutralVerdict::GiveUp
+    } else {
+        NeutralVerdict::SendAgain
+    }
+}
+
+/// One gimbal, as the sender sees it.
+#[derive(Debug)]
+struct GimbalLink {
+    seq: u16,
+    state: Arc<Mutex<GimbalCommandState>>,
+    stats: Arc<StreamStats>,
+    neutral: Option<NeutralSent>,
+}
 
 /// The gimbals' requests, as the command path sends them.
 #[derive(Debug)]
@@ -34,44 +132,196 @@ pub struct GimbalRequests {
     to: SocketAddrV4,
     bits: GimbalBitTable,
     checksum: u16,
-    states: Vec<Arc<Mutex<GimbalCommandState>>>,
+    gimbals: Vec<GimbalLink>,
+    echoes: Arc<EchoBook>,
+    /// Set at the stop: the stop's budget is the command path's.
+    stop: watch::Receiver<bool>,
+    /// Told when the stop's neutrals are settled: the status port reads until then.
+    settled: watch::Sender<bool>,
+    /// Where the echoes come from, for the log.
+    status_port: String,
+    logger: String,
+    log: RateLimitedLog,
+}
+
+impl GimbalRequests {
+    fn name(&self, gimbal: usize) -> String {
+        format!("gimbal of sensor {}", self.gimbals[gimbal].seq)
+    }
+
+    /// What follows a neutral that left: a wait for its echo, or, when the
+    /// gimbal's echo is not coming, delivered as far as UDP goes (said and counted).
+    fn neutral_left(&mut self, gimbal: usize) -> Offer {
+        let now = Instant::now();
+        let link = &mut self.gimbals[gimbal];
+        let echo_flows = self
+            .echoes
+            .last(link.seq)
+            .is_some_and(|e| now.saturating_duration_since(e.at) <= ECHO_HEARD_WITHIN);
+        if !echo_flows && link.neutral.is_none() {
+            link.stats.drop_frame(UNCONFIRMED);
+            if let Some(held) = self.log.allow() {
+                r2r::log_warn!(
+                    &self.logger,
+                    "{}: no echo of it on {} for {ECHO_HEARD_WITHIN:?} (RflySim3D's status output off, or sent to a \
+                     multicast group not joined): its neutral (both rates 0) cannot be confirmed; sent once, \
+                     unconfirmed ({held} more not shown)",
+                    self.name(gimbal),
+                    self.status_port
+                );
+            }
+            return Offer::Taken;
+        }
+        let sent = link.neutral.get_or_insert(NeutralSent {
+            first: now,
+            last: now,
+            datagrams: 0,
+            in_flight: true,
+        });
+        sent.last = now;
+        sent.datagrams += 1;
+        sent.in_flight = true;
+        Offer::Sending
+    }
+
+    /// Counts and logs a neutral that ended unconfirmed.
+    fn unconfirmed(&mut self, gimbal: usize, sent: NeutralSent, at_stop: bool) {
+        let link = &self.gimbals[gimbal];
+        link.stats.drop_frame(UNCONFIRMED);
+        let seen = match self.echoes.last(link.seq) {
+            Some(e) if e.at > sent.first => format!(
+                "its last echo shows pitch and yaw rates {:.3} and {:.3} rad/s",
+                e.rates[0], e.rates[1]
+            ),
+            _ => "no echo of it came since".to_string(),
+        };
+        let what = format!(
+            "{}: the neutral (both rates 0) was not confirmed: {} datagram(s) in {:.2} s, {seen}; the gimbal may \
+             keep turning",
+            self.name(gimbal),
+            sent.datagrams,
+            sent.last.saturating_duration_since(sent.first).as_secs_f64() + CONFIRM_WAIT.as_secs_f64(),
+        );
+        if at_stop {
+            r2r::log_error!(&self.logger, "{what}");
+        } else if let Some(held) = self.log.allow() {
+            r2r::log_warn!(&self.logger, "{what} ({held} more not shown)");
+        }
+    }
 }
 
 impl CommandTransport for GimbalRequests {
-    type Command = VisionSensorReq;
+    type Command = GimbalCommand;
 
-    /// The gimbal's state with both rates zero: the motion stops, the angles stay.
-    fn neutral(&self, gimbal: usize) -> VisionSensorReq {
-        let mut req = self.states[gimbal].lock().unwrap().base;
-        req.bitmask = self.bits.bit(GimbalControl::Rates).unwrap_or(0);
-        req.other_params = [0.0; 16];
-        req
+    fn neutral(&self, _: usize) -> GimbalCommand {
+        GimbalCommand::StopRates
     }
 
-    fn offer(&mut self, _: usize, req: &VisionSensorReq) -> Offer {
-        match self
-            .sock
-            .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to)
+    /// The request is made from the gimbal's state as the requests sent so
+    /// far left it; the state it leaves is kept once the socket took it.
+    fn offer(&mut self, gimbal: usize, command: &GimbalCommand) -> Offer {
+        let change = match command {
+            GimbalCommand::Change(c) => *c,
+            GimbalCommand::StopRates => GimbalChange::stop_rates(&self.bits),
+        };
+        let link = &mut self.gimbals[gimbal];
         {
-            Ok(_) => Offer::Taken,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Offer::Busy("send_buffer_full"),
-            Err(_) => Offer::Busy("send_failed"),
+            let mut state = link.state.lock().unwrap_or_else(|e| e.into_inner());
+            let (req, next) = state.request(&change);
+            match self
+                .sock
+                .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to)
+            {
+                Ok(_) => *state = next,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Offer::Busy("send_buffer_full"),
+                Err(_) => return Offer::Busy("send_failed"),
+            }
+        }
+        match command {
+            GimbalCommand::Change(_) => {
+                // A controller's command supersedes a neutral awaiting its echo.
+                link.neutral = None;
+                Offer::Taken
+            }
+            GimbalCommand::StopRates => self.neutral_left(gimbal),
+        }
+    }
+
+    fn outcomes(&mut self, each: &mut dyn FnMut(usize, Delivery)) {
+        let now = Instant::now();
+        let stopping = *self.stop.borrow();
+        for gimbal in 0..self.gimbals.len() {
+            let link = &mut self.gimbals[gimbal];
+            let Some(sent) = link.neutral.filter(|n| n.in_flight) else {
+                continue;
+            };
+            match judge(&sent, self.echoes.last(link.seq), now, stopping) {
+                NeutralVerdict::Waiting => {}
+                NeutralVerdict::Confirmed => {
+                    link.neutral = None;
+                    if sent.datagrams > 1 {
+                        r2r::log_info!(
+                            &self.logger,
+                            "{}: the neutral (both rates 0) was confirmed by the echo after {} datagrams",
+                            self.name(gimbal),
+                            sent.datagrams
+                        );
+                    }
+                    each(gimbal, Delivery::Delivered);
+                }
+                NeutralVerdict::SendAgain => {
+                    link.neutral = Some(NeutralSent {
+                        in_flight: false,
+                        ..sent
+                    });
+                    each(gimbal, Delivery::Failed(NOT_ECHOED));
+                }
+                NeutralVerdict::GiveUp => {
+                    link.neutral = None;
+                    self.unconfirmed(gimbal, sent, false);
+                    // Sent for the whole budget: not owed any more.
+                    each(gimbal, Delivery::Delivered);
+                }
+            }
         }
     }
 
     /// A zoom right after a rate command keeps the rate command.
-    fn combine(&self, older: VisionSensorReq, newer: VisionSensorReq) -> VisionSensorReq {
-        fold(&older, newer, &self.bits)
+    fn combine(&self, older: GimbalCommand, newer: GimbalCommand) -> GimbalCommand {
+        match (older, newer) {
+            (GimbalCommand::Change(older), GimbalCommand::Change(newer)) => {
+                GimbalCommand::Change(older.then(newer, &self.bits))
+            }
+            (_, newer) => newer,
+        }
+    }
+
+    /// The end of the stop: a neutral still unconfirmed is said and counted.
+    fn flush(&mut self, _within: Duration) {
+        let now = Instant::now();
+        for gimbal in 0..self.gimbals.len() {
+            let link = &mut self.gimbals[gimbal];
+            let Some(sent) = link.neutral.take() else {
+                continue;
+            };
+            if judge(&sent, self.echoes.last(link.seq), now, true) != NeutralVerdict::Confirmed {
+                self.unconfirmed(gimbal, sent, true);
+            }
+        }
+        let _ = self.settled.send(true);
     }
 }
 
 /// What `start` made: the gimbals' count and, when there are any, their
-/// command sender for the process to run and their side of the status port.
+/// command sender for the process to run, their side of the status port,
+/// and when the status port may stop reading after the stop (the stop's
+/// neutrals confirmed, or given up).
 #[derive(Debug)]
 pub struct Started {
     pub count: usize,
     pub sender: Option<CommandSender<GimbalRequests>>,
     pub status: Option<GimbalStatus>,
+    pub settled: Option<watch::Receiver<bool>>,
 }
 
 /// Creates the subscriptions and publishers on `node` and spawns the command
@@ -101,6 +351,7 @@ pub fn start(
             count: 0,
             sender: None,
             status: None,
+            settled: None,
         });
     }
     let states: Vec<Arc<Mutex<GimbalCommandState>>> = gimbals
@@ -110,18 +361,36 @@ pub fn start(
             Arc::new(Mutex::new(GimbalCommandState::new(&asked)))
         })
         .collect();
+    let stats: Vec<Arc<StreamStats>> = gimbals.iter().map(|c| command_stats(c.seq_id)).collect();
+    let echoes = Arc::new(EchoBook::default());
+    let (settled_tx, settled) = watch::channel(false);
     let transport = GimbalRequests {
         sock: sock.clone(),
         to,
         bits: s.bits,
         checksum: s.checksum,
-        states: states.clone(),
+        gimbals: gimbals
+            .iter()
+            .zip(&states)
+            .zip(&stats)
+            .map(|((cfg, state), stats)| GimbalLink {
+                seq: cfg.seq_id,
+                state: state.clone(),
+                stats: stats.clone(),
+                neutral: None,
+            })
+            .collect(),
+        echoes: echoes.clone(),
+        stop: shutdown.clone(),
+        settled: settled_tx,
+        status_port: format!("UDP {} (status_multicast {})", s.status_port, s.status_multicast),
+        logger: logger.clone(),
+        log: RateLimitedLog::new(Duration::from_secs(5)),
     };
     let names = gimbals
         .iter()
         .map(|c| format!("gimbal of sensor {}", c.seq_id))
         .collect();
-    let stats = gimbals.iter().map(|c| command_stats(c.seq_id)).collect();
     let (inbox, sender) = ros_common::command::command_path(transport, s.cmd_timeout, names, stats, &logger);
     let mut status_pubs: StatusOutputs = HashMap::new();
     for (index, (cfg, state)) in gimbals.into_iter().zip(states).enumerate() {
@@ -153,15 +422,16 @@ pub fn start(
             ctrl,
             "CameraCtrl",
             link.clone(),
-            ctrl_to_request,
+            ctrl_to_change,
             shutdown.clone(),
         ));
-        tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_request, shutdown.clone()));
+        tokio::spawn(command_loop(ai, "CameraAICtrl", link, ai_to_change, shutdown.clone()));
     }
     let count = status_pubs.len();
     let status = GimbalStatus {
         heard: status_pubs.keys().map(|k| (*k, false)).collect(),
         outputs: status_pubs,
+        echoes,
         stats: status_stats,
         sock,
         to,
@@ -171,6 +441,7 @@ pub fn start(
         count,
         sender: Some(sender),
         status: Some(status),
+        settled: Some(settled),
     })
 }
 
@@ -180,13 +451,13 @@ fn send(sock: &std::net::UdpSocket, to: SocketAddrV4, bytes: &[u8], logger: &str
     }
 }
 
-/// What a command task needs to turn messages into requests for one gimbal.
+/// What a command task needs to turn messages into changes for one gimbal.
 #[derive(Clone)]
 struct CommandLink {
     index: usize,
     state: Arc<Mutex<GimbalCommandState>>,
     bits: GimbalBitTable,
-    inbox: CommandInbox<VisionSensorReq>,
+    inbox: CommandInbox<GimbalCommand>,
     time: Arc<TimeBases>,
 }
 
@@ -207,40 +478,40 @@ impl Stamped for CameraAICtrl {
     }
 }
 
-/// Turns each message of `stream` into a request with `to_request` (which
-/// may update the gimbal's state) and hands it to the command path, or
-/// says why not. A request that sets a rate arms the watchdog.
+/// Turns each message of `stream` into a change with `to_change` (which
+/// reads the gimbal's state, never writes it: a change takes effect when its
+/// request leaves) and hands it to the command path, or says why not. A
+/// change that sets a rate arms the watchdog.
 async fn command_loop<T: Stamped>(
     mut stream: impl futures::Stream<Item = T> + Unpin,
     what: &'static str,
     link: CommandLink,
-    to_request: impl Fn(&mut GimbalCommandState, &T, &GimbalBitTable) -> Result<VisionSensorReq, String>,
+    to_change: impl Fn(&GimbalCommandState, &T, &GimbalBitTable) -> Result<GimbalChange, String>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let rates = link.bits.bit(GimbalControl::Rates).unwrap_or(0);
     loop {
         let msg = tokio::select! {
             m = stream.next() => match m { Some(m) => m, None => break },
             _ = shutdown.changed() => break,
         };
-        let result = to_request(&mut link.state.lock().unwrap(), &msg, &link.bits);
+        let result = to_change(&link.state.lock().unwrap_or_else(|e| e.into_inner()), &msg, &link.bits);
         match result {
-            Ok(req) => {
-                let moving = req.bitmask & rates != 0
-                    && (req.other_params[slot::PITCH_RATE] != 0.0 || req.other_params[slot::YAW_RATE] != 0.0);
-                link.inbox
-                    .submit(link.index, req, msg.stamp_s(), link.time.now_seconds(), moving);
+            Ok(change) => {
+                let moving = change.moves(&link.bits);
+                link.inbox.submit(
+                    link.index,
+                    GimbalCommand::Change(change),
+                    msg.stamp_s(),
+                    link.time.now_seconds(),
+                    moving,
+                );
             }
             Err(e) => link.inbox.refuse(link.index, "invalid", &format!("{what}: {e}")),
         }
     }
 }
 
-fn ctrl_to_request(
-    state: &mut GimbalCommandState,
-    msg: &CameraCtrl,
-    bits: &GimbalBitTable,
-) -> Result<VisionSensorReq, String> {
+fn ctrl_to_change(_: &GimbalCommandState, msg: &CameraCtrl, bits: &GimbalBitTable) -> Result<GimbalChange, String> {
     let c = Ctrl {
         ctrl_type: msg.ctrl_type,
         height: msg.height,
@@ -253,17 +524,11 @@ fn ctrl_to_request(
         base_optics: msg.base_optics,
         others: msg.others.clone(),
     };
-    let (req, next) = ctrl_request(state, &c, bits)?;
-    *state = next;
-    Ok(req)
+    ctrl_change(&c, bits)
 }
 
-fn ai_to_request(
-    state: &mut GimbalCommandState,
-    msg: &CameraAICtrl,
-    bits: &GimbalBitTable,
-) -> Result<VisionSensorReq, String> {
-    ai_request(state, msg.ctrl_id, &msg.pixel_pos, bits)
+fn ai_to_change(state: &GimbalCommandState, msg: &CameraAICtrl, bits: &GimbalBitTable) -> Result<GimbalChange, String> {
+    ai_change(state, msg.ctrl_id, &msg.pixel_pos, bits)
 }
 
 fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus {
@@ -309,6 +574,7 @@ type StatusOutputs = HashMap<u16, (Publisher<CameraStatus>, SensorConfig, Arc<Mu
 pub struct GimbalStatus {
     outputs: StatusOutputs,
     heard: HashMap<u16, bool>,
+    echoes: Arc<EchoBook>,
     stats: Arc<StreamStats>,
     sock: Arc<std::net::UdpSocket>,
     to: SocketAddrV4,
@@ -327,7 +593,8 @@ impl StatusHandler for GimbalStatus {
     fn on_datagram(&mut self, d: &StatusDatagram) {
         let StatusDatagram::GimbalEcho(e) = d else { return };
         if let Some((publisher, cfg, state)) = self.outputs.get(&e.seq_id) {
-            let zoom = state.lock().unwrap().zoom;
+            self.echoes.heard(e.seq_id, e);
+            let zoom = state.lock().unwrap_or_else(|e| e.into_inner()).zoom;
             match publisher.publish(&camera_status(e, cfg, zoom)) {
                 Ok(()) => self.stats.published(GimbalEcho::LEN),
                 Err(_) => self.stats.drop_frame("publish_failed"),
@@ -346,3 +613,7 @@ impl StatusHandler for GimbalStatus {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "gimbal_node_tests.rs"]
+mod tests;

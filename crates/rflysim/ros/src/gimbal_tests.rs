@@ -4,6 +4,24 @@ use super::*;
 use rflysim_proto::config::{parse_config, AngleUnit};
 use rflysim_proto::gimbal::{PROTOCOL_BITS, SDK_BITS};
 
+/// A command's request from `state`, and the state once it has left.
+fn ctrl_request(
+    state: &GimbalCommandState,
+    c: &Ctrl,
+    bits: &GimbalBitTable,
+) -> Result<(VisionSensorReq, GimbalCommandState), String> {
+    ctrl_change(c, bits).map(|change| state.request(&change))
+}
+
+fn ai_request(
+    state: &GimbalCommandState,
+    ctrl_id: u8,
+    pixel_pos: &[u32],
+    bits: &GimbalBitTable,
+) -> Result<VisionSensorReq, String> {
+    ai_change(state, ctrl_id, pixel_pos, bits).map(|change| state.request(&change).0)
+}
+
 fn state() -> GimbalCommandState {
     let cfg = parse_config(
         r#"{"VisionSensors":[{"SeqID":6,"TypeID":9,"DataWidth":640,"DataHeight":360,"CameraFOV":60,"SensorAngEular":[0,-0.5,0]}]}"#,
@@ -269,4 +287,80 @@ fn fuzzed_commands_never_panic_and_refusals_change_nothing() {
             "after {i}"
         );
     }
+}
+
+#[test]
+fn zoom_changes_compose_as_applied_one_after_the_other() {
+    let mut rng = process_support::seeded_rng::Rng::new(11);
+    let pick = |r: u64| match r % 4 {
+        0 => ZoomChange::double(),
+        1 => ZoomChange::halve(),
+        _ => ZoomChange::set(1.0 + (r >> 8) as f64 % 1000.0),
+    };
+    for _ in 0..2_000 {
+        let changes: Vec<ZoomChange> = (0..1 + rng.below(30)).map(|_| pick(rng.next_u64())).collect();
+        let composed = changes[1..].iter().fold(changes[0], |c, n| c.then(*n));
+        for start in [1.0, 3.0, 500.0, 1000.0] {
+            let stepwise = changes.iter().fold(start, |z, c| c.apply(z));
+            assert_eq!(composed.apply(start), stepwise, "{changes:?} from ×{start}");
+        }
+    }
+}
+
+#[test]
+fn commands_waiting_together_leave_as_they_would_one_after_the_other() {
+    let bits = &PROTOCOL_BITS;
+    let change = |c: Ctrl| ctrl_change(&c, bits).unwrap();
+    let fov = change(Ctrl {
+        ctrl_type: 0x2 | 0x8,
+        fov: 4000,
+        optics_multiply: i32::MAX,
+        ..Default::default()
+    });
+    let turn = change(Ctrl {
+        ctrl_type: 0x4 | 0x8,
+        pitch: -4500,
+        optics_multiply: i32::MAX,
+        others: vec![0, 1, 1500, 0, 0],
+        ..Default::default()
+    });
+    let s = state();
+    let (_, after_fov) = s.request(&fov);
+    let (alone, after_both) = after_fov.request(&turn);
+    let (together, after_together) = s.request(&fov.then(turn, bits));
+    assert_eq!(together, alone, "the FOV, both doublings and the rate");
+    assert_eq!(after_together, after_both);
+    assert_eq!((together.camera_fov, after_together.zoom), (40.0, 4.0));
+}
+
+#[test]
+fn the_state_changes_only_by_a_request_that_leaves() {
+    let s = state();
+    let pitch_down = ctrl_change(
+        &Ctrl {
+            ctrl_type: 0x4,
+            pitch: -9000,
+            ..Default::default()
+        },
+        &PROTOCOL_BITS,
+    )
+    .unwrap();
+    let (req, next) = s.request(&pitch_down);
+    assert_eq!(s, state(), "working out a request changes nothing");
+    assert!((req.sensor_ang_eular[1] + 90f32.to_radians()).abs() < 1e-6);
+    assert_eq!(next.base.sensor_ang_eular, req.sensor_ang_eular);
+    // The neutral: the rates bit alone, both 0, on the angles of the state it is sent from.
+    let (stop, _) = s.request(&GimbalChange::stop_rates(&PROTOCOL_BITS));
+    assert!(rflysim_proto::gimbal::stops_rates_only(&stop, &PROTOCOL_BITS));
+    assert_eq!(stop.sensor_ang_eular, s.base.sensor_ang_eular);
+    assert!(!GimbalChange::stop_rates(&PROTOCOL_BITS).moves(&PROTOCOL_BITS));
+    let turning = ctrl_change(
+        &Ctrl {
+            others: vec![0, -1, 100, 0, 0],
+            ..Default::default()
+        },
+        &PROTOCOL_BITS,
+    )
+    .unwrap();
+    assert!(turning.moves(&PROTOCOL_BITS));
 }

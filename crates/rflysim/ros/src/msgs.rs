@@ -36,7 +36,7 @@ pub fn odometry_from_true_state(s: &TrueState, header: Header, child_frame: &str
     }
 }
 
-/// The IMU in FLU (the RflySim vision protocol, section 1.4: x, −y, −z). Orientation, which the IMU
+/// The IMU in FLU (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 1.4: x, −y, −z). Orientation, which the IMU
 /// packet lacks, comes from CopterSim's true state when given; otherwise
 /// `orientation_covariance[0] = -1` (REP-145).
 pub fn imu(sample: &ImuSample, orientation_ned_frd: Option<Quat>, header: Header, cov: &Covariances) -> Imu {

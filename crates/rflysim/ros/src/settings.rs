@@ -73,6 +73,8 @@ pub mod param {
     pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
     pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
     pub const STATUS_MULTICAST: BoolParam = BoolParam::new("status_multicast", true);
+    /// Each camera's info also under its image (`<image>/camera_info`), where earlier releases put it.
+    pub const CAMERA_INFO_UNDER_IMAGE: BoolParam = BoolParam::new("camera_info_under_image", false);
     /// The scene node: spawned vehicles' ids start here; how long a call waits for RflySim3D.
     pub const FIRST_SPAWN_ID: IntParam = IntParam::new("first_spawn_id", 1000, 1..=65_535);
     pub const SCENE_TIMEOUT: FloatParam = FloatParam::new("scene_timeout", 1.0, 0.05..=30.0);
@@ -160,6 +162,8 @@ pub struct SensorSettings {
     pub max_frame_bytes: usize,
     /// Always decode JPEG, even while nobody subscribes to the raw topic.
     pub always_decode: bool,
+    /// Each camera's info also on `<image>/camera_info`, besides `<ns>/camera_info`.
+    pub camera_info_under_image: bool,
     /// Shared-memory poll period.
     pub shm_poll: Duration,
 }
@@ -170,6 +174,7 @@ impl Default for SensorSettings {
             rcvbuf: param::RCVBUF_BYTES.default_as(),
             max_frame_bytes: param::MAX_FRAME_BYTES.default_as(),
             always_decode: param::DECODE_IMAGES_ALWAYS.default,
+            camera_info_under_image: param::CAMERA_INFO_UNDER_IMAGE.default,
             shm_poll: Duration::from_millis(1),
         }
     }
@@ -274,7 +279,8 @@ impl SimLink {
 impl OutputSettings {
     fn from_node(node: &Node) -> Result<Self, String> {
         let depth: usize = param::QOS_DEPTH.read(node)?;
-        // The defaults are REP-145's, kept in `Covariances::default`; a variance is finite and ≥ 0.
+        // The defaults are the package's own, kept in `Covariances::default` (REP-145 says how
+        // unknown data is marked, not what a variance is); a variance is finite and ≥ 0.
         let published = [Variance::IMU, Variance::POSE].concat();
         let covariances = Covariances::from_params(node, Covariances::default(), &published)?;
         let publish_tf = param::PUBLISH_TF.read(node)?;
@@ -304,6 +310,7 @@ impl Settings {
                 rcvbuf: param::RCVBUF_BYTES.read(node)?,
                 max_frame_bytes: param::MAX_FRAME_BYTES.read(node)?,
                 always_decode: params::shared::decode_images_always(node)?,
+                camera_info_under_image: param::CAMERA_INFO_UNDER_IMAGE.read(node)?,
                 ..SensorSettings::default()
             },
             copters: CopterSettings {

@@ -24,6 +24,9 @@ pub trait StatusHandler: Send {
 /// How often the handlers' `tick` runs.
 pub const TICK: Duration = Duration::from_secs(2);
 
+/// The longest the port is read after the stop (for the stop's neutrals).
+const READ_AFTER_STOP: Duration = ros_common::command::SHUTDOWN_BUDGET.saturating_add(Duration::from_millis(200));
+
 /// Where the datagrams come in and who may send them.
 #[derive(Debug, Clone)]
 pub struct StatusInput {
@@ -32,13 +35,28 @@ pub struct StatusInput {
     pub senders: SenderFilter,
     /// Datagrams taken and refused, by reason.
     pub stats: Arc<StreamStats>,
+    /// After the stop, the port is read until this turns true (the gimbals'
+    /// neutrals at the stop await their echo), for at most [`READ_AFTER_STOP`];
+    /// `None`: not at all.
+    pub read_after_stop: Option<watch::Receiver<bool>>,
 }
 
-/// Reads the port until the stop, handing every datagram that decodes to
-/// every handler; one that does not is counted and logged (limited in rate).
+/// Until `settled` turns true (or its sender is gone); never without one.
+async fn settled(settled: &mut Option<watch::Receiver<bool>>) {
+    match settled {
+        Some(s) => {
+            let _ = s.wait_for(|done| *done).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// Reads the port until the stop (and after it, as `read_after_stop` says),
+/// handing every datagram that decodes to every handler; one that does not
+/// is counted and logged (limited in rate).
 pub async fn run(
     mut handlers: Vec<Box<dyn StatusHandler>>,
-    input: StatusInput,
+    mut input: StatusInput,
     logger: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
@@ -61,6 +79,7 @@ pub async fn run(
     let mut warn = RateLimitedLog::new(Duration::from_secs(5));
     let mut buf = [0u8; 2048];
     let mut tick = tokio::time::interval(TICK);
+    let mut read_until: Option<tokio::time::Instant> = None;
     loop {
         tokio::select! {
             n = rx.recv(&mut buf) => match StatusDatagram::decode(&buf[..n]) {
@@ -82,7 +101,14 @@ pub async fn run(
                     h.tick();
                 }
             }
-            _ = shutdown.changed() => break,
+            _ = shutdown.changed(), if read_until.is_none() => {
+                if input.read_after_stop.as_ref().is_none_or(|s| *s.borrow()) {
+                    break;
+                }
+                read_until = Some(tokio::time::Instant::now() + READ_AFTER_STOP);
+            }
+            _ = settled(&mut input.read_after_stop), if read_until.is_some() => break,
+            _ = tokio::time::sleep_until(read_until.unwrap_or_else(tokio::time::Instant::now)), if read_until.is_some() => break,
         }
     }
 }

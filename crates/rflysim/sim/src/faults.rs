@@ -181,6 +181,40 @@ impl SceneFaultInjector {
     }
 }
 
+/// Gimbal neutral requests (the rates bit alone, both rates 0) that are not
+/// applied, as if lost on the way: the first `first` of them, and each
+/// later one with probability `share` (what a bridge must notice in the echo).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct NeutralDrops {
+    pub first: u64,
+    pub share: f64,
+    pub seed: u64,
+}
+
+/// Decides, neutral by neutral, which are dropped ([`NeutralDrops`]).
+#[derive(Debug)]
+pub struct NeutralDropper {
+    config: NeutralDrops,
+    rng: process_support::seeded_rng::Rng,
+    seen: u64,
+}
+
+impl NeutralDropper {
+    pub fn new(config: NeutralDrops) -> Self {
+        Self {
+            config,
+            rng: process_support::seeded_rng::Rng::new(config.seed ^ 0x6E75_7472_616C),
+            seen: 0,
+        }
+    }
+
+    /// Whether the next neutral request is dropped.
+    pub fn drops(&mut self) -> bool {
+        self.seen += 1;
+        self.seen <= self.config.first || (self.config.share > 0.0 && self.rng.unit() < self.config.share)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +271,31 @@ mod tests {
         assert_eq!((out.len(), &out[1]), (2, &good));
         let mut none = SceneFaultInjector::new(SceneFaultConfig::default());
         assert_eq!(none.apply(good.clone()), vec![good]);
+    }
+
+    #[test]
+    fn neutral_drops_take_the_first_ones_then_a_share() {
+        let mut d = NeutralDropper::new(NeutralDrops {
+            first: 2,
+            ..Default::default()
+        });
+        assert_eq!(
+            (0..5).map(|_| d.drops()).collect::<Vec<_>>(),
+            [true, true, false, false, false]
+        );
+        let mut all = NeutralDropper::new(NeutralDrops {
+            share: 1.0,
+            ..Default::default()
+        });
+        assert!((0..100).all(|_| all.drops()));
+        let mut half = NeutralDropper::new(NeutralDrops {
+            share: 0.5,
+            seed: 7,
+            ..Default::default()
+        });
+        let dropped = (0..10_000).filter(|_| half.drops()).count();
+        assert!((4_500..5_500).contains(&dropped), "{dropped}");
+        assert!(!NeutralDropper::new(NeutralDrops::default()).drops());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! A gimbal camera's state machine: what its 148-byte control requests do
-//! (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, the RflySim vision protocol, section 2.1), how its commanded rates move it, and the echo
-//! RflySim3D sends of it (the RflySim vision protocol, section 2.2). Pure: no sockets, no clock.
+//! (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.1), how its commanded rates move it, and the echo
+//! RflySim3D sends of it (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2). Pure: no sockets, no clock.
 
 use frames::{euler_to_quat, quat_normalize, Quat};
 use rflysim_proto::config::SensorConfig;

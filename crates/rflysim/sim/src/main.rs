@@ -12,7 +12,7 @@ use process_support::cli::{args_before_ros_args, probability, rate_hz, seconds};
 use rflysim_proto::config::{load_config, parse_config, AngleUnit};
 use rflysim_proto::gimbal::GimbalBitTable;
 use rflysim_sim::emulator::Emulator;
-use rflysim_sim::faults::{DatagramFault, FaultConfig, SceneFault, SceneFaultConfig};
+use rflysim_sim::faults::{DatagramFault, FaultConfig, NeutralDrops, SceneFault, SceneFaultConfig};
 use rflysim_sim::options::{HeaderChoice, LidarLayout, Options, RateMode};
 
 const SENSORS: &str = "Sensors and destinations";
@@ -130,6 +130,12 @@ struct Cli {
     /// Seed for reproducible faults
     #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS)]
     seed: u64,
+    /// Leave the first N gimbal neutral requests (rates bit alone, both rates 0) unapplied, as if lost
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = FAULTS)]
+    drop_gimbal_neutrals: u64,
+    /// Leave each later gimbal neutral request unapplied with probability P
+    #[arg(long, value_name = "P", default_value = "0", value_parser = probability, help_heading = FAULTS)]
+    gimbal_neutral_loss: f64,
     /// Drop exactly packet P of frame F (every sensor; repeatable)
     #[arg(long, value_name = "F:P", value_parser = frame_packet, help_heading = FAULTS)]
     drop_packet: Vec<(u64, u32)>,
@@ -280,6 +286,11 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         camera_data_always: c.camera_data,
         gimbal_bits: c.gimbal_bits,
         echo_checksum: c.echo_checksum.unwrap_or(d.echo_checksum),
+        gimbal_neutral_drops: NeutralDrops {
+            first: c.drop_gimbal_neutrals,
+            share: c.gimbal_neutral_loss,
+            seed: c.seed,
+        },
         send_log: c.send_log,
         ..d
     };

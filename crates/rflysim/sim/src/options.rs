@@ -10,7 +10,7 @@ use rflysim_proto::header::HeaderKind;
 use rflysim_proto::ports::CAMERA_STATUS_PORT;
 use rflysim_proto::request::GIMBAL_ECHO_CHECKSUM;
 
-use crate::faults::{FaultConfig, SceneFaultConfig};
+use crate::faults::{FaultConfig, NeutralDrops, SceneFaultConfig};
 use crate::world::Trajectory;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl HeaderChoice {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LidarLayout {
-    /// The RflySim vision protocol's float layout.
+    /// RflySim's vision protocol's float layout.
     Protocol,
     SdkInt16,
 }
@@ -100,6 +100,8 @@ pub struct Options {
     pub camera_data_always: bool,
     pub gimbal_bits: GimbalBitTable,
     pub echo_checksum: u16,
+    /// Gimbal neutral requests not applied (a lost stop).
+    pub gimbal_neutral_drops: NeutralDrops,
     pub jpeg_quality: i32,
     pub stats_interval: Option<Duration>,
     pub trajectory: Trajectory,
@@ -171,6 +173,7 @@ impl Default for Options {
             camera_data_always: false,
             gimbal_bits: rflysim_proto::gimbal::PROTOCOL_BITS,
             echo_checksum: GIMBAL_ECHO_CHECKSUM,
+            gimbal_neutral_drops: NeutralDrops::default(),
             jpeg_quality: 90,
             stats_interval: Some(Duration::from_secs(1)),
             trajectory: Trajectory::default(),

@@ -5,6 +5,7 @@
 
 use frames::{euler_to_quat, frd_to_flu, quat_mul, quat_normalize, rotate, Quat, Vec3};
 use rflysim_proto::config::{MountAttitude, SensorConfig};
+use rflysim_proto::image::DEPTH_NO_RETURN;
 use rflysim_proto::sensor::{type_id, Encoding};
 use rflysim_proto::telemetry::LaserDistance;
 
@@ -62,20 +63,62 @@ pub fn label_color(label: u8) -> [u8; 3] {
 }
 
 /// The camera kinds by TypeID, for pixels.
-fn pixel(type_id: u16, hit: Option<&Hit>, depth_m: f64, row_frac: f64, out: &mut [u8]) {
+/// What a depth camera (TypeID 2) measures and in which unit, from its
+/// `otherParams` (RflySim's SDK, "Depth camera").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DepthOptics {
+    /// Nearer than this (m) is no return; 0: no near clip.
+    pub near_m: f64,
+    /// Farther than this (m) is no return; 0: only the pixel's range limits it.
+    pub far_m: f64,
+    /// Metres per pixel unit.
+    pub unit_m: f64,
+}
+
+impl DepthOptics {
+    pub fn of(cfg: &SensorConfig) -> DepthOptics {
+        let (near, far) = cfg.depth_range();
+        DepthOptics {
+            near_m: f64::from(near.max(0.0)),
+            far_m: f64::from(far.max(0.0)),
+            unit_m: f64::from(cfg.depth_unit_m()),
+        }
+    }
+
+    /// The pixel of a surface `depth_m` along the optical axis (`None`:
+    /// nothing hit), as RflySim3D writes it: [`DEPTH_NO_RETURN`] outside the
+    /// clip range or beyond what a pixel holds.
+    pub fn pixel(&self, depth_m: Option<f64>) -> u16 {
+        let Some(d) = depth_m else {
+            return DEPTH_NO_RETURN;
+        };
+        let units = (d / self.unit_m).round();
+        if d < self.near_m || (self.far_m > 0.0 && d > self.far_m) || units >= f64::from(DEPTH_NO_RETURN) {
+            DEPTH_NO_RETURN
+        } else {
+            units.max(1.0) as u16
+        }
+    }
+}
+
+impl Default for DepthOptics {
+    /// No clip, millimetres.
+    fn default() -> Self {
+        DepthOptics {
+            near_m: 0.0,
+            far_m: 0.0,
+            unit_m: f64::from(rflysim_proto::image::DEPTH_DEFAULT_UNIT_M),
+        }
+    }
+}
+
+fn pixel(type_id: u16, hit: Option<&Hit>, depth_m: f64, row_frac: f64, depth: &DepthOptics, out: &mut [u8]) {
     let bgr = || match hit {
         Some(h) => shade(h.color, h.light),
         None => SKY_BGR.map(|v| (f64::from(v) * (0.85 + 0.15 * row_frac)) as u8),
     };
     match type_id {
-        type_id::DEPTH => {
-            let mm = if hit.is_some() {
-                (depth_m * 1000.0).round().clamp(1.0, 65535.0) as u16
-            } else {
-                0
-            };
-            out.copy_from_slice(&mm.to_le_bytes());
-        }
+        type_id::DEPTH => out.copy_from_slice(&depth.pixel(hit.map(|_| depth_m)).to_le_bytes()),
         // Gray kinds fill every channel, so a gimbal switched to IR gray still fills bgr8.
         type_id::GRAY => out.fill(luma(bgr())),
         type_id::SEGMENTATION => out.copy_from_slice(&label_color(hit.map_or(0, |h| h.label))),
@@ -97,6 +140,8 @@ pub struct CameraView {
     pub height: u32,
     pub fov_deg: f64,
     pub max_range: f64,
+    /// A depth camera's clip range and unit.
+    pub depth: DepthOptics,
 }
 
 impl CameraView {
@@ -109,12 +154,13 @@ impl CameraView {
             height: u32::from(cfg.data_height.max(1)),
             fov_deg: f64::from(cfg.camera_fov_deg),
             max_range: 1000.0,
+            depth: DepthOptics::of(cfg),
         })
     }
 }
 
-/// Renders a camera frame in its ROS encoding (bgr8, mono8 or mono16 LE),
-/// row-major, `width × height`.
+/// Renders a camera frame in its ROS encoding (bgr8, mono8, or for depth
+/// RflySim3D's little-endian u16 in `depth` units), row-major, `width × height`.
 pub fn render_camera(scene: &Scene, vehicle: &VehicleState, mount: &Mount, view: &CameraView) -> Vec<u8> {
     let CameraView {
         type_id,
@@ -123,6 +169,7 @@ pub fn render_camera(scene: &Scene, vehicle: &VehicleState, mount: &Mount, view:
         height,
         fov_deg,
         max_range,
+        depth: depth_optics,
     } = *view;
     let (origin, rot) = mount.pose_in_world(vehicle);
     let f = focal_px(width, fov_deg);
@@ -147,7 +194,7 @@ pub fn render_camera(scene: &Scene, vehicle: &VehicleState, mount: &Mount, view:
             let hit = scene.cast(origin, dir, max_range);
             // z-depth: distance along the optical axis.
             let depth = hit.as_ref().map_or(0.0, |h| h.distance / n);
-            pixel(type_id, hit.as_ref(), depth, row_frac, px);
+            pixel(type_id, hit.as_ref(), depth, row_frac, &depth_optics, px);
         }
     }
     out
@@ -206,7 +253,7 @@ pub fn lidar_rays(type_id: u16, width: u32, height: u32) -> Vec<Vec3> {
 }
 
 /// One LiDAR scan: points (x, y, z, seg). TypeID 21 gives world NED points;
-/// the others give points in the sensor's own frame as FLU (the RflySim vision protocol, section 1.1.2).
+/// the others give points in the sensor's own frame as FLU (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 1.1.2).
 pub fn scan_lidar(
     scene: &Scene,
     vehicle: &VehicleState,
@@ -303,6 +350,7 @@ mod tests {
             height,
             fov_deg,
             max_range: 200.0,
+            depth: DepthOptics::default(),
         }
     }
 
@@ -319,11 +367,35 @@ mod tests {
             blocks: vec![],
             tile: 2.0,
         };
-        let img = render_camera(&flat, &hover(), &down_mount(), &view(2, Encoding::Mono16, 9, 7, 60.0));
+        let img = render_camera(
+            &flat,
+            &hover(),
+            &down_mount(),
+            &view(2, Encoding::DepthMm16, 9, 7, 60.0),
+        );
         // Every pixel sees the ground; the z-depth is the altitude everywhere.
         for px in img.chunks_exact(2) {
             assert_eq!(u16::from_le_bytes([px[0], px[1]]), 5000);
         }
+    }
+
+    /// RflySim3D's depth: the unit of `otherParams[2]`, and no return
+    /// outside the clip range, for nothing hit, or beyond what a pixel holds.
+    #[test]
+    fn depth_pixels_follow_the_clip_range_and_unit() {
+        let mm = DepthOptics::default();
+        assert_eq!(mm.pixel(Some(5.0)), 5000);
+        assert_eq!(mm.pixel(Some(65.534)), 65_534);
+        assert_eq!(mm.pixel(Some(70.0)), DEPTH_NO_RETURN);
+        assert_eq!(mm.pixel(None), DEPTH_NO_RETURN);
+        let clipped_cm = DepthOptics {
+            near_m: 0.5,
+            far_m: 100.0,
+            unit_m: 0.01,
+        };
+        assert_eq!(clipped_cm.pixel(Some(80.0)), 8000);
+        assert_eq!(clipped_cm.pixel(Some(0.4)), DEPTH_NO_RETURN);
+        assert_eq!(clipped_cm.pixel(Some(100.5)), DEPTH_NO_RETURN);
     }
 
     #[test]
@@ -337,15 +409,18 @@ mod tests {
         let (w, h) = (32, 24);
         let rgb = render_camera(&scene, &v, &m, &view(1, Encoding::Bgr8, w, h, 90.0));
         let gray = render_camera(&scene, &v, &m, &view(3, Encoding::Mono8, w, h, 90.0));
-        let depth = render_camera(&scene, &v, &m, &view(2, Encoding::Mono16, w, h, 90.0));
+        let mut depth_view = view(2, Encoding::DepthMm16, w, h, 90.0);
+        // Centimetres: every surface within the view's 200 m fits a pixel.
+        depth_view.depth.unit_m = 0.01;
+        let depth = render_camera(&scene, &v, &m, &depth_view);
         let seg = render_camera(&scene, &v, &m, &view(4, Encoding::Bgr8, w, h, 90.0));
         for i in 0..(w * h) as usize {
             let bgr = [rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]];
             assert_eq!(gray[i], luma(bgr));
             let d = u16::from_le_bytes([depth[2 * i], depth[2 * i + 1]]);
             let s = [seg[3 * i], seg[3 * i + 1], seg[3 * i + 2]];
-            // Sky: no depth and no label; anything else: both.
-            assert_eq!(d == 0, s == [0, 0, 0], "pixel {i}");
+            // Sky: no return and no label; anything else: both.
+            assert_eq!(d == DEPTH_NO_RETURN, s == [0, 0, 0], "pixel {i}");
         }
     }
 

@@ -1,23 +1,32 @@
-//! RflySim3D's request port: console commands (the cameras' `RflyReqObjData`
-//! and `RflyClearCapture`; the scene's verbs, for [`crate::scene`]), the pose
-//! structs that place vehicles in the scene, gimbal control requests, and
-//! `VisionSensorReq`s that start (or reconfigure) a sensor's stream.
+//! RflySim3D's request port: console commands, split into commands as
+//! Unreal's console splits a line (the cameras' `RflyReqObjData` and
+//! `RflyClearCapture`; the scene's verbs, for [`crate::scene`]), the pose
+//! structs that place vehicles in the scene, gimbal control requests (a
+//! neutral one dropped on demand: `--drop-gimbal-neutrals`,
+//! `--gimbal-neutral-loss`), and `VisionSensorReq`s that start (or
+//! reconfigure) a sensor's stream.
 
 use std::net::UdpSocket;
 use std::sync::{Arc, Mutex};
 
-use rflysim_proto::console::SceneItem;
+use rflysim_proto::console::{console_lines, SceneItem};
 use rflysim_proto::error::DecodeError;
+use rflysim_proto::gimbal::stops_rates_only;
 use rflysim_proto::request::{decode_console_command, ConsoleRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::scene::PoseDatagram;
 
+use crate::faults::NeutralDropper;
 use crate::log::line as log;
 use crate::shared::Running;
 use crate::stream::Streams;
 
 pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: Running) {
     let mut buf = vec![0u8; 65_536];
-    let bits = streams.lock().unwrap().options.gimbal_bits;
+    let (bits, neutral_drops) = {
+        let o = &streams.lock().unwrap().options;
+        (o.gimbal_bits, o.gimbal_neutral_drops)
+    };
+    let mut neutral_dropper = NeutralDropper::new(neutral_drops);
     let shared = &run.shared;
     while !run.stopping() {
         let Ok((n, from)) = sock.recv_from(&mut buf) else {
@@ -25,20 +34,23 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
         };
         let d = &buf[..n];
         if let Ok(text) = decode_console_command(d) {
-            log(&format!("console command from {from}: {text}"));
-            let Some(request) = ConsoleRequest::parse(&text) else {
-                continue;
-            };
-            let mut cameras = shared.camera_data.lock().unwrap();
-            match &request {
-                ConsoleRequest::CameraData(seq) => cameras.push(*seq),
-                ConsoleRequest::ClearCapture => cameras.clear(),
-                ConsoleRequest::Delete(SceneItem::Camera(seq)) => cameras.retain(|s| s != seq),
-                ConsoleRequest::Clear(scope) if scope.cameras() => cameras.clear(),
-                _ => {}
+            // As RflySim3D's (Unreal's) console: each command of the text in turn.
+            for command in console_lines(&text) {
+                log(&format!("console command from {from}: {command}"));
+                let Some(request) = ConsoleRequest::parse(&command) else {
+                    continue;
+                };
+                let mut cameras = shared.camera_data.lock().unwrap();
+                match &request {
+                    ConsoleRequest::CameraData(seq) => cameras.push(*seq),
+                    ConsoleRequest::ClearCapture => cameras.clear(),
+                    ConsoleRequest::Delete(SceneItem::Camera(seq)) => cameras.retain(|s| s != seq),
+                    ConsoleRequest::Clear(scope) if scope.cameras() => cameras.clear(),
+                    _ => {}
+                }
+                drop(cameras);
+                shared.scene.lock().unwrap().apply_console(&request, run.clock.now());
             }
-            drop(cameras);
-            shared.scene.lock().unwrap().apply_console(&request, run.clock.now());
             continue;
         }
         match PoseDatagram::decode(d) {
@@ -64,6 +76,13 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
         }
         match VisionSensorReq::decode(d) {
             Ok((req, RequestForm::Gimbal148, _)) => {
+                if stops_rates_only(&req, &bits) && neutral_dropper.drops() {
+                    log(&format!(
+                        "gimbal of sensor {}: neutral request (both rates 0) dropped, as asked",
+                        req.seq_id
+                    ));
+                    continue;
+                }
                 let t = run.clock.now();
                 let mut gimbals = shared.gimbals.lock().unwrap();
                 match gimbals.get_mut(&req.seq_id) {

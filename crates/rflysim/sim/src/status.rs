@@ -1,4 +1,4 @@
-//! RflySim3D's status port (the RflySim vision protocol, section 2.2), unicast
+//! RflySim3D's status port (RflySim's vision protocol (rflysim.com/doc/en/4.DevRef/vis-comm.html), section 2.2), unicast
 //! and/or multicast: every gimbal's echo (148 bytes) and, for the cameras
 //! asked for, `CameraData` (72 bytes), at 10 Hz; and the scene's datagrams
 //! (`rflysim_proto::scene`) as the console commands ask for them.

@@ -172,6 +172,7 @@ impl StreamWorker {
                     height: size.1,
                     fov_deg: fov,
                     max_range: 1000.0,
+                    depth: render::DepthOptics::of(&self.cfg),
                 };
                 render::render_camera(&scene, &v, &mount, &view)
             }

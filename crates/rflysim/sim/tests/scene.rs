@@ -190,6 +190,40 @@ fn a_placed_vehicle_is_reported_where_it_was_placed() {
 }
 
 #[test]
+fn a_line_of_chained_commands_runs_each_as_unreal_s_console_does() {
+    let (_sim, status) = scene_sim(47, 41707, &[]);
+    let requests = Requests::new(47);
+    // Not a `ConsoleCommand` (which refuses a chain): the bytes a careless sender would send.
+    let line = |text: &str| {
+        let mut d = rflysim_proto::console::CONSOLE_CHECKSUM.to_le_bytes().to_vec();
+        d.extend_from_slice(text.as_bytes());
+        d.resize(rflysim_proto::console::ConsoleCommand::LONG_LEN, 0);
+        d
+    };
+    let names = ask_until(
+        &status,
+        || requests.send(&line("RflyReqObjData 2 Tree_2 0|RflyReqObjData 2 Building_1 0")),
+        |d| match d {
+            StatusDatagram::ObjectData(o) if o.name == "Building_1" => Some(o.name),
+            _ => None,
+        },
+    );
+    assert_eq!(names.as_deref(), Some("Building_1"), "the second command ran");
+    // A comment drops the rest of its command, not the next one.
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = collect(&status, Duration::from_millis(100));
+    requests.send(&line("RflyReqObjData 2 Nothing_9 0 // |RflyReqObjData 2 Tree_2 0"));
+    let replies: Vec<String> = collect(&status, Duration::from_millis(500))
+        .into_iter()
+        .filter_map(|d| match d {
+            Ok(StatusDatagram::ObjectData(o)) => Some(o.name),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replies, ["Tree_2"]);
+}
+
+#[test]
 fn a_vehicle_below_the_ground_crashes_into_it() {
     let (_sim, status) = scene_sim(41, 41702, &[]);
     let requests = Requests::new(41);

@@ -62,8 +62,8 @@ fn camera_frames_are_the_world_seen_at_their_time_stamp() {
                     assert_eq!(&img.data[..], &want[..], "raw frame at t = {}", f.time_stamp);
                 }
                 2 => {
-                    let img = decode_png(&f.payload, Encoding::Mono16, 1 << 20).unwrap();
-                    assert_eq!((img.width, img.height, img.encoding), (64, 48, Encoding::Mono16));
+                    let img = decode_png(&f.payload, Encoding::DepthMm16, 1 << 20).unwrap();
+                    assert_eq!((img.width, img.height, img.encoding), (64, 48, Encoding::DepthMm16));
                     assert_eq!(&img.data[..], &want[..], "PNG depth is lossless");
                 }
                 3 => {

@@ -231,7 +231,7 @@ fn same_stamp_other_bytes_is_two_frames_not_one() {
 #[test]
 fn pkg_len_as_frame_length_is_accepted_and_truncation_is_not() {
     let payload = frame_bytes(4, 250);
-    // The RflySim vision protocol's reading: pkg_len = the frame's payload length in every packet.
+    // RflySim's vision protocol's reading: pkg_len = the frame's payload length in every packet.
     let mut frame_style = packets(HeaderKind::Frame32, 1, 1.0, &payload, 100);
     for d in &mut frame_style {
         d[4..8].copy_from_slice(&250i32.to_le_bytes());

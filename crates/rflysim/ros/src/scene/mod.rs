@@ -12,7 +12,13 @@
 //!
 //! Nothing here blocks the node: a call that needs RflySim3D's answer waits
 //! on a task of its own, at most `scene_timeout`, and answers with the
-//! standard's result code either way.
+//! standard's result code either way. Hostile callers are bounded: each kind
+//! of lookup has its own number of calls that may wait at once
+//! ([`WaitKind`]), a name RflySim3D did not answer for is answered "not
+//! found" for a while without asking ([`model::Unanswered`]), spawns stop at
+//! `max_scene_entities`, every name put on the wire passes
+//! `rflysim_proto::console::check_name`, and no value leaves or is published
+//! that is not finite in the wire's own `f32`.
 
 pub mod model;
 mod services;
@@ -39,14 +45,62 @@ use ros_common::time::{to_ros_time, wall_now};
 
 use crate::names;
 use crate::status_port::StatusHandler;
-use model::{NedPose, Observed, Scene};
+use model::{NedPose, Observed, Scene, Unanswered};
 
 /// The first request port; window `i` listens on `REQUEST_PORT + i`.
 const WINDOWS: u16 = 20;
 /// RflySim3D re-sends every vehicle's data at least once a second when asked to.
 const POSTBACK_FRESH: Duration = Duration::from_millis(1500);
-/// Calls waiting for RflySim3D's answer at once, at most.
-const MAX_WAITERS: usize = 256;
+
+/// The kind of a call that waits for RflySim3D's answer: each kind has its
+/// own budget of calls waiting at once, so that a flood of one kind (names
+/// nobody has, a listing of thousands) leaves the others their room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitKind {
+    /// `get_entity_state` / `get_entity_bounds` of an entity the scene knows.
+    Known,
+    /// `get_entities_states`: one lookup per entity listed.
+    Listing,
+    /// A name the scene does not know (yet): RflySim3D may have it, or nobody.
+    Unknown,
+}
+
+impl WaitKind {
+    /// Calls of this kind waiting at once, at most.
+    const fn budget(self) -> usize {
+        match self {
+            WaitKind::Known | WaitKind::Listing => 256,
+            WaitKind::Unknown => 64,
+        }
+    }
+
+    const fn what(self) -> &'static str {
+        match self {
+            WaitKind::Known => "lookups of known entities",
+            WaitKind::Listing => "get_entities_states lookups",
+            WaitKind::Unknown => "lookups of names the scene does not know",
+        }
+    }
+}
+
+/// Why a call got no answer from RflySim3D.
+#[derive(Debug, Clone, PartialEq)]
+enum AskError {
+    /// Its kind's budget of waiting calls is spent: nothing was asked.
+    Busy(String),
+    /// The request could not be sent.
+    Unsent(String),
+    /// RflySim3D did not answer within `scene_timeout`.
+    Silent(String),
+}
+
+impl std::fmt::Display for AskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AskError::Busy(why) | AskError::Unsent(why) | AskError::Silent(why) => f.write_str(why),
+        }
+    }
+}
 
 /// The scene node's parameters.
 #[derive(Debug, Clone)]
@@ -73,6 +127,7 @@ type Reply = PoseAndBox;
 
 struct Waiter {
     what: Awaited,
+    kind: WaitKind,
     reply: oneshot::Sender<Reply>,
 }
 
@@ -88,6 +143,8 @@ struct VehicleOutputs {
 pub struct SceneCore {
     scene: Mutex<Scene>,
     waiters: Mutex<Vec<Waiter>>,
+    /// Names RflySim3D did not answer for lately.
+    unanswered: Mutex<Unanswered>,
     /// The last crash each vehicle reported: a collision is published when it changes.
     crashes: Mutex<HashMap<i32, CrashType>>,
     world: Mutex<Option<String>>,
@@ -98,6 +155,9 @@ pub struct SceneCore {
     logger: String,
     stats: Arc<StreamStats>,
     log: Mutex<RateLimitedLog>,
+    /// The status port's structs dropped: a log of their own, so that
+    /// refused requests do not hold these lines back.
+    dropped_log: Mutex<RateLimitedLog>,
     /// Publishers are `Send`, not `Sync`: behind locks in the shared core.
     outputs: Mutex<HashMap<u16, VehicleOutputs>>,
     all_collisions: Mutex<Publisher<Collision>>,
@@ -141,8 +201,9 @@ impl SceneCore {
         Ok(())
     }
 
-    /// Places (or moves) vehicle `id` of `vehicle_type` at `pose`, moving at `vel_ned`.
-    fn place(&self, id: u16, vehicle_type: i32, pose: &NedPose, vel_ned: [f64; 3]) -> std::io::Result<()> {
+    /// Places (or moves) vehicle `id` of `vehicle_type` at `pose`, moving at
+    /// `vel_ned`; refused when a value would not be finite on the wire.
+    fn place(&self, id: u16, vehicle_type: i32, pose: &NedPose, vel_ned: [f64; 3]) -> Result<(), String> {
         let update = VehicleUpdate {
             placement: Placement::AsSent,
             copter_id: i32::from(id),
@@ -153,21 +214,31 @@ impl SceneCore {
             pos_ned: pose.position,
             runned_time: VehicleUpdate::UNSET_TIME,
         };
+        if let Some(field) = update.not_finite() {
+            return Err(format!("{field} would not be finite on the wire: nothing sent"));
+        }
         self.send(&update.encode(), Some(self.window))
+            .map_err(|e| format!("cannot send to RflySim3D: {e}"))
     }
 
     /// Asks RflySim3D for an item's pose and box and waits for the answer,
-    /// at most `reply_timeout`.
-    async fn ask(&self, what: Awaited) -> Result<Reply, String> {
+    /// at most `reply_timeout`, if fewer than its kind's budget of calls wait.
+    async fn ask(&self, what: Awaited, kind: WaitKind) -> Result<Reply, AskError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut waiters = self.waiters.lock().unwrap();
             waiters.retain(|w| !w.reply.is_closed());
-            if waiters.len() >= MAX_WAITERS {
-                return Err(format!("{MAX_WAITERS} calls already wait for RflySim3D"));
+            if waiters.iter().filter(|w| w.kind == kind).count() >= kind.budget() {
+                self.stats.drop_frame("lookups_over_budget");
+                return Err(AskError::Busy(format!(
+                    "{} {} already wait for RflySim3D: try again later",
+                    kind.budget(),
+                    kind.what()
+                )));
             }
             waiters.push(Waiter {
                 what: what.clone(),
+                kind,
                 reply: tx,
             });
         }
@@ -175,13 +246,25 @@ impl SceneCore {
             Awaited::Vehicle(id) => ConsoleRequest::VehicleData(*id),
             Awaited::Object(name) => ConsoleRequest::ObjectData(name.clone()),
         };
-        self.console(&request)?;
+        self.console(&request).map_err(AskError::Unsent)?;
         match tokio::time::timeout(self.settings.reply_timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
-            _ => Err(format!(
+            _ => Err(AskError::Silent(format!(
                 "RflySim3D did not answer within {:?} (is it running, on sim_ip {}, window {}?)",
                 self.settings.reply_timeout, self.sim_ip, self.window
-            )),
+            ))),
+        }
+    }
+
+    /// A struct of the status port with a value that is not finite: counted,
+    /// logged at a limited rate, and not taken.
+    fn refuse_not_finite(&self, what: &str, field: &str) {
+        self.stats.drop_frame("not_finite");
+        if let Some(held) = self.dropped_log.lock().unwrap().allow() {
+            r2r::log_warn!(
+                &self.logger,
+                "scene: {what} dropped: {field} is not finite ({held} more held back)"
+            );
         }
     }
 
@@ -202,13 +285,13 @@ impl SceneCore {
         let Ok(id) = u16::try_from(d.copter_id) else {
             return self.stats.drop_frame("bad_vehicle_id");
         };
+        if let Some(field) = d.not_finite() {
+            return self.refuse_not_finite(&format!("reqVeCrashData of vehicle {id}"), field);
+        }
         let pose = NedPose {
             position: d.pos_ned.map(f64::from),
             euler: d.euler.map(f64::from),
         };
-        if pose.position.iter().chain(pose.euler.iter()).any(|v| !v.is_finite()) {
-            return self.stats.drop_frame("not_finite");
-        }
         let seen = Observed::now(pose, Some(d.vel_ned.map(f64::from)));
         self.scene
             .lock()
@@ -246,26 +329,30 @@ impl SceneCore {
     }
 
     fn on_copter_data(&self, d: &CopterData) {
+        if let Some(field) = d.pose.not_finite() {
+            return self.refuse_not_finite(&format!("CoptReqData of vehicle {}", d.copter_id), field);
+        }
         if let Ok(id) = u16::try_from(d.copter_id) {
-            if let Some(pose) = ned_pose_of(&d.pose) {
-                self.scene.lock().unwrap().observe_vehicle(
-                    id,
-                    0,
-                    Observed::now(pose, None),
-                    self.settings.max_entities,
-                );
-            }
+            self.scene.lock().unwrap().observe_vehicle(
+                id,
+                0,
+                Observed::now(ned_pose_of(&d.pose), None),
+                self.settings.max_entities,
+            );
         }
         self.answered(&Awaited::Vehicle(d.copter_id), &d.pose);
     }
 
     fn on_object_data(&self, d: &ObjectData) {
-        if let Some(pose) = ned_pose_of(&d.pose) {
-            self.scene
-                .lock()
-                .unwrap()
-                .observe_object(&d.name, Observed::now(pose, None), self.settings.max_entities);
+        if let Some(field) = d.pose.not_finite() {
+            return self.refuse_not_finite(&format!("ObjReqData of {:?}", d.name), field);
         }
+        self.scene.lock().unwrap().observe_object(
+            &d.name,
+            Observed::now(ned_pose_of(&d.pose), None),
+            self.settings.max_entities,
+        );
+        self.unanswered.lock().unwrap().forget(&d.name);
         self.answered(&Awaited::Object(d.name.clone()), &d.pose);
     }
 
@@ -278,17 +365,13 @@ impl SceneCore {
     }
 }
 
-/// The pose of a reply, `None` when a value is not finite.
-fn ned_pose_of(p: &PoseAndBox) -> Option<NedPose> {
-    let pose = NedPose {
+/// The pose of a reply (one whose values are finite: the status port's
+/// handler takes no other).
+fn ned_pose_of(p: &PoseAndBox) -> NedPose {
+    NedPose {
         position: p.pos.map(f64::from),
         euler: p.euler.map(f64::from),
-    };
-    pose.position
-        .iter()
-        .chain(pose.euler.iter())
-        .all(|v| v.is_finite())
-        .then_some(pose)
+    }
 }
 
 fn point(v: [f64; 3]) -> r2r::geometry_msgs::msg::Point {
@@ -410,6 +493,7 @@ pub fn start(
     let core = Arc::new(SceneCore {
         scene: Mutex::new(Scene::new(vehicles, scene_settings.first_spawn_id)),
         waiters: Mutex::default(),
+        unanswered: Mutex::default(),
         crashes: Mutex::default(),
         world: Mutex::new((!scene_settings.world.is_empty()).then(|| scene_settings.world.clone())),
         sock: ros_common::net::udp_sender().map_err(|e| format!("scene: UDP: {e}"))?,
@@ -419,6 +503,7 @@ pub fn start(
         logger: logger.clone(),
         stats,
         log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
+        dropped_log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
         outputs: Mutex::new(outputs),
         all_collisions: Mutex::new(
             node.create_publisher("rflysim/scene/collisions", qos)
@@ -500,8 +585,7 @@ fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String
             return Err(format!("ids[{i}] is 0 (RflySim3D's empty slot)"));
         }
         let q = [p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z];
-        let pose = model::ned_pose([p.position.x, p.position.y, p.position.z], q)
-            .ok_or_else(|| format!("poses[{i}] is not finite, or its orientation is not a rotation"))?;
+        let pose = model::ned_pose(&format!("poses[{i}]"), [p.position.x, p.position.y, p.position.z], q)?;
         let pick = |v: &[f32], default: f32| match v.len() {
             0 => default,
             1 => v[0],
@@ -516,14 +600,18 @@ fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String
             1 => m.vehicle_types[0],
             _ => m.vehicle_types[i],
         };
-        out.push(PlacedVehicle {
+        let placed = PlacedVehicle {
             id,
             vehicle_type,
             pos_ned: pose.position.map(|v| v as f32),
             euler: pose.euler.map(|a| a as f32),
             scale: [scale; 3],
             motor_rpm_mean: 0.0,
-        });
+        };
+        if let Some(field) = placed.not_finite() {
+            return Err(format!("vehicle {id}: {field} would not be finite on the wire"));
+        }
+        out.push(placed);
     }
     Ok(())
 }
@@ -560,6 +648,11 @@ mod tests {
         let mut bad = poses(3);
         bad.poses[1].position.y = f64::NAN;
         assert!(placements(&bad, &mut out).unwrap_err().contains("poses[1]"));
+        // Finite in f64, ±∞ in the datagram's f32: refused, with the field.
+        let mut far = poses(3);
+        far.poses[2].position.x = 1e39;
+        let why = placements(&far, &mut out).unwrap_err();
+        assert!(why.contains("poses[2].position.x = 1e39"), "{why}");
         let mut bad = poses(3);
         bad.scales = vec![1.0, 2.0];
         assert!(placements(&bad, &mut out).is_err());
@@ -580,5 +673,16 @@ mod tests {
         assert!(console_text(&"x".repeat(52)).unwrap_err().contains("51"));
         assert!(console_text("Rfly\u{e9}").is_err());
         assert!(console_text("a\0b").is_err());
+        // One command a call: Unreal's console would run a second one after a '|'.
+        assert!(console_text("RflyShowTextTime a 1|quit")
+            .unwrap_err()
+            .contains("\"quit\""));
+        assert!(console_text("RflyShowTextTime a 1\nquit")
+            .unwrap_err()
+            .contains("control"));
+        assert!(
+            console_text("RflyShowTextTime \"a|b\" 1").is_ok(),
+            "quoted, as the console reads it"
+        );
     }
 }

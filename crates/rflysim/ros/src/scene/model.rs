@@ -4,10 +4,11 @@
 //! get, what a spawn resource names, and the conversions between ROS's ENU /
 //! FLU and RflySim's NED / FRD. Pure, so that the rules are tested without a node.
 
-use std::collections::BTreeMap;
-use std::time::Instant;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, Instant};
 
 use frames::{enu_flu_to_ned_frd_euler, enu_to_ned, euler_to_quat, ned_frd_to_enu_flu, ned_to_enu, Quat, Vec3};
+use rflysim_proto::scene::wire_f32;
 
 /// The scheme of every resource this simulator takes.
 pub const SCHEME: &str = "rflysim://";
@@ -19,8 +20,14 @@ pub const VEHICLE_RESOURCE: &str = "rflysim://vehicle/";
 pub const MAP_RESOURCE: &str = "rflysim://map/";
 /// A quadcopter, when a spawn names no type.
 pub const DEFAULT_VEHICLE_TYPE: i32 = 3;
-/// The longest entity name taken (RflySim3D's object names are 32 bytes).
+/// The longest name a spawned vehicle takes (it never goes on the wire:
+/// RflySim3D knows a vehicle by its id).
 pub const MAX_NAME: usize = 64;
+/// How long a name RflySim3D did not answer for is answered "not found"
+/// without asking again.
+pub const UNANSWERED_FOR: Duration = Duration::from_secs(5);
+/// Names remembered so at most; the oldest makes room.
+pub const UNANSWERED_MAX: usize = 1024;
 
 /// What an entity is to RflySim3D.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +94,8 @@ pub enum SpawnRefusal {
     UnsupportedFormat(String),
     ResourceParseError(String),
     NoFreeId,
+    /// The scene holds `max_scene_entities` (this many) entities already.
+    SceneFull(usize),
 }
 
 impl std::fmt::Display for SpawnRefusal {
@@ -101,6 +110,10 @@ impl std::fmt::Display for SpawnRefusal {
             ),
             SpawnRefusal::ResourceParseError(what) => write!(f, "{what}: not a vehicle type 1..65535"),
             SpawnRefusal::NoFreeId => write!(f, "every vehicle id of the spawn range is taken"),
+            SpawnRefusal::SceneFull(max) => write!(
+                f,
+                "the scene holds {max} entities, as many as max_scene_entities allows: delete some first"
+            ),
         }
     }
 }
@@ -126,21 +139,15 @@ pub fn vehicle_type_of(uri: &str, resource_string: &str) -> Result<i32, SpawnRef
     }
 }
 
-/// The map a world resource names: `rflysim://map/<name>` or a bare name.
+/// The map a world resource names: `rflysim://map/<name>` or a bare name,
+/// one RflySim3D's console takes (`rflysim_proto::console::check_name`).
 pub fn map_of(uri: &str) -> Result<String, String> {
     let name = uri.strip_prefix(MAP_RESOURCE).unwrap_or(uri);
-    let ok = !name.is_empty()
-        && name.len() <= 40
-        && !name.contains(SCHEME)
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
-        Ok(name.to_string())
-    } else {
-        Err(format!(
-            "{uri:?}: a map of RflySim3D by name, {MAP_RESOURCE}<name> (letters, digits, _ and -)"
-        ))
+    match rflysim_proto::console::check_name(name) {
+        Ok(name) => Ok(name.to_string()),
+        Err(why) => Err(format!(
+            "{uri:?}: a map of RflySim3D by name, {MAP_RESOURCE}<name>; the name: {why}"
+        )),
     }
 }
 
@@ -163,8 +170,15 @@ fn check_name(name: &str) -> Result<(), SpawnRefusal> {
 #[derive(Debug)]
 pub struct Scene {
     entities: BTreeMap<String, Entity>,
-    /// Spawned vehicles get ids from here on, skipping those in use.
+    /// The name of each vehicle, by its id: an id is looked up, never searched for.
+    vehicle_names: HashMap<u16, String>,
+    /// Spawned vehicles get ids from here on, the lowest not in use.
     first_spawn_id: u16,
+    /// Ids from here up have not been handed out (nor skipped as in use)…
+    next_fresh: u32,
+    /// …and these, below it, are free again: a spawn finds its id in
+    /// O(log n), however many vehicles the scene holds.
+    freed: BTreeSet<u16>,
 }
 
 /// The name of a vehicle this node did not spawn.
@@ -175,9 +189,13 @@ pub fn vehicle_name(id: u16) -> String {
 impl Scene {
     /// `vehicles`: those of `copter_ids`; spawned vehicles get ids from `first_spawn_id` up.
     pub fn new(vehicles: &[u16], first_spawn_id: u16) -> Self {
+        let first_spawn_id = first_spawn_id.max(1);
         let mut scene = Self {
             entities: BTreeMap::new(),
-            first_spawn_id: first_spawn_id.max(1),
+            vehicle_names: HashMap::new(),
+            first_spawn_id,
+            next_fresh: u32::from(first_spawn_id),
+            freed: BTreeSet::new(),
         };
         for &id in vehicles {
             scene.insert_vehicle(id, DEFAULT_VEHICLE_TYPE, Origin::Vehicle);
@@ -187,13 +205,59 @@ impl Scene {
 
     fn insert_vehicle(&mut self, id: u16, vehicle_type: i32, origin: Origin) -> String {
         let name = vehicle_name(id);
-        self.entities.entry(name.clone()).or_insert(Entity {
-            kind: Kind::Vehicle { id, vehicle_type },
-            origin,
-            commanded: None,
-            observed: None,
-        });
+        if !self.entities.contains_key(&name) {
+            self.insert(
+                name.clone(),
+                Entity {
+                    kind: Kind::Vehicle { id, vehicle_type },
+                    origin,
+                    commanded: None,
+                    observed: None,
+                },
+            );
+        }
         name
+    }
+
+    /// Adds (or replaces) an entity, keeping the id index.
+    fn insert(&mut self, name: String, entity: Entity) {
+        if let Kind::Vehicle { id, .. } = entity.kind {
+            self.vehicle_names.insert(id, name.clone());
+        }
+        if let Some(Kind::Vehicle { id, .. }) = self.entities.insert(name, entity).map(|e| e.kind) {
+            self.released(id);
+        }
+    }
+
+    /// Vehicle `id` is gone: its id is free again (if it is no other's).
+    fn released(&mut self, id: u16) {
+        if self
+            .vehicle_names
+            .get(&id)
+            .is_some_and(|n| self.entities.get(n).is_some_and(|e| is_vehicle(e, id)))
+        {
+            return;
+        }
+        self.vehicle_names.remove(&id);
+        if id >= self.first_spawn_id && u32::from(id) < self.next_fresh {
+            self.freed.insert(id);
+        }
+    }
+
+    /// The lowest id from `first_spawn_id` up that no vehicle has.
+    fn free_id(&mut self) -> Option<u16> {
+        while let Some(id) = self.freed.pop_first() {
+            if !self.vehicle_names.contains_key(&id) {
+                return Some(id);
+            }
+        }
+        while let Ok(id) = u16::try_from(self.next_fresh) {
+            self.next_fresh += 1;
+            if !self.vehicle_names.contains_key(&id) {
+                return Some(id);
+            }
+        }
+        None
     }
 
     pub fn get(&self, name: &str) -> Option<&Entity> {
@@ -210,38 +274,33 @@ impl Scene {
 
     /// The entity named for vehicle `id`, if the scene has it.
     pub fn name_of_vehicle(&self, id: u16) -> Option<&String> {
-        self.entities
-            .iter()
-            .find(|(_, e)| matches!(e.kind, Kind::Vehicle { id: i, .. } if i == id))
-            .map(|(n, _)| n)
+        self.vehicle_names.get(&id)
     }
 
-    fn id_in_use(&self, id: u16) -> bool {
-        self.entities
-            .values()
-            .any(|e| matches!(e.kind, Kind::Vehicle { id: i, .. } if i == id))
-    }
-
-    /// Adds a spawned vehicle: its unique name and id.
+    /// Adds a spawned vehicle, while the scene holds fewer than
+    /// `max_entities`: its unique name and id.
     pub fn spawn(
         &mut self,
         name: &str,
         allow_renaming: bool,
         vehicle_type: i32,
         pose: NedPose,
+        max_entities: usize,
     ) -> Result<(String, u16), SpawnRefusal> {
         check_name(name)?;
-        let id = (self.first_spawn_id..=u16::MAX)
-            .find(|&id| !self.id_in_use(id))
-            .ok_or(SpawnRefusal::NoFreeId)?;
-        let unique = if name.is_empty() || self.entities.contains_key(name) {
-            if !allow_renaming {
-                return Err(if name.is_empty() {
-                    SpawnRefusal::NameInvalid("empty (allow_renaming is false)".into())
-                } else {
-                    SpawnRefusal::NameNotUnique(name.into())
-                });
-            }
+        if self.entities.len() >= max_entities {
+            return Err(SpawnRefusal::SceneFull(max_entities));
+        }
+        let rename = name.is_empty() || self.entities.contains_key(name);
+        if rename && !allow_renaming {
+            return Err(if name.is_empty() {
+                SpawnRefusal::NameInvalid("empty (allow_renaming is false)".into())
+            } else {
+                SpawnRefusal::NameNotUnique(name.into())
+            });
+        }
+        let id = self.free_id().ok_or(SpawnRefusal::NoFreeId)?;
+        let unique = if rename {
             let stem = if name.is_empty() { "vehicle" } else { name };
             (0..)
                 .map(|n| {
@@ -256,7 +315,7 @@ impl Scene {
         } else {
             name.to_string()
         };
-        self.entities.insert(
+        self.insert(
             unique.clone(),
             Entity {
                 kind: Kind::Vehicle { id, vehicle_type },
@@ -269,7 +328,11 @@ impl Scene {
     }
 
     pub fn remove(&mut self, name: &str) -> Option<Entity> {
-        self.entities.remove(name)
+        let gone = self.entities.remove(name)?;
+        if let Kind::Vehicle { id, .. } = gone.kind {
+            self.released(id);
+        }
+        Some(gone)
     }
 
     /// A new pose sent for `name`.
@@ -303,42 +366,118 @@ impl Scene {
 
     /// A scene object RflySim3D answered for.
     pub fn observe_object(&mut self, name: &str, seen: Observed, max_entities: usize) -> bool {
-        if !self.entities.contains_key(name) && (self.entities.len() >= max_entities || check_name(name).is_err()) {
+        if let Some(e) = self.entities.get_mut(name) {
+            e.observed = Some(seen);
+            return true;
+        }
+        if self.entities.len() >= max_entities || rflysim_proto::console::check_name(name).is_err() {
             return false;
         }
-        let e = self.entities.entry(name.to_string()).or_insert(Entity {
-            kind: Kind::Object,
-            origin: Origin::Object,
-            commanded: None,
-            observed: None,
-        });
-        e.observed = Some(seen);
+        self.entities.insert(
+            name.to_string(),
+            Entity {
+                kind: Kind::Object,
+                origin: Origin::Object,
+                commanded: None,
+                observed: Some(seen),
+            },
+        );
         true
     }
 
     /// A map change: what this node spawned is gone with the old map.
     pub fn forget_spawned(&mut self) -> usize {
-        let before = self.entities.len();
-        self.entities.retain(|_, e| e.origin != Origin::Spawned);
-        before - self.entities.len()
+        let spawned: Vec<String> = self
+            .entities
+            .iter()
+            .filter(|(_, e)| e.origin == Origin::Spawned)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for name in &spawned {
+            self.remove(name);
+        }
+        spawned.len()
     }
 }
 
-/// A ROS pose (ENU position, FLU-in-ENU quaternion `[w, x, y, z]`) in
-/// RflySim's terms; `None` when a value is not finite or the quaternion is
-/// not a rotation.
-pub fn ned_pose(position_enu: Vec3, q_enu_flu: Quat) -> Option<NedPose> {
-    let finite = position_enu.iter().chain(q_enu_flu.iter()).all(|v| v.is_finite());
+fn is_vehicle(e: &Entity, id: u16) -> bool {
+    matches!(e.kind, Kind::Vehicle { id: i, .. } if i == id)
+}
+
+/// `v`, the x, y, z of request field `field`, if each fits the wire's `f32`
+/// finitely (RflySim3D takes and reports positions and velocities in `f32`);
+/// else which value does not.
+pub fn wire_vec(field: &str, v: Vec3) -> Result<Vec3, String> {
+    match v.iter().zip(["x", "y", "z"]).find(|(c, _)| wire_f32(**c).is_none()) {
+        Some((c, axis)) => Err(format!(
+            "{field}.{axis} = {c:e} does not fit RflySim3D's f32 (finite, at most 3.4e38 in size)"
+        )),
+        None => Ok(v),
+    }
+}
+
+/// A ROS pose (ENU position, FLU-in-ENU quaternion `[w, x, y, z]`) of
+/// request field `field` in RflySim's terms, or which value RflySim3D
+/// cannot take: a position beyond `f32`, an orientation that is not finite
+/// or not a rotation.
+pub fn ned_pose(field: &str, position_enu: Vec3, q_enu_flu: Quat) -> Result<NedPose, String> {
+    wire_vec(&format!("{field}.position"), position_enu)?;
+    if !q_enu_flu.iter().all(|v| v.is_finite()) {
+        return Err(format!("{field}.orientation is not finite"));
+    }
     // |q| in 0.5..=1.5, squared.
     let norm2 = q_enu_flu.iter().map(|v| v * v).sum::<f64>();
-    if !finite || !(0.25..=2.25).contains(&norm2) {
-        return None;
+    if !(0.25..=2.25).contains(&norm2) {
+        return Err(format!(
+            "{field}.orientation is not a rotation (|q| = {:.3})",
+            norm2.sqrt()
+        ));
     }
     let euler = enu_flu_to_ned_frd_euler(q_enu_flu);
-    Some(NedPose {
+    Ok(NedPose {
         position: enu_to_ned(position_enu),
         euler,
     })
+}
+
+/// The names RflySim3D did not answer for lately: asked again only
+/// [`UNANSWERED_FOR`] later, so that lookups of names it does not have
+/// neither wait nor hold a waiting call. At most [`UNANSWERED_MAX`] names.
+#[derive(Debug, Default)]
+pub struct Unanswered {
+    since: HashMap<String, Instant>,
+}
+
+impl Unanswered {
+    /// RflySim3D did not answer for `name`, asked at `now`.
+    pub fn remember(&mut self, name: &str, now: Instant) {
+        if self.since.len() >= UNANSWERED_MAX && !self.since.contains_key(name) {
+            self.since
+                .retain(|_, at| now.saturating_duration_since(*at) < UNANSWERED_FOR);
+            if self.since.len() >= UNANSWERED_MAX {
+                if let Some(oldest) = self.since.iter().min_by_key(|(_, at)| **at).map(|(n, _)| n.clone()) {
+                    self.since.remove(&oldest);
+                }
+            }
+        }
+        self.since.insert(name.to_string(), now);
+    }
+
+    /// How long ago RflySim3D did not answer for `name`, if that is recent.
+    pub fn recent(&self, name: &str, now: Instant) -> Option<Duration> {
+        let ago = now.saturating_duration_since(*self.since.get(name)?);
+        (ago < UNANSWERED_FOR).then_some(ago)
+    }
+
+    /// `name` exists now (spawned, or RflySim3D answered for it).
+    pub fn forget(&mut self, name: &str) {
+        self.since.remove(name);
+    }
+
+    /// A new map: names missing from the old one may be in it.
+    pub fn clear(&mut self) {
+        self.since.clear();
+    }
 }
 
 /// A pose in RflySim's terms → ENU position and FLU-in-ENU quaternion.
@@ -375,6 +514,8 @@ pub fn box_corners(pose: &NedPose, centre_ned: Vec3, half_extent_fru: Vec3) -> [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MANY: usize = 10_000;
 
     fn pose() -> NedPose {
         NedPose {
@@ -413,30 +554,100 @@ mod tests {
     #[test]
     fn names_are_unique_and_ids_skip_those_in_use() {
         let mut s = Scene::new(&[1, 1000], 1000);
-        assert_eq!(s.spawn("x", false, 3, pose()), Ok(("x".into(), 1001)));
+        assert_eq!(s.spawn("x", false, 3, pose(), MANY), Ok(("x".into(), 1001)));
         assert_eq!(
-            s.spawn("x", false, 3, pose()),
+            s.spawn("x", false, 3, pose(), MANY),
             Err(SpawnRefusal::NameNotUnique("x".into()))
         );
-        assert_eq!(s.spawn("x", true, 3, pose()), Ok(("x_1002".into(), 1002)));
+        assert_eq!(s.spawn("x", true, 3, pose(), MANY), Ok(("x_1002".into(), 1002)));
         assert!(matches!(
-            s.spawn("", false, 3, pose()),
+            s.spawn("", false, 3, pose(), MANY),
             Err(SpawnRefusal::NameInvalid(_))
         ));
-        assert_eq!(s.spawn("", true, 3, pose()), Ok(("vehicle_1003".into(), 1003)));
+        assert_eq!(s.spawn("", true, 3, pose(), MANY), Ok(("vehicle_1003".into(), 1003)));
         assert!(matches!(
-            s.spawn("a b", true, 3, pose()),
+            s.spawn("a b", true, 3, pose(), MANY),
             Err(SpawnRefusal::NameInvalid(_))
         ));
         assert!(s.remove("x").is_some());
         assert_eq!(
-            s.spawn("y", false, 3, pose()),
+            s.spawn("y", false, 3, pose(), MANY),
             Ok(("y".into(), 1001)),
             "a freed id is used again"
         );
         assert_eq!(s.name_of_vehicle(1).map(String::as_str), Some("uav1"));
         assert_eq!(s.forget_spawned(), 3);
         assert_eq!(s.names().cloned().collect::<Vec<_>>(), ["uav1", "uav1000"]);
+    }
+
+    #[test]
+    fn spawns_stop_at_the_bound_and_take_the_lowest_free_id_at_once() {
+        let mut s = Scene::new(&[1], 1000);
+        for i in 0..9 {
+            assert_eq!(s.spawn("x", true, 3, pose(), 10).map(|(_, id)| id), Ok(1000 + i));
+        }
+        assert_eq!(s.spawn("y", false, 3, pose(), 10), Err(SpawnRefusal::SceneFull(10)));
+        assert!(s
+            .spawn("z", true, 3, pose(), 10)
+            .unwrap_err()
+            .to_string()
+            .contains("max_scene_entities"));
+        assert!(s.remove("x_1004").is_some() && s.remove("x_1002").is_some());
+        assert_eq!(s.spawn("y", false, 3, pose(), 10), Ok(("y".into(), 1002)));
+        // A vehicle RflySim3D reports takes an id: spawns skip it.
+        let seen = Observed::now(pose(), None);
+        assert_eq!(s.observe_vehicle(1004, 3, seen, 10).as_deref(), Some("uav1004"));
+        assert_eq!(s.spawn("w", false, 3, pose(), 11), Ok(("w".into(), 1009)));
+        assert_eq!(s.name_of_vehicle(1004).map(String::as_str), Some("uav1004"));
+        assert_eq!(s.forget_spawned(), 9);
+        assert_eq!(s.spawn("v", false, 3, pose(), 10), Ok(("v".into(), 1000)));
+        assert_eq!(s.name_of_vehicle(1002), None);
+        // The last ids of the range, then none.
+        let mut s = Scene::new(&[], u16::MAX - 1);
+        assert_eq!(s.spawn("a", false, 3, pose(), 10).map(|(_, id)| id), Ok(u16::MAX - 1));
+        assert_eq!(s.spawn("b", false, 3, pose(), 10).map(|(_, id)| id), Ok(u16::MAX));
+        assert_eq!(s.spawn("c", false, 3, pose(), 10), Err(SpawnRefusal::NoFreeId));
+    }
+
+    #[test]
+    fn a_full_scene_spawns_in_time_independent_of_its_size() {
+        // 60 000 spawns: a scan of the scene per spawn (quadratic) would take minutes.
+        let mut s = Scene::new(&[], 1);
+        let began = Instant::now();
+        for _ in 0..60_000 {
+            s.spawn("v", true, 3, pose(), 100_000).unwrap();
+        }
+        assert!(s.remove("v_30000").is_some());
+        assert_eq!(s.spawn("w", false, 3, pose(), 100_000), Ok(("w".into(), 30_000)));
+        assert!(began.elapsed() < Duration::from_secs(5), "{:?}", began.elapsed());
+    }
+
+    #[test]
+    fn names_without_an_answer_are_remembered_briefly_and_boundedly() {
+        let mut u = Unanswered::default();
+        let t0 = Instant::now();
+        u.remember("ghost", t0);
+        assert_eq!(
+            u.recent("ghost", t0 + Duration::from_secs(1)),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(
+            u.recent("ghost", t0 + UNANSWERED_FOR),
+            None,
+            "asked again after its lifetime"
+        );
+        assert_eq!(u.recent("other", t0), None);
+        u.forget("ghost");
+        assert_eq!(u.recent("ghost", t0), None);
+        for i in 0..UNANSWERED_MAX + 10 {
+            u.remember(&format!("n{i}"), t0 + Duration::from_millis(i as u64));
+        }
+        assert_eq!(u.since.len(), UNANSWERED_MAX);
+        let last = t0 + Duration::from_millis(UNANSWERED_MAX as u64 + 9);
+        assert!(u.recent("n0", last).is_none(), "the oldest made room");
+        assert!(u.recent(&format!("n{}", UNANSWERED_MAX + 9), last).is_some());
+        u.clear();
+        assert!(u.since.is_empty());
     }
 
     #[test]
@@ -456,14 +667,22 @@ mod tests {
     fn poses_go_between_enu_flu_and_ned_frd() {
         // Facing north (ENU yaw +90°) at 10 m up, 5 m east: NED (0, 5, -10), yaw 0.
         let h = std::f64::consts::FRAC_1_SQRT_2;
-        let p = ned_pose([5.0, 0.0, 10.0], [h, 0.0, 0.0, h]).unwrap();
+        let p = ned_pose("p", [5.0, 0.0, 10.0], [h, 0.0, 0.0, h]).unwrap();
         assert_eq!(p.position, [0.0, 5.0, -10.0]);
         assert!(p.euler.iter().all(|a| a.abs() < 1e-9), "{p:?}");
         let (enu, q) = enu_pose(&p);
         assert_eq!(enu, [5.0, 0.0, 10.0]);
         assert!((q[0] - h).abs() < 1e-9 && (q[3] - h).abs() < 1e-9, "{q:?}");
-        assert!(ned_pose([f64::NAN, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]).is_none());
-        assert!(ned_pose([0.0; 3], [0.0; 4]).is_none(), "not a rotation");
+        assert!(ned_pose("p", [f64::NAN, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]).is_err());
+        assert!(ned_pose("p", [0.0; 3], [0.0; 4])
+            .unwrap_err()
+            .contains("p.orientation is not a rotation"));
+        assert!(ned_pose("p", [0.0; 3], [f64::NAN, 0.0, 0.0, 1.0]).is_err());
+        // Finite in f64, not in RflySim3D's f32.
+        let far = ned_pose("initial_pose.pose", [0.0, 1e39, 0.0], [1.0, 0.0, 0.0, 0.0]).unwrap_err();
+        assert!(far.contains("initial_pose.pose.position.y = 1e39"), "{far}");
+        assert!(ned_pose("p", [3.0e38, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]).is_ok());
+        assert!(wire_vec("v", [0.0, 0.0, -1e300]).unwrap_err().starts_with("v.z"));
     }
 
     #[test]

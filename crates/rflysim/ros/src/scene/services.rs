@@ -18,8 +18,8 @@ use tokio::sync::watch;
 use rflysim_proto::console::{ConsoleRequest, SceneItem};
 use ros_common::time::{to_ros_time, wall_now};
 
-use super::model::{self, Kind, NedPose, Origin, SpawnRefusal};
-use super::{Awaited, SceneCore};
+use super::model::{self, Entity, Kind, NedPose, Origin, SpawnRefusal};
+use super::{AskError, Awaited, Reply, SceneCore, WaitKind};
 use crate::names;
 
 fn ok() -> SimResult {
@@ -101,7 +101,7 @@ pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<b
         |c, r| async move { entities(&c, r) },
     )?;
     serve_one::<GetEntityState::Service, _, _>(node, "get_entity_state", core, s.clone(), |c, r| async move {
-        match state_of(&c, &r.entity).await {
+        match state_of(&c, &r.entity, false).await {
             Ok(state) => GetEntityState::Response { result: ok(), state },
             Err(result) => GetEntityState::Response {
                 result,
@@ -213,17 +213,17 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
         );
     }
     let (position, q) = pose_parts(&r.initial_pose.pose);
-    let Some(pose) = model::ned_pose(position, q) else {
-        return refuse(
-            SpawnEntity::Response::INVALID_POSE as u8,
-            "the position is not finite, or the orientation is not a rotation".into(),
-        );
+    let pose = match model::ned_pose("initial_pose.pose", position, q) {
+        Ok(p) => p,
+        Err(why) => return refuse(SpawnEntity::Response::INVALID_POSE as u8, why),
     };
-    let spawned = core
-        .scene
-        .lock()
-        .unwrap()
-        .spawn(&r.name, r.allow_renaming, vehicle_type, pose);
+    let spawned = core.scene.lock().unwrap().spawn(
+        &r.name,
+        r.allow_renaming,
+        vehicle_type,
+        pose,
+        core.settings.max_entities,
+    );
     let (name, id) = match spawned {
         Ok(x) => x,
         Err(e) => {
@@ -235,13 +235,11 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
             return refuse(code, e.to_string());
         }
     };
-    if let Err(e) = core.place(id, vehicle_type, &pose, [0.0; 3]) {
+    if let Err(why) = core.place(id, vehicle_type, &pose, [0.0; 3]) {
         core.scene.lock().unwrap().remove(&name);
-        return refuse(
-            SimResult::RESULT_OPERATION_FAILED as u8,
-            format!("cannot send to RflySim3D: {e}"),
-        );
+        return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
     }
+    core.unanswered.lock().unwrap().forget(&name);
     r2r::log_info!(
         &core.logger,
         "scene: spawned {name} (vehicle {id}, type {vehicle_type})"
@@ -333,16 +331,62 @@ fn matching(
         .collect())
 }
 
-/// What an entity name stands for, known or not: a vehicle (`uav<id>` or one
-/// spawned) or a scene object.
-fn awaited(core: &SceneCore, name: &str) -> Awaited {
-    match core.scene.lock().unwrap().get(name).map(|e| e.kind) {
+/// What an entity name stands for, known (`entity`) or not: a vehicle
+/// (`uav<id>` or one spawned) or a scene object.
+fn awaited(name: &str, entity: Option<&Entity>) -> Awaited {
+    match entity.map(|e| e.kind) {
         Some(Kind::Vehicle { id, .. }) => Awaited::Vehicle(i32::from(id)),
         Some(Kind::Object) => Awaited::Object(name.to_string()),
         None => match name.strip_prefix("uav").and_then(|n| n.parse::<u16>().ok()) {
             Some(id) => Awaited::Vehicle(i32::from(id)),
             None => Awaited::Object(name.to_string()),
         },
+    }
+}
+
+/// RflySim3D's answer for `name` (and the entity, if the scene knows it),
+/// or the standard's result saying why none. A name the scene does not know
+/// is checked before it goes on the wire, and one RflySim3D did not answer
+/// for lately is not found at once, without asking.
+async fn look_up(core: &SceneCore, name: &str, listing: bool) -> Result<(Reply, Option<Entity>), SimResult> {
+    let known = core.scene.lock().unwrap().get(name).cloned();
+    let kind = match (&known, listing) {
+        (Some(_), false) => WaitKind::Known,
+        (Some(_), true) => WaitKind::Listing,
+        (None, _) => WaitKind::Unknown,
+    };
+    if known.is_none() {
+        if let Err(why) = rflysim_proto::console::check_name(name) {
+            return Err(failed(
+                SimResult::RESULT_NOT_FOUND as u8,
+                format!("no entity can be named {name:?}: {why}; nothing sent to RflySim3D"),
+            ));
+        }
+        let ago = core.unanswered.lock().unwrap().recent(name, std::time::Instant::now());
+        if let Some(ago) = ago {
+            return Err(failed(
+                SimResult::RESULT_NOT_FOUND as u8,
+                format!(
+                    "no entity named {name:?}: RflySim3D did not answer for it {:.1} s ago (asked again {} s after)",
+                    ago.as_secs_f64(),
+                    model::UNANSWERED_FOR.as_secs()
+                ),
+            ));
+        }
+    }
+    match core.ask(awaited(name, known.as_ref()), kind).await {
+        Ok(reply) => Ok((reply, known)),
+        Err(AskError::Silent(why)) if known.is_none() => {
+            core.unanswered
+                .lock()
+                .unwrap()
+                .remember(name, std::time::Instant::now());
+            Err(failed(
+                SimResult::RESULT_NOT_FOUND as u8,
+                format!("no entity named {name:?}: {why}"),
+            ))
+        }
+        Err(why) => Err(failed(SimResult::RESULT_OPERATION_FAILED as u8, why.to_string())),
     }
 }
 
@@ -379,30 +423,16 @@ fn entity_state(pose: &NedPose, velocity: Option<[f64; 3]>) -> EntityState {
 
 /// An entity's state: from RflySim3D's postback while it flows, else asked
 /// for. An unknown name RflySim3D does not answer for is not found.
-async fn state_of(core: &SceneCore, name: &str) -> Result<EntityState, SimResult> {
-    let known = core.scene.lock().unwrap().get(name).cloned();
-    if let Some(seen) = known.as_ref().and_then(|e| e.observed) {
+async fn state_of(core: &SceneCore, name: &str, listing: bool) -> Result<EntityState, SimResult> {
+    let seen = core.scene.lock().unwrap().get(name).and_then(|e| e.observed);
+    if let Some(seen) = seen {
         if seen.at.elapsed() < super::POSTBACK_FRESH && seen.velocity.is_some() {
             return Ok(entity_state(&seen.pose, seen.velocity));
         }
     }
-    match core.ask(awaited(core, name)).await {
-        Ok(reply) => match super::ned_pose_of(&reply) {
-            Some(pose) => {
-                let velocity = known.and_then(|e| e.observed).and_then(|o| o.velocity);
-                Ok(entity_state(&pose, velocity))
-            }
-            None => Err(failed(
-                SimResult::RESULT_OPERATION_FAILED as u8,
-                "RflySim3D answered a pose that is not finite",
-            )),
-        },
-        Err(why) if known.is_some() => Err(failed(SimResult::RESULT_OPERATION_FAILED as u8, why)),
-        Err(why) => Err(failed(
-            SimResult::RESULT_NOT_FOUND as u8,
-            format!("no entity named {name:?}: {why}"),
-        )),
-    }
+    let (reply, known) = look_up(core, name, listing).await?;
+    let velocity = known.and_then(|e| e.observed).and_then(|o| o.velocity);
+    Ok(entity_state(&super::ned_pose_of(&reply), velocity))
 }
 
 async fn entities_states(core: &SceneCore, r: GetEntitiesStates::Request) -> GetEntitiesStates::Response {
@@ -415,7 +445,7 @@ async fn entities_states(core: &SceneCore, r: GetEntitiesStates::Request) -> Get
             }
         }
     };
-    let states = futures::future::join_all(names.iter().map(|n| state_of(core, n))).await;
+    let states = futures::future::join_all(names.iter().map(|n| state_of(core, n, true))).await;
     let (mut entities, mut out, mut missing) = (Vec::new(), Vec::new(), Vec::new());
     for (name, state) in names.into_iter().zip(states) {
         match state {
@@ -467,14 +497,9 @@ fn set_state(core: &SceneCore, r: SetEntityState::Request) -> SetEntityState::Re
     }
     let pose = if r.set_pose {
         let (position, q) = pose_parts(&r.state.pose);
-        match model::ned_pose(position, q) {
-            Some(p) => p,
-            None => {
-                return answer(failed(
-                    SetEntityState::Response::INVALID_POSE as u8,
-                    "the position is not finite, or the orientation is not a rotation",
-                ))
-            }
+        match model::ned_pose("state.pose", position, q) {
+            Ok(p) => p,
+            Err(why) => return answer(failed(SetEntityState::Response::INVALID_POSE as u8, why)),
         }
     } else {
         match entity.commanded.or(entity.observed.map(|o| o.pose)) {
@@ -489,67 +514,44 @@ fn set_state(core: &SceneCore, r: SetEntityState::Request) -> SetEntityState::Re
     };
     let l = &r.state.twist.linear;
     let velocity = if r.set_twist {
-        frames::enu_to_ned([l.x, l.y, l.z])
+        match model::wire_vec("state.twist.linear", [l.x, l.y, l.z]) {
+            Ok(v) => frames::enu_to_ned(v),
+            Err(why) => return answer(failed(SimResult::RESULT_OPERATION_FAILED as u8, why)),
+        }
     } else {
         [0.0; 3]
     };
-    if !velocity.iter().all(|v| v.is_finite()) {
-        return answer(failed(
-            SimResult::RESULT_OPERATION_FAILED as u8,
-            "the twist is not finite",
-        ));
-    }
     match core.place(id, vehicle_type, &pose, velocity) {
         Ok(()) => {
             core.scene.lock().unwrap().commanded(&r.entity, pose);
             answer(ok())
         }
-        Err(e) => answer(failed(
-            SimResult::RESULT_OPERATION_FAILED as u8,
-            format!("cannot send to RflySim3D: {e}"),
-        )),
+        Err(why) => answer(failed(SimResult::RESULT_OPERATION_FAILED as u8, why)),
     }
 }
 
 async fn bounds(core: &SceneCore, r: GetEntityBounds::Request) -> GetEntityBounds::Response {
-    let known = core.scene.lock().unwrap().get(&r.entity).is_some();
-    match core.ask(awaited(core, &r.entity)).await {
-        Ok(reply) => match super::ned_pose_of(&reply) {
-            Some(pose) => {
-                let corners =
-                    model::box_corners(&pose, reply.box_origin.map(f64::from), reply.box_extent.map(f64::from));
-                GetEntityBounds::Response {
-                    result: ok(),
-                    bounds: Bounds {
-                        type_: Bounds::TYPE_BOX as u8,
-                        points: corners
-                            .iter()
-                            .map(|c| Vector3 {
-                                x: c[0],
-                                y: c[1],
-                                z: c[2],
-                            })
-                            .collect(),
-                    },
-                }
+    match look_up(core, &r.entity, false).await {
+        Ok((reply, _)) => {
+            let pose = super::ned_pose_of(&reply);
+            let corners = model::box_corners(&pose, reply.box_origin.map(f64::from), reply.box_extent.map(f64::from));
+            GetEntityBounds::Response {
+                result: ok(),
+                bounds: Bounds {
+                    type_: Bounds::TYPE_BOX as u8,
+                    points: corners
+                        .iter()
+                        .map(|c| Vector3 {
+                            x: c[0],
+                            y: c[1],
+                            z: c[2],
+                        })
+                        .collect(),
+                },
             }
-            None => GetEntityBounds::Response {
-                result: failed(
-                    SimResult::RESULT_OPERATION_FAILED as u8,
-                    "RflySim3D answered a pose that is not finite",
-                ),
-                ..Default::default()
-            },
-        },
-        Err(why) => GetEntityBounds::Response {
-            result: if known {
-                failed(SimResult::RESULT_OPERATION_FAILED as u8, why)
-            } else {
-                failed(
-                    SimResult::RESULT_NOT_FOUND as u8,
-                    format!("no entity named {:?}: {why}", r.entity),
-                )
-            },
+        }
+        Err(result) => GetEntityBounds::Response {
+            result,
             ..Default::default()
         },
     }
@@ -596,6 +598,7 @@ fn load_world(core: &SceneCore, r: LoadWorld::Request) -> LoadWorld::Response {
         return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
     }
     let forgotten = core.scene.lock().unwrap().forget_spawned();
+    core.unanswered.lock().unwrap().clear();
     *core.world.lock().unwrap() = Some(name.clone());
     r2r::log_info!(
         &core.logger,

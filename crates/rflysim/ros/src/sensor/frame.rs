@@ -10,7 +10,7 @@ use r2r::std_msgs::msg::{Float32, Header};
 use image_codec::{decode_png, Encoding, Image};
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::error::DecodeError;
-use rflysim_proto::image::{raw_image, raw_image_step};
+use rflysim_proto::image::{depth_to_millimetres, raw_image, raw_image_step};
 use rflysim_proto::lidar::{
     decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region, protocol_float_frame,
     zero_depth_padding, FLOAT_HEADER_LEN,
@@ -214,15 +214,32 @@ impl FrameMapper {
             FrameKind::Camera(encoding) => {
                 let header = ros_common::msgs::header(stamp, &names::optical_frame(&self.cfg));
                 let fov_deg = f64::from(self.cfg.camera_fov_deg);
+                // RflySim3D's depth units and "no return" → 16UC1's millimetres and 0.
+                let depth_unit_m = (encoding == Encoding::DepthMm16).then(|| self.cfg.depth_unit_m());
                 let image = match self.image_format() {
                     ImageFormat::Raw if headroom > 0 => {
+                        if let Some(unit) = depth_unit_m {
+                            let pixels_at = headroom.min(payload.len());
+                            depth_to_millimetres(&mut payload[pixels_at..], unit);
+                        }
                         return self.serialized_image(payload, encoding, fov_deg, header);
                     }
-                    ImageFormat::Raw => raw_image(Bytes::from(payload), u32::from(w), u32::from(h), encoding)?,
+                    ImageFormat::Raw => {
+                        if let Some(unit) = depth_unit_m {
+                            depth_to_millimetres(&mut payload, unit);
+                        }
+                        raw_image(Bytes::from(payload), u32::from(w), u32::from(h), encoding)?
+                    }
                     ImageFormat::Png => {
                         let max_pixels = self.cfg.max_image_pixels().unwrap_or(usize::MAX);
                         let max_bytes = max_pixels.saturating_mul(encoding.bytes_per_pixel());
-                        decode_png(&payload, encoding, max_bytes.min(self.max_frame_bytes))?
+                        let mut image = decode_png(&payload, encoding, max_bytes.min(self.max_frame_bytes))?;
+                        if let Some(unit) = depth_unit_m {
+                            let mut pixels = Vec::from(image.data);
+                            depth_to_millimetres(&mut pixels, unit);
+                            image.data = pixels.into();
+                        }
+                        image
                     }
                     ImageFormat::Jpeg => {
                         return Ok(Messages::Jpeg {

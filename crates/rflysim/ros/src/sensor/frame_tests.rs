@@ -106,6 +106,40 @@ fn a_raw_frame_with_headroom_is_serialized_in_place() {
     ));
 }
 
+/// A depth frame as RflySim3D sends it (millimetres, 65535 where nothing
+/// was measured) becomes 16UC1 depth (0 there) on every transport.
+#[test]
+fn a_depth_frame_becomes_16uc1_with_zero_for_no_return() {
+    use r2r::sensor_msgs::msg::Image as RosImage;
+    use r2r::WrappedTypesupport;
+    use rflysim_proto::image::DEPTH_NO_RETURN;
+    let sent: Vec<u8> = [5000u16, DEPTH_NO_RETURN, 65_534, 1]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let published: Vec<u8> = [5000u16, 0, 65_534, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let raw = mapper(sensor(2, 2, 2, 2), false);
+    let Messages::Image { image, .. } = raw.messages(stamp(), sent.clone(), 0).unwrap() else {
+        panic!("no image");
+    };
+    assert_eq!((image.encoding.ros_name(), &image.data[..]), ("16UC1", &published[..]));
+    let headroom = raw.headroom();
+    let framed = [vec![0; headroom], sent.clone()].concat();
+    let Messages::SerializedImage { message, .. } = raw.messages(stamp(), framed, headroom).unwrap() else {
+        panic!("not serialized in place");
+    };
+    let read = RosImage::from_serialized_bytes(&message).expect("rmw_deserialize");
+    assert_eq!(
+        (read.encoding.as_str(), read.step, read.data),
+        ("16UC1", 4, published.clone())
+    );
+    let png = image_codec::encode::png(&sent, 2, 2, Encoding::DepthMm16).unwrap();
+    let Messages::Image { image, .. } = mapper(sensor(2, 3, 2, 2), false).messages(stamp(), png, 0).unwrap() else {
+        panic!("no image");
+    };
+    assert_eq!(&image.data[..], &published[..]);
+}
+
 #[test]
 fn a_jpeg_frame_goes_on_undecoded() {
     let m = mapper(sensor(3, 1, 4, 2), false);

@@ -53,10 +53,11 @@ impl Outputs {
         let err = |e: r2r::Error| format!("sensor {}: {e}", cfg.seq_id);
         Ok(match mapper.frame_kind() {
             FrameKind::Camera(encoding) => {
-                let topics = CameraTopics {
-                    image: topic.clone(),
-                    info: format!("{topic}/camera_info"),
-                    compressed: (mapper.image_format() == ImageFormat::Jpeg).then(|| format!("{topic}/compressed")),
+                let topics = CameraTopics::beside(&topic, mapper.image_format() == ImageFormat::Jpeg);
+                let topics = if settings.sensor.camera_info_under_image {
+                    topics.with_info_also(format!("{topic}/camera_info"))
+                } else {
+                    topics
                 };
                 let max_pixels = mapper.max_jpeg_pixels(encoding);
                 Outputs::Camera(
