@@ -128,14 +128,14 @@ section_two-hosts() {
   if [ "$was" -lt 33554432 ] && sysctl -qw net.core.rmem_max=33554432 2>/dev/null; then
     trap 'sysctl -qw net.core.rmem_max='"$was"'; trap - RETURN' RETURN
   fi
-  local cases="1080p bgr8 raw UDP @ 60 Hz,reference: 1080p Image @ 60 Hz,receiving reference: 1080p Image from raw UDP @ 60 Hz,across a link, 60 Hz"
+  local cases="1080p bgr8 raw UDP @ 60 Hz,reference: 1080p Image @ 60 Hz,receiving reference: 1080p Image from raw UDP @ 60 Hz,across a link at 60 Hz"
   echo "\$ RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_CASES=\"$cases\" cargo bench -p rflysim_ros --bench end_to_end"
   echo "  (net.core.rmem_max=$(sysctl -n net.core.rmem_max), $was before the section; every publisher on config/fastdds_large_data.xml)"
   FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
     RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="$cases" \
     bench -p rflysim_ros --bench end_to_end
   echo
-  echo "\$ RFLYSIM_BENCH_CASES=\"rmem_max\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "\$ RFLYSIM_BENCH_CASES=\"rmem_max\" cargo bench -p rflysim_ros --bench end_to_end   # net.core.rmem_max set for each case"
   FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
     RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="rmem_max" bench -p rflysim_ros --bench end_to_end
 }

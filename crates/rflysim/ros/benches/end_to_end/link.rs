@@ -9,8 +9,10 @@ use bench_support::netns::RmemMax;
 
 /// The words that name a case across the link.
 pub const ACROSS: &str = "across a link";
-const BRIDGE: &str = "1080p bgr8 raw UDP across a link, 60 Hz";
-const RECEIVING: &str = "receiving reference: 1080p Image from raw UDP across a link, 60 Hz";
+// No comma (`RFLYSIM_BENCH_CASES` splits on commas) and no "@ 60 Hz"
+// (the loopback sections pick their cases by it).
+const BRIDGE: &str = "1080p bgr8 raw UDP across a link at 60 Hz";
+const RECEIVING: &str = "receiving reference: 1080p Image from raw UDP across a link at 60 Hz";
 const LOOPBACK: &str = "1080p bgr8 raw UDP @ 60 Hz";
 
 /// Where the emulator runs.
@@ -90,7 +92,7 @@ pub fn receive_buffer_sizes() -> Vec<(u64, String)> {
         .into_iter()
         .map(|r| {
             let name = format!(
-                "1080p bgr8 raw UDP {ACROSS}, rmem_max {} ({} granted)",
+                "1080p bgr8 raw UDP {ACROSS} with rmem_max {} ({} granted)",
                 size(r),
                 size(granted(r))
             );
