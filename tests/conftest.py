@@ -53,7 +53,8 @@ def dropped_count(collector, diagnostics, status_part, reason, want, timeout=10.
 
 
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes minutes (a colcon build); CI runs it")
+    config.addinivalue_line(
+        "markers", "slow: takes minutes (a colcon build) or both cores (1080p raw at 60 Hz between two hosts); CI runs it")
     config.addinivalue_line("markers", "broker: needs the Kafka-protocol broker (scripts/test.sh runs these last)")
     # A domain of our own keeps parallel runs and stray nodes out of the tests.
     # At most 101 (ROS 2's own advice): DDS ports are 7400 + 250 * domain + ...,

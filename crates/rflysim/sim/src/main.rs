@@ -73,8 +73,13 @@ struct Cli {
     #[arg(long, help_heading = RATES)]
     flat_out: bool,
     /// Render once per sensor, resend with new stamps (benchmarks)
-    #[arg(long, help_heading = RATES)]
+    #[arg(long, help_heading = RATES, conflicts_with = "cycle_frames")]
     reuse_frames: bool,
+    /// Render each sensor's first K frames, each camera frame marked as its own, and send them in turn
+    /// (frame F is the (F mod K)-th) with new stamps; with --dump, writes each as sent
+    /// (sensor<N>_cycle<k>.bin) instead of every frame
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(1..=1000), help_heading = RATES)]
+    cycle_frames: Option<u16>,
     /// Stop after S seconds
     #[arg(long, value_name = "S", value_parser = seconds, help_heading = RATES)]
     duration: Option<Duration>,
@@ -259,6 +264,7 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
             (false, None) => d.rate,
         },
         reuse_frames: c.reuse_frames,
+        cycle_frames: c.cycle_frames.map(usize::from),
         duration: c.duration.map(|t| t.as_secs_f64()),
         max_frames: c.max_frames,
         start_time: c.start_time.unwrap_or(d.start_time),
