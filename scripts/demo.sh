@@ -13,5 +13,8 @@ source .cache/env.sh
 set -u
 export ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 bash scripts/refresh-r2r-bindings.sh "$ROOT/target" release
-cargo build --release --locked --workspace --bins
+# RFLYSIM_CARGO_ARGS: more cargo arguments (scripts/test.sh passes the
+# --config of its build, which this one then finds built).
+# shellcheck disable=SC2086 # words
+cargo build --release --locked --workspace --bins ${RFLYSIM_CARGO_ARGS:-}
 exec "$RFLYSIM_PYTHON" scripts/demo.py "$ROOT/target/release" "$@"

@@ -2,12 +2,15 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Simulation time, and the restarts that send it back to zero.
 #[derive(Debug)]
 pub struct SimClock {
     started: Instant,
+    /// This PC's wall clock, read together with `started`: the wall clock
+    /// derived from both is right however late a thread first asks for it.
+    started_unix_us: i64,
     base: Mutex<(Instant, f64)>,
     epoch: AtomicU64,
 }
@@ -15,8 +18,12 @@ pub struct SimClock {
 impl SimClock {
     pub fn new(start_time: f64) -> Self {
         let now = Instant::now();
+        let started_unix_us = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as i64);
         Self {
             started: now,
+            started_unix_us,
             base: Mutex::new((now, start_time)),
             epoch: AtomicU64::new(0),
         }
@@ -40,6 +47,12 @@ impl SimClock {
 
     pub fn wall_elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// This PC's wall clock now, in microseconds since the Unix epoch, on the
+    /// monotonic clock since the start (a wall clock step does not move it).
+    pub fn wall_clock_us(&self) -> i64 {
+        self.started_unix_us + self.started.elapsed().as_micros() as i64
     }
 }
 
@@ -71,5 +84,16 @@ mod tests {
         // Wall time is not simulation time: a restart leaves it running.
         std::thread::sleep(Duration::from_millis(5));
         assert!(clock.wall_elapsed() >= Duration::from_millis(5));
+    }
+
+    #[test]
+    fn the_wall_clock_is_right_however_late_it_is_first_read() {
+        let clock = SimClock::new(0.0);
+        // A thread that first reads it late (as the CopterSim loop, started
+        // after the clock, does on a loaded machine): it is still this PC's.
+        std::thread::sleep(Duration::from_millis(30));
+        let read = clock.wall_clock_us();
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros() as i64;
+        assert!((read - now).abs() < 2_000, "{read} vs {now}");
     }
 }

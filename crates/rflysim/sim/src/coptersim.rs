@@ -34,11 +34,8 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
     let mut imu: Option<(SocketAddrV4, Duration)> = None;
     let mut seq = 0i32;
     let (mut next_imu, mut next_state, mut next_beat) = (Instant::now(), Instant::now(), Instant::now());
-    // This PC's wall clock, off by what the options say.
-    let started_epoch_us = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as i64)
-        + (o.wall_clock_offset * 1e6).round() as i64;
+    // This PC's wall clock is off by what the options say.
+    let wall_clock_offset_us = (o.wall_clock_offset * 1e6).round() as i64;
     let multicast_beat = SocketAddrV4::new(MULTICAST_GROUP, HEARTBEAT_PORT);
     if o.heartbeat_multicast {
         multicast_out_towards(&out, o.coptersim_target);
@@ -129,11 +126,13 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             // Sim time and wall time read together: `t` is from the top of
             // this round, and the sends since then may have taken milliseconds
             // on a loaded machine, which would move the epoch beat to beat.
-            let (sim_now, wall) = (clock.now() + o.clock_offset(id), clock.wall_elapsed());
+            // The wall clock is the sim clock's own (read at its start), not
+            // one read when this thread began: that may be milliseconds later.
+            let (sim_now, wall_us) = (clock.now() + o.clock_offset(id), clock.wall_clock_us());
             let sim_us = (sim_now * 1e6) as i64;
             let beat = Heartbeat {
                 copter_id: i32::from(id),
-                start_time_us: started_epoch_us + wall.as_micros() as i64 - sim_us,
+                start_time_us: wall_us + wall_clock_offset_us - sim_us,
                 sim_time_us: sim_us,
                 reserved: 0,
             };
