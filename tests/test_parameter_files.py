@@ -59,4 +59,5 @@ def test_the_former_name_of_decode_images_always_still_works_with_a_warning(proc
     proc = processes.start([executable("auv_bridge"), "--ros-args", "-p", "decode_jpeg_always:=true"],
                            env={"RFLYSIM_BRIDGE_WRITE_PARAMETERS": str(out)})
     assert proc.wait(timeout=30) == 0, processes.output(proc)
-    assert "parameter decode_jpeg_always is deprecated: it is now decode_images_always" in processes.output(proc)
+    assert ("parameter `decode_jpeg_always` is now `decode_images_always`; the old name still works"
+            in processes.output(proc))
