@@ -139,7 +139,7 @@ def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
                                                          f"127.0.0.1:{status_port}"],
                   bridge_params={"window_id": window, "use_sim_time": False, "imu": False,
                                  "heartbeat_port": 42862})
-    node = start_scene_node(processes, sc.config, window, status_port, "scene_timeout:=2.0")
+    node = start_scene_node(processes, sc.config, window, status_port, "scene_timeout_s:=2.0")
     images = collector.subscribe(Image, "/rflysim/sensor861/img_rgb", RELIABLE)
     uav1 = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
     collisions = collector.subscribe(Collision, "/rflysim/scene/collisions", RELIABLE)
@@ -335,7 +335,7 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     crash data right after it is published exactly."""
     window, status_port = 15, 43213
     cfg = empty_config(tmp_path)
-    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout_s:=0.5")
     n = collector.node
     collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
     odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
@@ -392,7 +392,7 @@ def test_spawned_vehicles_have_their_topics_from_spawn_to_delete_without_a_confi
     window, status_port = 17, 43217
     node = processes.start([executable("scene_node"), "--ros-args", "-p", f"window_id:={window}",
                             "-p", f"status_port:={status_port}", "-p", "status_multicast:=false",
-                            "-p", "scene_timeout:=0.5", "-p", "first_spawn_id:=1000"], name="scene_node")
+                            "-p", "scene_timeout_s:=0.5", "-p", "first_spawn_id:=1000"], name="scene_node")
     n = collector.node
     features = call(n, GetSimulatorFeatures, "/get_simulator_features", GetSimulatorFeatures.Request(), timeout=20)
     assert SimulatorFeatures.SPAWNING in features.features.features
@@ -448,7 +448,7 @@ def test_a_name_never_carries_a_second_console_command(collector, processes, tmp
     which splits a line into commands as Unreal's console does."""
     window, status_port = 16, 43214
     cfg, sim = start_emulator(processes, tmp_path, window, status_port)
-    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout_s:=0.5")
     n = collector.node
     wait_until_found(n, "Building_1")
     reasons = {"x|quit": "'|' at 1", "x\nquit": "control character", "x\rquit": "control character",
@@ -545,7 +545,7 @@ def test_lookups_of_unknown_names_neither_crowd_out_known_ones_nor_ask_again(col
     entity as soon as it is spawned."""
     window, status_port = 18, 43216
     cfg, sim = start_emulator(processes, tmp_path, window, status_port)
-    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=4.0")
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout_s:=4.0")
     n = collector.node
     wait_until_found(n, "Building_1")
     bogus = n.create_client(GetEntityState, "/get_entity_state")
@@ -596,7 +596,7 @@ def test_values_not_finite_in_f32_neither_leave_nor_are_published(collector, pro
     (/diagnostics), logged, and the good one after them is taken."""
     window, status_port = 19, 43217
     rfly = FakeRflySim3D(window)
-    node = start_scene_node(processes, empty_config(tmp_path), window, status_port, "scene_timeout:=3.0")
+    node = start_scene_node(processes, empty_config(tmp_path), window, status_port, "scene_timeout_s:=3.0")
     n = collector.node
     far = call(n, SpawnEntity, "/spawn_entity", spawn_request("far", at=(1e39, 0.0, 1.0)))
     assert far.result.result == SpawnEntity.Response.INVALID_POSE

@@ -44,7 +44,7 @@ def start(processes, tmp_path, window, status_port, world="Grasslands", *params)
         time.sleep(0.05)
     args = [executable("scene_node"), "--ros-args", "-p", f"rflysim_config:={cfg}", "-p", f"window_id:={window}",
             "-p", f"status_port:={status_port}", "-p", "status_multicast:=false", "-p", f"map_dir:={maps}",
-            "-p", f"world:={world}", "-p", "scene_timeout:=2.0"]
+            "-p", f"world_name:={world}", "-p", "scene_timeout_s:=2.0"]
     for p in params:
         args += ["-p", p]
     node = processes.start(args, name="scene_node")

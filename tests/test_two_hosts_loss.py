@@ -230,8 +230,8 @@ def run_through_relay(pc, processes, collector, tmp_path, kind, **faults):
     dump.mkdir()
     relay = pc.relay(processes, [port], log, seed=7, **faults)
     bridge = processes.start(
-        [executable("bridge"), "--ros-args", "-p", f"rflysim_config:={config}", "-p", f"sim_ip:={pc.sim_ip}",
-         "-p", "use_sim_time:=true", "-p", "send_requests:=false", "-p", "imu:=false", "-p", "copter_ids:=[1]",
+        [executable("bridge"), "--ros-args", "-p", f"rflysim_config:={config}", "-p", f"sim_host:={pc.sim_ip}",
+         "-p", "use_sim_time:=true", "-p", "send_requests:=false", "-p", "imu:=false", "-p", "vehicle_ids:=[1]",
          "-p", "heartbeat_multicast:=false", "-p", "qos_depth:=50"],
         name="bridge")
     topic = f"/rflysim/sensor{seq}/img_rgb"

@@ -3,16 +3,16 @@
 //! - A command is issued at its header stamp; a zero stamp (and `cmd_vel`,
 //!   which has none) means "now". A stamp more than [`FUTURE_TOLERANCE`]
 //!   ahead of the bridge's clock is refused (`future`), one older than
-//!   `cmd_timeout` too (`stale`), and any stamp while the bridge's clock is
+//!   `cmd_timeout_s` too (`stale`), and any stamp while the bridge's clock is
 //!   not known yet (`use_sim_time` before the first sample: `clock_unknown`).
 //! - Latest only: of the commands waiting for a vehicle only the newest is
 //!   offered to the transport (a transport may fold the older into it:
 //!   [`CommandTransport::combine`]), and only while it is younger than
-//!   `cmd_timeout`; an older one is dropped (`stale`), never sent late.
+//!   `cmd_timeout_s`; an older one is dropped (`stale`), never sent late.
 //! - A send that began is never repeated nor overtaken: while one is under
 //!   way for a vehicle (a transport that answers [`Offer::Sending`]), the
 //!   next command for it waits; a send that fails is counted and logged.
-//! - `cmd_timeout` after the issue of the command in force (in force from the
+//! - `cmd_timeout_s` after the issue of the command in force (in force from the
 //!   moment its send began) with no newer one, the vehicle's neutral command
 //!   is offered until the transport delivers it.
 //! - At the stop, every vehicle with a command in force (or a neutral owed)
@@ -47,7 +47,7 @@ const MAX_WAIT: Duration = Duration::from_millis(50);
 /// Commands waiting between the subscriptions and the sender.
 const INBOX: usize = 64;
 
-/// `cmd_timeout`'s default, seconds.
+/// `cmd_timeout_s`'s default, seconds.
 pub const DEFAULT_TIMEOUT_S: f64 = 0.5;
 
 /// Why a command did not leave the bridge (the counters' reasons).
@@ -55,7 +55,7 @@ pub const DEFAULT_TIMEOUT_S: f64 = 0.5;
 pub enum Refusal {
     /// Stamped more than [`FUTURE_TOLERANCE`] ahead.
     Future,
-    /// Older than `cmd_timeout`: at receipt, or before the transport took it.
+    /// Older than `cmd_timeout_s`: at receipt, or before the transport took it.
     Stale,
     /// Stamped while the bridge's clock is not known yet.
     ClockUnknown,

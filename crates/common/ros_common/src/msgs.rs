@@ -191,6 +191,19 @@ impl Variance {
             Variance::ImuOrientation => "imu_orientation_variance",
         }
     }
+
+    /// What the variance is of, for the parameter tables.
+    pub fn description(self) -> &'static str {
+        match self {
+            Variance::PosePosition => "variance of each position axis of poses and odometry (m²)",
+            Variance::PoseOrientation => "variance of each orientation axis of poses and odometry (rad²)",
+            Variance::TwistLinear => "variance of each linear velocity axis of odometry ((m/s)²)",
+            Variance::TwistAngular => "variance of each angular velocity axis of odometry ((rad/s)²)",
+            Variance::ImuGyro => "variance of each angular velocity axis of the IMU ((rad/s)²)",
+            Variance::ImuAccel => "variance of each linear acceleration axis of the IMU ((m/s²)²)",
+            Variance::ImuOrientation => "variance of each orientation axis of the IMU (rad²)",
+        }
+    }
 }
 
 impl Covariances {
@@ -212,7 +225,7 @@ impl Covariances {
         let mut c = defaults;
         for &v in published {
             let slot = c.field(v);
-            *slot = crate::params::FloatParam::new(v.parameter(), *slot, 0.0..=f64::MAX).read(node)?;
+            *slot = crate::params::FloatParam::new(v.parameter(), *slot, 0.0..=f64::MAX, v.description()).read(node)?;
         }
         Ok(c)
     }

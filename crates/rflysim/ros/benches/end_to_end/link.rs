@@ -38,7 +38,7 @@ impl Place<'_> {
     pub fn bridge_params(&self) -> Vec<String> {
         match self {
             Place::Here => Vec::new(),
-            Place::Across(h) => vec![format!("sim_ip:={}", h.sim_ip), "send_requests:=false".into()],
+            Place::Across(h) => vec![format!("sim_host:={}", h.sim_ip), "send_requests:=false".into()],
         }
     }
 

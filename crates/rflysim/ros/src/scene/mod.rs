@@ -264,7 +264,7 @@ impl SceneCore {
         match tokio::time::timeout(self.settings.reply_timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
             _ => Err(AskError::Silent(format!(
-                "RflySim3D did not answer within {:?} (is it running, on sim_ip {}, window {}?)",
+                "RflySim3D did not answer within {:?} (is it running, on sim_host {}, window {}?)",
                 self.settings.reply_timeout, self.sim_ip, self.window
             ))),
         }

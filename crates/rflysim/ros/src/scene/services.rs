@@ -134,7 +134,7 @@ pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<b
             None => GetCurrentWorld::Response {
                 result: failed(
                     GetCurrentWorld::Response::NO_WORLD_LOADED as u8,
-                    "the map RflySim3D started with is not known to the bridge: load one, or set parameter world",
+                    "the map RflySim3D started with is not known to the bridge: load one, or set parameter world_name",
                 ),
                 ..Default::default()
             },
