@@ -131,51 +131,6 @@ impl Drop for FrameSink {
     }
 }
 
-/// After the first datagram of a frame, a sleep for most of the time the
-/// last frame's datagrams took to arrive: the rest of the frame is then
-/// taken from the socket one datagram after the other with no wait in
-/// between, instead of the thread sleeping and waking for each (27
-/// wake-ups for a 100k-point LiDAR frame, a tenth of its CPU per frame;
-/// BENCHMARKS.md). The frame is published no later: it is complete only
-/// when its last datagram is in. Only for frames of a few megabytes that
-/// the socket's buffer holds twice over, so that waiting never costs a
-/// datagram.
-#[derive(Debug)]
-struct BurstWait {
-    enabled: bool,
-    /// The last frame's first-to-last arrival.
-    last: Option<Duration>,
-}
-
-/// Larger frames (cameras' raw images) are received as they come.
-const BURST_WAIT_MAX_FRAME: usize = 4 << 20;
-/// Frames of fewer datagrams gain nothing from waiting.
-const BURST_WAIT_MIN_PACKETS: u32 = 8;
-/// A burst outside this is not one to wait out (a paced or stalled sender).
-const BURST_WAIT_RANGE: std::ops::RangeInclusive<Duration> = Duration::from_micros(50)..=Duration::from_millis(20);
-
-impl BurstWait {
-    fn new(max_frame_bytes: usize, granted_rcvbuf: usize) -> Self {
-        Self {
-            enabled: max_frame_bytes <= BURST_WAIT_MAX_FRAME && 2 * max_frame_bytes <= granted_rcvbuf,
-            last: None,
-        }
-    }
-
-    fn learn(&mut self, frame: &rflysim_proto::reassembly::Frame) {
-        self.last = (frame.packets >= BURST_WAIT_MIN_PACKETS)
-            .then(|| frame.last_arrival.saturating_sub(frame.first_arrival))
-            .filter(|b| BURST_WAIT_RANGE.contains(b));
-    }
-
-    /// Called at a frame's first datagram.
-    fn wait(&self) {
-        if let (true, Some(burst)) = (self.enabled, self.last) {
-            std::thread::sleep(burst * 9 / 10);
-        }
-    }
-}
-
 /// Reassembles `sock`'s datagrams into frames and hands them to `p` until
 /// the socket is closed. The first loss of a frame too large for the
 /// receive buffer (`granted` bytes) says what fixes it, in the log and in
@@ -189,7 +144,6 @@ fn receive(p: SensorPipeline, mut sock: BlockingUdp, granted: usize) {
         .with_tailroom(p.mapper.tailroom());
     let (stats, logger) = (p.stats.clone(), p.logger.clone());
     let mut warn_limit = RateLimitedLog::new(Duration::from_secs(5));
-    let mut burst = BurstWait::new(p.mapper.max_frame_bytes(), granted);
     let mut sink = FrameSink::new(p);
     let mut reassembler = Reassembler::new(config);
     let start = Instant::now();
@@ -216,16 +170,10 @@ fn receive(p: SensorPipeline, mut sock: BlockingUdp, granted: usize) {
         match sock.recv_appended(slot.buf()) {
             Received::Datagram(_) => {
                 stats.datagrams.fetch_add(1, Ordering::Relaxed);
-                match slot.push(start.elapsed()) {
-                    Some(frame) => {
-                        burst.learn(&frame);
-                        if let Some(spent) = sink.deliver(frame.time_stamp, frame.payload, frame.headroom) {
-                            reassembler.recycle(spent);
-                        }
+                if let Some(frame) = slot.push(start.elapsed()) {
+                    if let Some(spent) = sink.deliver(frame.time_stamp, frame.payload, frame.headroom) {
+                        reassembler.recycle(spent);
                     }
-                    // The first datagram of a frame: its others are on their way.
-                    None if stale_at.is_none() && reassembler.next_stale_at().is_some() => burst.wait(),
-                    None => {}
                 }
             }
             Received::TimedOut => {
@@ -264,57 +212,5 @@ fn receive(p: SensorPipeline, mut sock: BlockingUdp, granted: usize) {
         }
         last_counts = counts;
         stats.set_transport_drops(&counts.drop_counts());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rflysim_proto::header::HeaderKind;
-    use rflysim_proto::reassembly::Frame;
-
-    fn frame(packets: u32, first_us: u64, last_us: u64) -> Frame {
-        Frame {
-            header_kind: HeaderKind::Frame32,
-            frame_id: Some(1),
-            time_stamp: 0.0,
-            packets,
-            payload: Vec::new(),
-            headroom: 0,
-            first_arrival: Duration::from_micros(first_us),
-            last_arrival: Duration::from_micros(last_us),
-        }
-    }
-
-    fn slept(w: &BurstWait) -> Duration {
-        let t = Instant::now();
-        w.wait();
-        t.elapsed()
-    }
-
-    /// A LiDAR frame's burst is waited out (most of it) from the next
-    /// frame's first datagram; a camera's raw frame, a frame the socket
-    /// cannot hold twice, a short frame or an odd burst are not.
-    #[test]
-    fn most_of_the_last_burst_is_waited_out_where_the_socket_holds_it() {
-        let lidar = 1_600_064;
-        let mut w = BurstWait::new(lidar, 8 << 20);
-        assert_eq!(slept(&w).as_micros() / 1000, 0, "nothing learnt yet");
-        w.learn(&frame(27, 1_000, 21_000));
-        let s = slept(&w);
-        assert!(s >= Duration::from_millis(18) && s < Duration::from_millis(60), "{s:?}");
-        for odd in [frame(4, 0, 20_000), frame(27, 0, 10), frame(27, 0, 500_000)] {
-            w.learn(&odd);
-            assert!(slept(&w) < Duration::from_millis(5), "{odd:?}");
-        }
-        let mut camera = BurstWait::new(6_220_800, 64 << 20);
-        camera.learn(&frame(104, 0, 20_000));
-        assert!(slept(&camera) < Duration::from_millis(5), "a 1080p frame");
-        let mut small_buffer = BurstWait::new(lidar, 2 << 20);
-        small_buffer.learn(&frame(27, 0, 20_000));
-        assert!(
-            slept(&small_buffer) < Duration::from_millis(5),
-            "a buffer that holds it once"
-        );
     }
 }
