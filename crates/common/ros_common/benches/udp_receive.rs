@@ -27,9 +27,6 @@ const BATCH: usize = 32;
 enum Receive {
     Tokio,
     Blocking,
-    /// Blocking, and after a frame's first datagram a sleep for most of
-    /// the last frame's burst: one wake-up for most of the frame.
-    BlockingBatched,
     Recvmmsg,
 }
 
@@ -153,29 +150,6 @@ fn receive(how: Receive, per_frame: usize, hz: f64, window: Duration) -> f64 {
                 }
             }
         }
-        Receive::BlockingBatched => {
-            sock.set_nonblocking(false).unwrap();
-            sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
-            let (mut first, mut burst) = (Instant::now(), Duration::ZERO);
-            let mut got = 0usize;
-            while Instant::now() < end {
-                if at + DATAGRAM > frame_bytes {
-                    at = 0;
-                }
-                if let Ok(n) = sock.recv(&mut frame[at..at + DATAGRAM]) {
-                    at += n;
-                    tally.add(1);
-                    got += 1;
-                    if got == 1 {
-                        first = Instant::now();
-                        std::thread::sleep(burst * 9 / 10);
-                    } else if got == per_frame {
-                        burst = first.elapsed();
-                        got = 0;
-                    }
-                }
-            }
-        }
         Receive::Recvmmsg => {
             sock.set_nonblocking(false).unwrap();
             sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
@@ -268,16 +242,15 @@ fn main() {
         "UDP receive alone: CPU ms per frame of the receiving process ({} s windows)",
         window.as_secs_f64()
     );
-    println!("| frames | tokio | blocking recv (the UDP sensors') | blocking, one wake-up a frame | recvmmsg ×{BATCH} | memcpy of the same bytes, uncached (reference) | blocking ÷ memcpy |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("| frames | tokio | blocking recv (the UDP sensors') | recvmmsg ×{BATCH} | memcpy of the same bytes, uncached (reference) | blocking ÷ memcpy |");
+    println!("|---|---:|---:|---:|---:|---:|");
     for (name, per_frame, hz) in cases {
         let tokio = receive(Receive::Tokio, per_frame, hz, window);
         let blocking = receive(Receive::Blocking, per_frame, hz, window);
-        let one_wake = receive(Receive::BlockingBatched, per_frame, hz, window);
         let batched = receive(Receive::Recvmmsg, per_frame, hz, window);
         let copy = memcpy_ms_per_frame(per_frame);
         println!(
-            "| {name} | {tokio:.3} | {blocking:.3} | {one_wake:.3} | {batched:.3} | {copy:.3} | {:.1} |",
+            "| {name} | {tokio:.3} | {blocking:.3} | {batched:.3} | {copy:.3} | {:.1} |",
             blocking / copy
         );
     }
