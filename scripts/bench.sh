@@ -20,6 +20,11 @@
 #   capacity    the same flat out, and paced just above the flat-out rate,
 #               as shipped and with Fast DDS's defaults
 #   multi-host  a subscriber as on another host: UDP-only DDS
+#   two-hosts   the simulator on another host: 1080p bgr8 raw at 60 Hz
+#               across a veth link at MTU 1500 (IP fragments) next to the
+#               same on loopback, DDS alone and a receiving reference, and
+#               the bridge's receive buffer at several net.core.rmem_max
+#               (needs root for the network namespace; says so otherwise)
 #   auv         4 AUVs × 2 JPEG cameras @ 30 Hz + telemetry @ 100 Hz, next
 #               to DDS alone and a pyzmq + rclpy reference
 #   gps-denied  the GPS-denied drone at 25 Hz and flat out, next to DDS
@@ -32,13 +37,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-ALL=(decode rflysim 4k capacity multi-host auv gps-denied aerosim swarm scene)
+ALL=(decode rflysim 4k capacity multi-host two-hosts auv gps-denied aerosim swarm scene)
 report=0
 sections=()
 for a in "$@"; do
   case "$a" in
     --report) report=1 ;;
-    -h | --help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
     *) [[ " ${ALL[*]} " == *" $a "* ]] || { echo "unknown section $a (sections: ${ALL[*]})"; exit 2; }
        sections+=("$a") ;;
   esac
@@ -117,6 +122,26 @@ section_multi-host() {
     ROS_AUTOMATIC_DISCOVERY_RANGE=SUBNET FASTDDS_BUILTIN_TRANSPORTS=UDPv4 \
       RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE FASTDDS_BUILTIN_TRANSPORTS=DEFAULT" \
       RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,!4K" bench -p rflysim_ros --bench end_to_end)
+}
+
+section_two-hosts() {
+  # As docs/multi-host.md advises; the receive-buffer rows set their own
+  # net.core.rmem_max, each put back after its case.
+  local was
+  was=$(sysctl -n net.core.rmem_max)
+  if [ "$was" -lt 33554432 ] && sysctl -qw net.core.rmem_max=33554432 2>/dev/null; then
+    trap 'sysctl -qw net.core.rmem_max='"$was"'; trap - RETURN' RETURN
+  fi
+  local cases="1080p bgr8 raw UDP @ 60 Hz,reference: 1080p Image @ 60 Hz,receiving reference: 1080p Image from raw UDP @ 60 Hz,across a link at 60 Hz"
+  echo "\$ RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_CASES=\"$cases\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "  (net.core.rmem_max=$(sysctl -n net.core.rmem_max), $was before the section; every publisher on config/fastdds_large_data.xml)"
+  FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
+    RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="$cases" \
+    bench -p rflysim_ros --bench end_to_end
+  echo
+  echo "\$ RFLYSIM_BENCH_CASES=\"rmem_max\" cargo bench -p rflysim_ros --bench end_to_end   # net.core.rmem_max set for each case"
+  FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
+    RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="rmem_max" bench -p rflysim_ros --bench end_to_end
 }
 
 section_auv() {

@@ -8,11 +8,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # Also: the names the project's source documents had while it was written
 # (a "seed" layout, document, example), a document the repository does not
-# ship ("RflySim wire protocol"), and the development machine ("these
+# ship ("RflySim wire protocol", "RflySim3D API document"; the vision
+# protocol is cited with its public address), and the development machine ("these
 # machines", "measured here").
 pattern='\b(stops?|issues?|seeds?) ?[0-9]+\b|seed[0-9]{3}|§|\bsessions?\b|/work/|\bflock /|build\.lock'
 pattern+='|seed_header|Seed(Frame|Layout|Example)|seeds?[ _](float|layout|document|example|frame|struct|object|value|defaults|style|dgrams|telemetry|thruster)'
-pattern+='|RflySim wire protocol|\btargets? (hold|holds|met|not met)\b|these machines|\b(measured|seen|tried|tested|cannot run|installable|untested) here\b'
+pattern+='|RflySim3D API document|RflySim vision protocol, section|RflySim wire protocol|\btargets? (hold|holds|met|not met)\b|these machines|\b(measured|seen|tried|tested|cannot run|installable|untested) here\b'
 allowed=(
   '@pytest.fixture(scope="session")'
   'check-words.sh'

@@ -37,8 +37,24 @@ def answer(client, name, request, timeout):
     return future.result()
 
 
+def dropped_count(collector, diagnostics, status_part, reason, want, timeout=10.0):
+    """The `dropped_<reason>` count of the /diagnostics status whose name holds
+    `status_part` (subscribed as `diagnostics`), once it is `want` or when
+    `timeout` s have passed."""
+    deadline = time.monotonic() + timeout
+    counted = None
+    while time.monotonic() < deadline and counted != want:
+        for array in collector.messages(diagnostics):
+            for st in array.status:
+                if status_part in st.name:
+                    counted = next((int(kv.value) for kv in st.values if kv.key == f"dropped_{reason}"), counted)
+        time.sleep(0.1)
+    return counted
+
+
 def pytest_configure(config):
-    config.addinivalue_line("markers", "slow: takes minutes (a colcon build); CI runs it")
+    config.addinivalue_line(
+        "markers", "slow: takes minutes (a colcon build) or both cores (1080p raw at 60 Hz between two hosts); CI runs it")
     config.addinivalue_line("markers", "broker: needs the Kafka-protocol broker (scripts/test.sh runs these last)")
     # A domain of our own keeps parallel runs and stray nodes out of the tests.
     # At most 101 (ROS 2's own advice): DDS ports are 7400 + 250 * domain + ...,

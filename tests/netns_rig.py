@@ -71,7 +71,7 @@ def udp_counters(snmp_text):
 
 @contextlib.contextmanager
 def simulator_pc():
-    """Makes the simulator PC, yields it, removes it; skips the test, saying
+    """Makes the simulator PC, yields it, removes it; fails the test, saying
     why, where this machine cannot make one (no iproute2, not root)."""
     if shutil.which("ip") is None:
         pytest.fail("iproute2's `ip` is not installed: no network namespaces to stand for a second host")

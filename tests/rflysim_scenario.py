@@ -76,7 +76,7 @@ class Scenario:
         self.sim_argv = [*sim_prefix, executable("rflysim_sim"), "--config", self.config, "--dump", self.dump, "--stats", "0",
                          "--copters", ",".join(map(str, copters)), *map(str, sim_args)]
         self.sim = processes.start(self.sim_argv, name="rflysim_sim")
-        params = {"rflysim_config": str(self.config), "use_sim_time": True, "copter_ids": list(copters)}
+        params = {"rflysim_config": str(self.config), "use_sim_time": True, "vehicle_ids": list(copters)}
         params.update(bridge_params or {})
         args = [executable(bridge_executable), "--ros-args"]
         for k, v in params.items():

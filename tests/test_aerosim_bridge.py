@@ -43,8 +43,9 @@ def broker():
 
 def start_bridge(processes, bootstrap, *params, ns="aerosim", prefix=()):
     """`prefix`: what runs the bridge (a command that ends by exec-ing its arguments)."""
+    host, port = bootstrap.rsplit(":", 1)
     args = [*prefix, executable("aerosim_bridge"), "--ros-args", "-r", f"__ns:=/{ns}",
-            "-p", f"bootstrap_servers:={bootstrap}", "-p", "diagnostics_period:=0.2"]
+            "-p", f"sim_host:={host}", "-p", f"sim_port:={port}", "-p", "diagnostics_period_s:=0.2"]
     for p in params:
         args += ["-p", p]
     return processes.start(args, name="aerosim_bridge")
@@ -212,7 +213,7 @@ def publish_until(collector, topic, msg_type, msg, consumer, timeout=15.0):
 
 
 def test_commands_leave_as_aerosim_records(broker, processes, collector):
-    start_bridge(processes, broker.bootstrap, "cmd_timeout:=5.0")
+    start_bridge(processes, broker.bootstrap, "cmd_timeout_s:=5.0")
     peer = Peer(broker.bootstrap)
     fc = peer.reader(FLIGHT_CONTROL)
     msg = FlightControlCommand(power_cmd=[0.75, 0.5], roll_cmd=-0.25, pitch_cmd=0.125, yaw_cmd=0.5,
@@ -262,7 +263,7 @@ def test_a_silent_controller_and_a_stopped_bridge_leave_the_aircraft_holding(bro
     # 300 m up, facing east at 40 m/s, a state every 50 ms.
     states = States(peer, position=(0, 0, -300.0), yaw=math.radians(90), velocity=(0.0, 40.0, 0.0))
     try:
-        bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+        bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout_s:=0.5")
         collector.wait_for("odom", 1, timeout=30)
         ap = peer.reader(AUTOPILOT)
         fc = peer.reader(FLIGHT_CONTROL)

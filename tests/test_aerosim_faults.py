@@ -99,7 +99,7 @@ def test_behind_a_slow_broker_commands_leave_once_in_order_and_the_hold_follows(
     ap = peer.reader(AUTOPILOT)
     states = States(peer)
     try:
-        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=1.0")
+        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout_s:=1.0")
         pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
         wait_matched(pub)
         for i in range(50):
@@ -133,7 +133,7 @@ def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothin
     ap1, ap2 = peer.reader(AUTOPILOT), peer.reader("aerosim.actor2.autopilot_command")
     states = States(peer)
     try:
-        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0", "actors:=[actor1,actor2]")
+        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout_s:=30.0", "vehicle_ids:=[actor1,actor2]")
         pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
         wait_matched(pub)
         publish_until_on_broker(pub, ap1, autopilot(2000.0))
@@ -143,7 +143,7 @@ def test_the_hold_lost_at_the_stop_is_an_error_and_uncommanded_actors_get_nothin
         assert len(at_stop) == 1 and is_state_hold(at_stop[0]["data"]), at_stop
         assert drain(ap2, 1.0) == [], "actor2 had no command: it keeps its flight plan"
 
-        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=30.0")
+        bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout_s:=30.0")
         wait_matched(pub)
         publish_until_on_broker(pub, ap1, autopilot(2100.0))
     finally:
@@ -167,7 +167,7 @@ def test_a_silent_stick_controller_gets_centred_sticks_and_the_hold(broker, proc
     fc, ap = peer.reader(FLIGHT_CONTROL), peer.reader(AUTOPILOT)
     states = States(peer)
     try:
-        bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+        bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout_s:=0.5")
         pub = collector.node.create_publisher(Twist, "/aerosim/actor1/cmd_vel", RELIABLE)
         wait_matched(pub)
         t = Twist()
@@ -194,7 +194,7 @@ def test_a_silent_stick_controller_gets_centred_sticks_and_the_hold(broker, proc
 def test_without_a_fresh_state_the_hold_keeps_the_attitude(broker, processes, collector):
     peer = Peer(broker.bootstrap)
     ap = peer.reader(AUTOPILOT)
-    bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+    bridge = start_bridge(processes, broker.bootstrap, "cmd_timeout_s:=0.5")
     collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
     # One state only, then none: stale by the time the hold is built. Finite but absurd values, too.
     wait_subscribed(collector, "odom", lambda: peer.send(STATE, envelope(
@@ -214,7 +214,7 @@ def test_without_a_fresh_state_the_hold_keeps_the_attitude(broker, processes, co
 def test_stamped_commands_wait_for_the_clock_under_use_sim_time(broker, processes, collector):
     peer = Peer(broker.bootstrap)
     ap = peer.reader(AUTOPILOT)
-    bridge = start_bridge(processes, broker.bootstrap, "use_sim_time:=true", "cmd_timeout:=5.0")
+    bridge = start_bridge(processes, broker.bootstrap, "use_sim_time:=true", "cmd_timeout_s:=5.0")
     pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
     wait_matched(pub)
     stamped = autopilot(1200.0)
@@ -262,7 +262,7 @@ def test_an_oversized_or_compressed_record_is_skipped_and_stops_nothing(broker, 
     inflates to 64 MiB: each skipped and counted; the states and flight
     displays around them all published; the bridge's memory does not jump."""
     from confluent_kafka import Producer
-    bridge = start_bridge(processes, broker.bootstrap, "max_record_bytes:=65536")
+    bridge = start_bridge(processes, broker.bootstrap, "max_message_bytes:=65536")
     peer = Peer(broker.bootstrap)
     collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=RELIABLE, key="odom")
     collector.subscribe(FlightDisplay, "/aerosim/actor1/flight_display", qos=RELIABLE, key="fd")
@@ -334,7 +334,7 @@ def test_png_images_and_the_record_limit_for_cameras(broker, processes, collecto
     import io
 
     from PIL import Image as PilImage
-    start_bridge(processes, broker.bootstrap, "max_record_bytes:=1000000")
+    start_bridge(processes, broker.bootstrap, "max_message_bytes:=1000000")
     peer = Peer(broker.bootstrap)
     collector.subscribe(CompressedImage, "/aerosim/camera/image_raw/compressed", qos=RELIABLE, key="png")
     collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diag")
@@ -397,7 +397,7 @@ def test_the_hold_at_the_stop_goes_at_once_behind_the_command_under_way(proxied,
     broker, proxy = proxied
     peer = Peer(broker.bootstrap)
     fc, ap = peer.reader(FLIGHT_CONTROL, OFFSET_BEGINNING), peer.reader(AUTOPILOT, OFFSET_BEGINNING)
-    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=2.0")
+    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout_s:=2.0")
     pub = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
     wait_matched(pub)
     publishing = threading.Event()
@@ -448,7 +448,7 @@ def test_every_hold_centres_the_sticks_once_a_flight_control_command_went_out(br
     the next hold, after another autopilot command."""
     peer = Peer(broker.bootstrap)
     fc, ap = peer.reader(FLIGHT_CONTROL, OFFSET_BEGINNING), peer.reader(AUTOPILOT, OFFSET_BEGINNING)
-    start_bridge(processes, broker.bootstrap, "cmd_timeout:=0.5")
+    start_bridge(processes, broker.bootstrap, "cmd_timeout_s:=0.5")
     sticks = collector.node.create_publisher(FlightControlCommand, "/aerosim/actor1/flight_control_command", RELIABLE)
     autopilot_pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
     wait_matched(sticks)
@@ -477,7 +477,7 @@ def test_a_command_not_acknowledged_in_time_lands_before_the_hold(proxied, proce
     broker, proxy = proxied
     peer = Peer(broker.bootstrap)
     ap = peer.reader(AUTOPILOT, OFFSET_BEGINNING)
-    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout:=0.5", "ack_timeout:=3.0")
+    bridge = start_bridge(processes, proxy.bootstrap, "cmd_timeout_s:=0.5", "ack_timeout_s:=3.0")
     pub = collector.node.create_publisher(AutopilotCommand, "/aerosim/actor1/autopilot_command", RELIABLE)
     wait_matched(pub)
     publish_until_on_broker(pub, ap, autopilot(1000.0))

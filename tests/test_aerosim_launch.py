@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from aerosim_peer import free_port
-from launch_double import evaluate
+from launch_double import evaluate, logged
 from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,20 +27,31 @@ def test_defaults_start_the_bridge_only():
     assert set(started) == {"aerosim_bridge"}
     bridge = started["aerosim_bridge"]
     assert bridge["namespace"] == "aerosim"
-    assert bridge["parameters"] == [PARAMS, {"bootstrap_servers": "127.0.0.1:9092", "actors": "[actor1]",
+    assert bridge["parameters"] == [PARAMS, {"sim_host": "127.0.0.1", "sim_port": "9092", "vehicle_ids": "[actor1]",
                                      "use_sim_time": "false"}]
 
 
 def test_broker_emulator_actors_and_servers_reach_all_three():
-    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "broker": "true", "actors": "[actor1, intruder1]",
-                                       "bootstrap_servers": "127.0.0.1:19092", "namespace": "sky"}))
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "broker": "true", "vehicle_ids": "[actor1, intruder1]",
+                                       "sim_port": "19092", "namespace": "sky"}))
     broker = Path(os.environ.get("AEROSIM_BROKER_BIN", "tansu")).name
     assert set(started) == {broker, "aerosim_sim", "aerosim_bridge"}
     assert started[broker]["arguments"][:3] == ["broker", "--listener-url", "tcp://127.0.0.1:19092"]
     assert started["aerosim_sim"]["arguments"][:4] == ["--bootstrap-servers", "127.0.0.1:19092",
-                                                      "--actors", "actor1,intruder1"]
+                                                      "--vehicle-ids", "actor1,intruder1"]
     assert started["aerosim_bridge"]["namespace"] == "sky"
-    assert started["aerosim_bridge"]["parameters"][1]["actors"] == "[actor1, intruder1]"
+    assert started["aerosim_bridge"]["parameters"][1]["vehicle_ids"] == "[actor1, intruder1]"
+
+
+def test_former_arguments_still_work_with_a_warning_bootstrap_servers_split_into_host_and_port():
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "actors": "[a1]", "bootstrap_servers": "10.0.0.9:19093"}))
+    params = started["aerosim_bridge"]["parameters"][1]
+    assert (params["sim_host"], params["sim_port"], params["vehicle_ids"]) == ("10.0.0.9", "19093", "[a1]")
+    assert started["aerosim_sim"]["arguments"][:4] == ["--bootstrap-servers", "10.0.0.9:19093", "--vehicle-ids", "a1"]
+    assert sorted(logged) == [
+        ("warning", "launch argument `actors` is now `vehicle_ids`; the old name still works"),
+        ("warning", "launch argument `bootstrap_servers` is now `sim_host` and `sim_port`; the old name still works"),
+    ]
 
 
 def test_rviz_config_shows_the_vehicle_its_camera_and_its_flight_data():
@@ -58,5 +69,5 @@ def test_rviz_stand_in_can_draw_every_display_of_the_one_command_launch(processe
     config/aerosim.rviz, rviz2 played by tests/rviz_stand_in.py: the broker, the emulator and the
     bridge come up together and every display gets data in a frame rviz2 can place."""
     start_launch(processes, "aerosim.launch.py",
-                 {"emulator": "true", "broker": "true", "bootstrap_servers": f"127.0.0.1:{free_port()}"})
+                 {"emulator": "true", "broker": "true", "sim_port": str(free_port())})
     assert watch(collector, ROOT / "config" / "aerosim.rviz", timeout=40.0) == []

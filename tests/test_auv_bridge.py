@@ -83,7 +83,7 @@ def wait_for_counts(collector, key, name, expected, timeout=10.0):
 
 
 def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
-    start_bridge(processes, sim.params(), auv_ids="[3,200]")
+    start_bridge(processes, sim.params(), vehicle_ids="[3,200]")
     pose = collector.subscribe(PoseStamped, "/auv3/pose", RELIABLE)
     odom = collector.subscribe(Odometry, "/auv3/odom", RELIABLE)
     tf = collector.subscribe(TFMessage, "/tf", RELIABLE)
@@ -141,7 +141,7 @@ def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
 
 
 def test_degrees_and_an_enu_world(collector, processes, sim):
-    start_bridge(processes, sim.params(), auv_ids="[0]", angle_unit="deg", world_frame="enu", world_frame_id="map")
+    start_bridge(processes, sim.params(), vehicle_ids="[0]", angle_unit="deg", sim_axes="enu", world_frame_id="map")
     pose = collector.subscribe(PoseStamped, "/auv0/pose", RELIABLE)
     feed(lambda: sim.send_telemetry(0, 1.0, 2.0, -3.0, 90.0, 0.0, 0.0), lambda: collector.messages(pose))
     p = collector.messages(pose)[-1]
@@ -151,7 +151,7 @@ def test_degrees_and_an_enu_world(collector, processes, sim):
 
 
 def test_odometry_twist_is_in_the_body_frame(collector, processes, sim):
-    start_bridge(processes, sim.params(), auv_ids="[1]")
+    start_bridge(processes, sim.params(), vehicle_ids="[1]")
     odom = collector.subscribe(Odometry, "/auv1/odom", RELIABLE)
     start = time.monotonic()
     # Heading east at 1 m/s (NED y grows with time): ENU +x, body forward.
@@ -164,7 +164,7 @@ def test_odometry_twist_is_in_the_body_frame(collector, processes, sim):
 
 
 def test_thruster_bytes_watchdog_refusals_and_stop_at_shutdown(collector, processes, sim, rclpy_context):
-    bridge = start_bridge(processes, sim.params(), auv_ids="[3]", cmd_timeout=0.5)
+    bridge = start_bridge(processes, sim.params(), vehicle_ids="[3]", cmd_timeout_s=0.5)
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
     node = collector.node
     commands = node.create_publisher(ThrusterCommand, "/auv3/thrusters", 10)
@@ -213,7 +213,7 @@ def test_thruster_bytes_watchdog_refusals_and_stop_at_shutdown(collector, proces
 def test_start_order_restart_and_no_late_command(collector, processes):
     ports = free_ports(3)
     names = ("image_port", "thruster_port", "telemetry_port")
-    start_bridge(processes, dict(zip(names, ports)), auv_ids="[2]", cmd_timeout=0.3)
+    start_bridge(processes, dict(zip(names, ports)), vehicle_ids="[2]", cmd_timeout_s=0.3)
     pose = collector.subscribe(PoseStamped, "/auv2/pose", RELIABLE)
     front = collector.subscribe(CompressedImage, "/auv2/front/image_raw/compressed", RELIABLE)
     commands = collector.node.create_publisher(ThrusterCommand, "/auv2/thrusters", 10)
@@ -247,7 +247,7 @@ def test_start_order_restart_and_no_late_command(collector, processes):
 
 
 def test_bad_input_is_counted_and_the_next_good_message_published(collector, processes, sim):
-    start_bridge(processes, sim.params(), auv_ids="[4]", diagnostics_period=0.2)
+    start_bridge(processes, sim.params(), vehicle_ids="[4]", diagnostics_period_s=0.2)
     pose = collector.subscribe(PoseStamped, "/auv4/pose", RELIABLE)
     front = collector.subscribe(CompressedImage, "/auv4/front/image_raw/compressed", RELIABLE)
     collector.subscribe(Image, "/auv4/front/image_raw", RELIABLE)  # decodes, so a bad JPEG body shows
@@ -283,7 +283,7 @@ def test_bad_input_is_counted_and_the_next_good_message_published(collector, pro
 
 
 def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes, sim):
-    bridge = start_bridge(processes, sim.params(), auv_ids="[5]", diagnostics_period=0.2)
+    bridge = start_bridge(processes, sim.params(), vehicle_ids="[5]", diagnostics_period_s=0.2)
     front = collector.subscribe(CompressedImage, "/auv5/front/image_raw/compressed", RELIABLE)
     collector.subscribe(Image, "/auv5/front/image_raw", RELIABLE)  # each message costs a 1280×720 decode
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
@@ -314,7 +314,7 @@ def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes,
 
 
 def test_a_namespace_moves_every_topic(collector, processes, sim):
-    args = [executable("auv_bridge"), "--ros-args", "-r", "__ns:=/fleet", "-p", "auv_ids:=[0]"]
+    args = [executable("auv_bridge"), "--ros-args", "-r", "__ns:=/fleet", "-p", "vehicle_ids:=[0]"]
     for k, v in sim.params().items():
         args += ["-p", f"{k}:={v}"]
     processes.start(args)
@@ -338,9 +338,9 @@ def drive_forward(collector, cmd_vel, odom):
 def test_with_the_emulator_cmd_vel_drives_the_auv(collector, processes):
     """auv_sim and auv_bridge as `auv.launch.py emulator:=true` starts them."""
     ports = dict(zip(("image_port", "thruster_port", "telemetry_port"), free_ports(3)))
-    processes.start([executable("auv_sim"), "--auv-ids", "[0,1]", "--width", "320", "--height", "240", "--quiet",
+    processes.start([executable("auv_sim"), "--vehicle-ids", "[0,1]", "--width", "320", "--height", "240", "--quiet",
                      *[a for k, v in ports.items() for a in (f"--{k.replace('_', '-')}", str(v))]])
-    start_bridge(processes, ports, auv_ids="[0,1]")
+    start_bridge(processes, ports, vehicle_ids="[0,1]")
     odom = collector.subscribe(Odometry, "/auv1/odom", RELIABLE)
     raw = collector.subscribe(Image, "/auv1/bottom/image_raw", RELIABLE)
     cmd_vel = collector.node.create_publisher(Twist, "/auv1/cmd_vel", 10)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from launch_double import evaluate
+from launch_double import evaluate, logged
 from rviz_stand_in import start_launch, watch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,18 +21,25 @@ def by_exe(started):
 def test_defaults_start_the_bridge_only():
     started = by_exe(evaluate(LAUNCH))
     assert set(started) == {"auv_bridge"}
-    assert started["auv_bridge"]["parameters"] == [PARAMS, {"auv_ids": "[0]", "sim_host": "127.0.0.1"}]
+    assert started["auv_bridge"]["parameters"] == [PARAMS, {"vehicle_ids": "[0]", "sim_host": "127.0.0.1"}]
     assert started["auv_bridge"]["namespace"] == ""
 
 
 def test_emulator_ids_host_and_namespace_reach_both():
-    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "auv_ids": "[0,1,2]", "sim_host": "127.0.0.2",
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "vehicle_ids": "[0,1,2]", "sim_host": "127.0.0.2",
                                        "namespace": "fleet"}))
     assert set(started) == {"auv_sim", "auv_bridge"}
     # auv_sim reads "[0,1,2]" as the bridge's parameter does.
-    assert started["auv_sim"]["arguments"] == ["--auv-ids", "[0,1,2]", "--host", "127.0.0.2"]
-    assert started["auv_bridge"]["parameters"] == [PARAMS, {"auv_ids": "[0,1,2]", "sim_host": "127.0.0.2"}]
+    assert started["auv_sim"]["arguments"] == ["--vehicle-ids", "[0,1,2]", "--host", "127.0.0.2"]
+    assert started["auv_bridge"]["parameters"] == [PARAMS, {"vehicle_ids": "[0,1,2]", "sim_host": "127.0.0.2"}]
     assert all(s["namespace"] == "fleet" and s["package"] == "rflysim_bridge" for s in started.values())
+
+
+def test_the_former_auv_ids_argument_still_works_with_a_warning():
+    started = by_exe(evaluate(LAUNCH, {"emulator": "true", "auv_ids": "[5]"}))
+    assert started["auv_sim"]["arguments"][:2] == ["--vehicle-ids", "[5]"]
+    assert started["auv_bridge"]["parameters"][1]["vehicle_ids"] == "[5]"
+    assert logged == [("warning", "launch argument `auv_ids` is now `vehicle_ids`; the old name still works")]
 
 
 def test_rviz_config_shows_both_cameras_odometry_pose_and_tf():

@@ -95,7 +95,7 @@ def protocol_thruster_push(ctx, port, auv_id, left, right, side, vertical):
 
 
 def test_documented_image_client_decodes_both_cameras(processes, ctx):
-    sim = Sim(processes, "--auv-ids", "0,1,7")
+    sim = Sim(processes, "--vehicle-ids", "0,1,7")
     AUV_ID = 7
     socket_ = ctx.socket(zmq.SUB)
     socket_.setsockopt(zmq.RCVTIMEO, 3000)
@@ -112,7 +112,7 @@ def test_documented_image_client_decodes_both_cameras(processes, ctx):
 
 
 def test_documented_telemetry_client_reads_the_start_pose(processes, ctx):
-    sim = Sim(processes, "--auv-ids", "0,1")
+    sim = Sim(processes, "--vehicle-ids", "0,1")
     sock = protocol_telemetry_client(ctx, sim.telemetry_port, 1)
     _auv_id, data = sock.recv_multipart(0)
     x, y, z, yaw, pitch, roll = struct.unpack("<ffffff", data)
@@ -122,7 +122,7 @@ def test_documented_telemetry_client_reads_the_start_pose(processes, ctx):
 
 
 def test_documented_thruster_client_moves_the_auv_the_expected_way(processes, ctx):
-    sim = Sim(processes, "--auv-ids", "0,1")
+    sim = Sim(processes, "--vehicle-ids", "0,1")
     tel0 = protocol_telemetry_client(ctx, sim.telemetry_port, 0)
     tel1 = protocol_telemetry_client(ctx, sim.telemetry_port, 1)
     start0, start1 = latest_pose(tel0), latest_pose(tel1)
@@ -150,7 +150,7 @@ def test_documented_thruster_client_moves_the_auv_the_expected_way(processes, ct
 
 
 def test_bottom_camera_shows_the_motion(processes, ctx):
-    sim = Sim(processes, "--auv-ids", "0")
+    sim = Sim(processes, "--vehicle-ids", "0")
     images = ctx.socket(zmq.SUB)
     images.setsockopt(zmq.RCVTIMEO, 3000)
     images.setsockopt(zmq.CONFLATE, 0)
@@ -179,7 +179,7 @@ def test_bottom_camera_shows_the_motion(processes, ctx):
 
 
 def test_subscribers_resume_after_a_restart(processes, ctx):
-    sim = Sim(processes, "--auv-ids", "0", "--restart-every", "1.5", "--restart-down", "0.5",
+    sim = Sim(processes, "--vehicle-ids", "0", "--restart-every", "1.5", "--restart-down", "0.5",
               "--telemetry-rate", "100")
     sock = protocol_telemetry_client(ctx, sim.telemetry_port, 0)
     arrivals = []

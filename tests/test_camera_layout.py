@@ -82,9 +82,9 @@ def test_rflysim_every_camera_pairs_with_the_info_beside_it(collector, processes
 
 
 def test_auv_both_cameras_of_each_auv_pair_with_their_info(collector, processes):
-    sim = AuvSim(processes, "--auv-ids", "[0,1]", "--quiet")
+    sim = AuvSim(processes, "--vehicle-ids", "[0,1]", "--quiet")
     start_auv_bridge(processes, {"image_port": sim.image_port, "thruster_port": sim.thruster_port,
-                                 "telemetry_port": sim.telemetry_port}, auv_ids="[0,1]")
+                                 "telemetry_port": sim.telemetry_port}, vehicle_ids="[0,1]")
     topics = [f"/auv{i}/{camera}/image_raw" for i in (0, 1) for camera in ("front", "bottom")]
     raw, compressed = subscribe_cameras(collector, topics, topics)
     for topic in topics:

@@ -9,7 +9,7 @@ import struct
 import time
 
 import pytest
-from conftest import executable
+from conftest import dropped_count, executable
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
@@ -130,15 +130,7 @@ def test_invalid_commands_send_nothing_and_say_why(collector, processes, tmp_pat
     log = processes.output(node)
     assert "refused, nothing sent (invalid): Camera" in log, log
     diag = collector.subscribe(DiagnosticArray, "/diagnostics")
-    deadline = time.monotonic() + 10
-    counted = None
-    while time.monotonic() < deadline and counted != 5:
-        for array in collector.messages(diag):
-            for st in array.status:
-                if "gimbal commands" in st.name:
-                    counted = next((int(kv.value) for kv in st.values if kv.key == "dropped_invalid"), None)
-        time.sleep(0.1)
-    assert counted == 5
+    assert dropped_count(collector, diag, "gimbal commands", "invalid", 5) == 5
 
 
 def rate_command(yaw_rate=1500, pitch_rate=1000):
@@ -153,7 +145,7 @@ def test_a_silent_gimbal_controller_stops_the_gimbal(collector, processes, tmp_p
     """Rate commands at 10 Hz for 2 s, then silence: cmd_timeout later the
     rates are set to zero, once; a stop after that sends nothing more."""
     rfly = FakeRflySim3D(window_id=17)
-    node = start_gimbal_node(processes, gimbal_config(tmp_path), 17, 43104, extra=["-p", "cmd_timeout:=0.5"])
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 17, 43104, extra=["-p", "cmd_timeout_s:=0.5"])
     ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
     wait_matched(ctrl)
     for _ in range(20):
@@ -176,7 +168,7 @@ def test_a_silent_gimbal_controller_stops_the_gimbal(collector, processes, tmp_p
 
 def test_a_stopped_gimbal_node_stops_a_slewing_gimbal(collector, processes, tmp_path):
     rfly = FakeRflySim3D(window_id=18)
-    node = start_gimbal_node(processes, gimbal_config(tmp_path), 18, 43105, extra=["-p", "cmd_timeout:=5.0"])
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 18, 43105, extra=["-p", "cmd_timeout_s:=5.0"])
     ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
     wait_matched(ctrl)
     ctrl.publish(rate_command())
@@ -211,7 +203,7 @@ def test_a_refused_command_changes_nothing_later_requests_are_built_from(collect
     from rclpy.duration import Duration
 
     rfly = FakeRflySim3D(window_id=19)
-    node = start_gimbal_node(processes, gimbal_config(tmp_path), 19, 43106, extra=["-p", "cmd_timeout:=0.5"])
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 19, 43106, extra=["-p", "cmd_timeout_s:=0.5"])
     diag = collector.subscribe(DiagnosticArray, "/diagnostics")
     ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
     wait_matched(ctrl)
@@ -241,7 +233,7 @@ def gimbal_with_echo(collector, processes, tmp_path, window, status_port, stream
     sc = Scenario(processes, tmp_path, [s],
                   sim_args=["--window-id", str(window), "--gimbal-target", f"127.0.0.1:{status_port}", *sim_args],
                   bridge_params={"window_id": window, "imu": False})
-    node = start_gimbal_node(processes, sc.config, window, status_port, extra=["-p", f"cmd_timeout:={cmd_timeout}"])
+    node = start_gimbal_node(processes, sc.config, window, status_port, extra=["-p", f"cmd_timeout_s:={cmd_timeout}"])
     collector.wait_for(status, 2, timeout=30)
     ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
     wait_matched(ctrl)

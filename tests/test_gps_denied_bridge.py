@@ -34,7 +34,7 @@ F32 = 1e-6
 
 def start_bridge(processes, ns, bridge_port, sim_port, *params):
     args = [executable("gps_denied_bridge"), "--ros-args", "-r", f"__ns:=/{ns}",
-            "-p", f"local_port:={bridge_port}", "-p", f"sim_port:={sim_port}", "-p", "diagnostics_period:=0.2"]
+            "-p", f"local_port:={bridge_port}", "-p", f"sim_port:={sim_port}", "-p", "diagnostics_period_s:=0.2"]
     for p in params:
         args += ["-p", p]
     return processes.start(args, name="gps_denied_bridge")
@@ -167,7 +167,7 @@ def test_a_pad_out_of_view_is_reported_not_detected_and_gets_no_point(collector,
 
 def test_commands_are_the_exact_json_and_out_of_range_sends_nothing(collector, processes, sim):
     ns = "gd_cmd"
-    start_bridge(processes, ns, sim.bridge[1], sim.port, "thrust_gain:=0.25", "pitch_gain:=2.0", "cmd_timeout:=1.0")
+    start_bridge(processes, ns, sim.bridge[1], sim.port, "thrust_gain:=0.25", "pitch_gain:=2.0", "cmd_timeout_s:=1.0")
     cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
     cmd_vel = collector.node.create_publisher(Twist, f"/{ns}/cmd_vel", RELIABLE)
     wait_matched(cmd)

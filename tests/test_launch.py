@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from launch_double import evaluate
+from launch_double import evaluate, logged
 from rviz_stand_in import start_launch, watch
 from rflysim_scenario import SUFFIX
 
@@ -30,18 +30,29 @@ def test_defaults_start_bridge_and_the_scene_node_only():
     params_file, common = bridge["parameters"]
     assert params_file == "/opt/share/rflysim_bridge/config/rflysim_bridge.yaml"
     assert common == {"rflysim_config": "/opt/share/rflysim_bridge/config/Config.json", "use_sim_time": "false",
-                      "sim_ip": "127.0.0.1", "window_id": "0", "copter_ids": "[1]"}
+                      "sim_host": "127.0.0.1", "window_id": "0", "vehicle_ids": "[1]"}
 
 
 def test_emulator_mavros_namespace_and_sim_time():
     started = by_exe(evaluate(LAUNCH, {"emulator": "true", "mavros": "true", "namespace": "drone1", "use_sim_time": "true",
-                                       "copter_ids": "[1,2]", "sim_ip": "10.0.0.5", "config": "/data/Config.json",
+                                       "vehicle_ids": "[1,2]", "sim_host": "10.0.0.5", "config": "/data/Config.json",
                                        "scene": "false", "gimbal": "false"}))
     assert set(started) == {"rflysim_sim", "bridge", "mavros_launcher"}
     assert started["rflysim_sim"]["arguments"] == ["--config", "/data/Config.json"]
     assert all(s["namespace"] == "drone1" for s in started.values())
     assert started["bridge"]["parameters"][1]["use_sim_time"] == "true"
-    assert started["mavros_launcher"]["parameters"] == [{"copter_ids": "[1,2]", "sim_ip": "10.0.0.5"}]
+    assert started["mavros_launcher"]["parameters"] == [{"vehicle_ids": "[1,2]", "sim_host": "10.0.0.5"}]
+
+
+def test_former_argument_names_still_work_with_a_warning_and_lose_to_the_new_ones():
+    started = by_exe(evaluate(LAUNCH, {"mavros": "true", "copter_ids": "[3]", "sim_ip": "10.0.0.6"}))
+    assert started["mavros_launcher"]["parameters"] == [{"vehicle_ids": "[3]", "sim_host": "10.0.0.6"}]
+    assert started["bridge"]["parameters"][1]["vehicle_ids"] == "[3]"
+    assert ("warning", "launch argument `copter_ids` is now `vehicle_ids`; the old name still works") in logged
+    started = by_exe(evaluate(LAUNCH, {"mavros": "true", "copter_ids": "[3]", "vehicle_ids": "[4]"}))
+    assert started["mavros_launcher"]["parameters"][0]["vehicle_ids"] == "[4]"
+    assert logged == [("warning", "launch argument `copter_ids` is now `vehicle_ids`; both are given: "
+                                  "`vehicle_ids` wins, `copter_ids` is ignored")]
 
 
 def test_the_launch_file_stays_small():

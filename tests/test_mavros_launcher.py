@@ -133,7 +133,7 @@ def launcher(processes, env, *params):
 
 def test_one_vehicle_no_namespace(processes, fake_ros2):
     env, log = fake_ros2
-    proc = launcher(processes, env, "sim_ip:=192.168.1.7")
+    proc = launcher(processes, env, "sim_host:=192.168.1.7")
     rows = events(log, until=lambda r: any(e["event"] == "start" for e in r))
     start = next(e for e in rows if e["event"] == "start")
     assert start["argv"] == ["launch", "mavros", "px4.launch.xml", "tgt_system:=1", "fcu_url:=udp://:20101@192.168.1.7:20100"]
@@ -145,7 +145,7 @@ def test_several_vehicles_signals_and_only_own_groups(processes, fake_ros2):
     env, log = fake_ros2
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
-        proc = launcher(processes, env, "copter_ids:=[1,2]")
+        proc = launcher(processes, env, "vehicle_ids:=[1,2]")
         # Both launches and the processes they fork, before the stop: one forked after it would be
         # ended without a SIGINT to record.
         rows = events(log, until=lambda r: count(r, "start") == 2 and count(r, "child") == 2)
@@ -232,7 +232,7 @@ def test_a_group_whose_leader_was_killed_is_ended_before_the_restart(processes, 
 
 def test_a_sigkilled_launcher_leaves_no_process_behind(processes, fake_ros2):
     env, log = fake_ros2
-    proc = launcher(processes, {**env, "FAKE_PORT_HOLDER": "1"}, "copter_ids:=[1,2]")
+    proc = launcher(processes, {**env, "FAKE_PORT_HOLDER": "1"}, "vehicle_ids:=[1,2]")
     rows = events(log, until=lambda r: count(r, "port holder") == 2 and count(r, "child") == 2)
     pids = recorded_pids(log)
     assert len(pids) == 6 and all(alive(p) for p in pids)
@@ -247,7 +247,7 @@ def test_a_failed_start_is_reported_and_retried_without_touching_the_others(proc
     crash = tmp_path / "crash_count"
     crash.write_text("1")
     ros2 = tmp_path / "bin" / "ros2"
-    proc = launcher(processes, {**env, "FAKE_CRASH_FILE": str(crash), "FAKE_CRASH_TGT": "2"}, "copter_ids:=[1,2,3]")
+    proc = launcher(processes, {**env, "FAKE_CRASH_FILE": str(crash), "FAKE_CRASH_TGT": "2"}, "vehicle_ids:=[1,2,3]")
     rows = events(log, until=lambda r: count(r, "crash") == 1 and count(r, "child") == 2)
     # Vehicle 2 is in its back-off: its next start cannot execute `ros2`.
     ros2.chmod(0o644)
@@ -280,7 +280,7 @@ def test_a_signal_during_start_up_ends_the_launcher_and_its_children(processes, 
 
 def test_a_signal_while_vehicles_start_ends_every_child(processes, fake_ros2):
     env, log = fake_ros2
-    proc = launcher(processes, env, "copter_ids:=[1,2,3]")
+    proc = launcher(processes, env, "vehicle_ids:=[1,2,3]")
     events(log, until=lambda r: count(r, "start") >= 1)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=2) == 0
@@ -292,7 +292,7 @@ def test_a_signal_while_vehicles_start_ends_every_child(processes, fake_ros2):
 def test_stops_within_a_second_with_its_output_gone_and_deaf_children(fake_ros2, sig):
     env, log = fake_ros2
     proc = subprocess.Popen(
-        [str(executable("mavros_launcher")), "--ros-args", "-p", "copter_ids:=[1,2]"],
+        [str(executable("mavros_launcher")), "--ros-args", "-p", "vehicle_ids:=[1,2]"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, **env, "FAKE_PORT_HOLDER": "1"},

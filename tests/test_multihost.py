@@ -59,9 +59,9 @@ def test_a_simulator_on_another_host_is_asked_there_and_heard_from_there(collect
     sc = Scenario(processes, tmp_path, [camera, gimbal], sim_prefix=h.prefix,
                   sim_args=["--requested-only", "--window-id", window, "--coptersim-target", h.this_host,
                             "--gimbal-target", f"{h.this_host}:{status_port}"],
-                  bridge_params={"sim_ip": h.sim_ip, "window_id": window, "use_sim_time": False,
+                  bridge_params={"sim_host": h.sim_ip, "window_id": window, "use_sim_time": False,
                                  "heartbeat_port": HEARTBEAT_PORT, "heartbeat_multicast": False})
-    start_gimbal_node(processes, sc.config, window, status_port, extra=["-p", f"sim_ip:={h.sim_ip}"])
+    start_gimbal_node(processes, sc.config, window, status_port, extra=["-p", f"sim_host:={h.sim_ip}"])
 
     images = collector.wait_for(img, 5, timeout=30)
     collector.wait_for(imu, 50, timeout=20)
@@ -101,7 +101,7 @@ def test_a_simulator_on_another_host_is_asked_there_and_heard_from_there(collect
 def test_a_third_host_cannot_inject_frames_or_heartbeats(collector, processes, tmp_path, simulator_host, allowed):
     h = simulator_host
     port, window = 42917, 16
-    params = {"sim_ip": h.sim_ip, "window_id": window, "imu": False, "use_sim_time": False,
+    params = {"sim_host": h.sim_ip, "window_id": window, "imu": False, "use_sim_time": False,
               "heartbeat_port": HEARTBEAT_PORT, "heartbeat_multicast": False}
     if allowed != "default":
         params["allowed_senders"] = [h.third_host]

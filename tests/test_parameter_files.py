@@ -4,7 +4,12 @@ parameter it reads, each at its default: the bridge loads the file
 RFLYSIM_BRIDGE_WRITE_PARAMETERS, writes the parameters it read with their
 defaults, which must be the file's, name for name and value for value.
 RflySim's file serves all its executables; the launch file sets
-`rflysim_config` itself, and `seq_id` picks a sensor per node."""
+`rflysim_config` itself, and `seq_id` picks a sensor per node.
+docs/parameters.md's tables are likewise what the executables write through
+RFLYSIM_BRIDGE_WRITE_PARAMETER_TABLE (scripts/parameter_tables.py)."""
+
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -54,9 +59,21 @@ def test_the_shipped_parameters_file_loads_and_holds_every_parameter_at_its_defa
     assert wrong == {}, f"{file}: (file, default) differ"
 
 
+def test_the_parameter_tables_in_docs_are_what_the_executables_write():
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "parameter_tables.py"), "--check"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = [line for line in (ROOT / "docs" / "parameters.md").read_text().splitlines()
+            if line.startswith("| `") and line.count("|") >= 6]
+    assert len(rows) > 100
+    undescribed = [row.split("|")[1].strip() for row in rows if not row.split("|")[5].strip()]
+    assert undescribed == [], "parameters without a description"
+
+
 def test_the_former_name_of_decode_images_always_still_works_with_a_warning(processes, tmp_path):
     out = tmp_path / "p.yaml"
     proc = processes.start([executable("auv_bridge"), "--ros-args", "-p", "decode_jpeg_always:=true"],
                            env={"RFLYSIM_BRIDGE_WRITE_PARAMETERS": str(out)})
     assert proc.wait(timeout=30) == 0, processes.output(proc)
-    assert "parameter decode_jpeg_always is deprecated: it is now decode_images_always" in processes.output(proc)
+    assert ("parameter `decode_jpeg_always` is now `decode_images_always`; the old name still works"
+            in processes.output(proc))

@@ -48,10 +48,10 @@ def empty_config(tmp_path):
     return cfg
 
 
-def crash_data(crash_type, vel=(1.0, 2.0, 0.0), ray=5.0, contact=(10.0, 20.0, 0.0), runned=12.5):
-    """reqVeCrashData of vehicle 1 as RflySim's SDK packs it: at NED (10, 20, -5) facing east, moving
+def crash_data(crash_type, vel=(1.0, 2.0, 0.0), ray=5.0, contact=(10.0, 20.0, 0.0), runned=12.5, copter_id=1):
+    """reqVeCrashData of vehicle `copter_id` as RflySim's SDK packs it: at NED (10, 20, -5) facing east, moving
     `vel`, its front scan line `ray`, what it hit at `contact` (the ground's centre at (11, 21, 0))."""
-    return struct.pack("<4id29f20s", 1234567897, 1, 3, crash_type, runned, *vel, 10.0, 20.0, -5.0,
+    return struct.pack("<4id29f20s", 1234567897, copter_id, 3, crash_type, runned, *vel, 10.0, 20.0, -5.0,
                        *contact, 11.0, 21.0, 0.0, 0.0, 0.0, math.pi / 2, *[0.0] * 8,
                        ray, 6.0, 7.0, 8.0, 9.0, 4.5, b"Landscape_1")
 
@@ -139,7 +139,7 @@ def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
                                                          f"127.0.0.1:{status_port}"],
                   bridge_params={"window_id": window, "use_sim_time": False, "imu": False,
                                  "heartbeat_port": 42862})
-    node = start_scene_node(processes, sc.config, window, status_port, "scene_timeout:=2.0")
+    node = start_scene_node(processes, sc.config, window, status_port, "scene_timeout_s:=2.0")
     images = collector.subscribe(Image, "/rflysim/sensor861/img_rgb", RELIABLE)
     uav1 = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
     collisions = collector.subscribe(Collision, "/rflysim/scene/collisions", RELIABLE)
@@ -335,7 +335,7 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     crash data right after it is published exactly."""
     window, status_port = 15, 43213
     cfg = empty_config(tmp_path)
-    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout_s:=0.5")
     n = collector.node
     collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
     odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
@@ -369,6 +369,76 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     assert node.poll() is None
 
 
+def vehicle_topics_present(node, vehicle_id):
+    """Which of a vehicle's scene topics the ROS graph has publishers for."""
+    return {t for t in ("collision", "scene/odom", "scene/rays")
+            if node.count_publishers(f"/rflysim/uav{vehicle_id}/{t}") > 0}
+
+
+def wait_for_topics(node, vehicle_id, want, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while vehicle_topics_present(node, vehicle_id) != want:
+        assert time.monotonic() < deadline, \
+            f"vehicle {vehicle_id}: topics {vehicle_topics_present(node, vehicle_id)}, not {want}"
+        time.sleep(0.1)
+
+
+def test_spawned_vehicles_have_their_topics_from_spawn_to_delete_without_a_config(collector, processes, tmp_path):
+    """The scene node starts without a Config.json (the scene needs no sensor
+    list). A spawned vehicle gets its collision, scene odometry and scan-line
+    topics at spawn, before any crash: its crash is published there, and so is
+    the next good one after garbage. Deleting it removes them; a map change
+    removes those of every spawned vehicle."""
+    window, status_port = 17, 43217
+    node = processes.start([executable("scene_node"), "--ros-args", "-p", f"window_id:={window}",
+                            "-p", f"status_port:={status_port}", "-p", "status_multicast:=false",
+                            "-p", "scene_timeout_s:=0.5", "-p", "first_spawn_id:=1000"], name="scene_node")
+    n = collector.node
+    features = call(n, GetSimulatorFeatures, "/get_simulator_features", GetSimulatorFeatures.Request(), timeout=20)
+    assert SimulatorFeatures.SPAWNING in features.features.features
+    assert node.poll() is None
+    all_topics = {"collision", "scene/odom", "scene/rays"}
+    assert vehicle_topics_present(n, 1000) == set()
+
+    r = call(n, SpawnEntity, "/spawn_entity", spawn_request("guest", at=(3.0, 4.0, 5.0)))
+    assert r.result.result == Result.RESULT_OK, r.result.error_message
+    wait_for_topics(n, 1000, all_topics)
+    collisions = collector.subscribe(Collision, "/rflysim/uav1000/collision", RELIABLE)
+    odom = collector.subscribe(Odometry, "/rflysim/uav1000/scene/odom", RELIABLE)
+    rays = collector.subscribe(RayDistances, "/rflysim/uav1000/scene/rays", RELIABLE)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    to = ("127.0.0.1", status_port)
+    deadline = time.monotonic() + 10
+    while not collector.messages(odom):
+        assert time.monotonic() < deadline, f"no scene odometry of the spawned vehicle ({collector.seen()})"
+        s.sendto(crash_data(0, copter_id=1000), to)
+        time.sleep(0.1)
+    o = collector.messages(odom)[-1]
+    assert o.child_frame_id == "rflysim/uav1000/base_link_flu"
+    assert (o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z) == (20.0, 10.0, 5.0)
+    assert collector.wait_for(rays, 1, timeout=5)[-1].front == 5.0
+    for junk in (b"", b"\x00" * 160, crash_data(-2, copter_id=1000)[:100], b"\xff" * 12):
+        s.sendto(junk, to)
+    s.sendto(crash_data(-2, copter_id=1000), to)
+    c = collector.wait_for(collisions, 1, timeout=5)[0]
+    assert (c.vehicle_id, c.crash_type, c.object_name) == (1000, Collision.CRASH_GROUND, "Landscape_1")
+
+    assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity="guest")).result.result \
+        == Result.RESULT_OK
+    wait_for_topics(n, 1000, set())
+
+    for name in ("first", "second"):
+        assert call(n, SpawnEntity, "/spawn_entity", spawn_request(name)).result.result == Result.RESULT_OK
+    wait_for_topics(n, 1000, all_topics)
+    wait_for_topics(n, 1001, all_topics)
+    world = LoadWorld.Request()
+    world.world_resource.uri = "rflysim://map/Grasslands"
+    assert call(n, LoadWorld, "/load_world", world).result.result == Result.RESULT_OK
+    wait_for_topics(n, 1000, set())
+    wait_for_topics(n, 1001, set())
+    assert node.poll() is None
+
+
 def test_a_name_never_carries_a_second_console_command(collector, processes, tmp_path):
     """Unreal's console runs '|'-separated commands one after another and a
     line break starts another: a name that could be read as more than one
@@ -378,7 +448,7 @@ def test_a_name_never_carries_a_second_console_command(collector, processes, tmp
     which splits a line into commands as Unreal's console does."""
     window, status_port = 16, 43214
     cfg, sim = start_emulator(processes, tmp_path, window, status_port)
-    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=0.5")
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout_s:=0.5")
     n = collector.node
     wait_until_found(n, "Building_1")
     reasons = {"x|quit": "'|' at 1", "x\nquit": "control character", "x\rquit": "control character",
@@ -475,7 +545,7 @@ def test_lookups_of_unknown_names_neither_crowd_out_known_ones_nor_ask_again(col
     entity as soon as it is spawned."""
     window, status_port = 18, 43216
     cfg, sim = start_emulator(processes, tmp_path, window, status_port)
-    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout:=4.0")
+    node = start_scene_node(processes, cfg, window, status_port, "scene_timeout_s:=4.0")
     n = collector.node
     wait_until_found(n, "Building_1")
     bogus = n.create_client(GetEntityState, "/get_entity_state")
@@ -526,7 +596,7 @@ def test_values_not_finite_in_f32_neither_leave_nor_are_published(collector, pro
     (/diagnostics), logged, and the good one after them is taken."""
     window, status_port = 19, 43217
     rfly = FakeRflySim3D(window)
-    node = start_scene_node(processes, empty_config(tmp_path), window, status_port, "scene_timeout:=3.0")
+    node = start_scene_node(processes, empty_config(tmp_path), window, status_port, "scene_timeout_s:=3.0")
     n = collector.node
     far = call(n, SpawnEntity, "/spawn_entity", spawn_request("far", at=(1e39, 0.0, 1.0)))
     assert far.result.result == SpawnEntity.Response.INVALID_POSE

@@ -31,7 +31,7 @@ EXECUTABLES = {
     "gps_denied_bridge": ["--ros-args", "-p", "local_port:=42910", "-p", "sim_port:=42911"],
     # No broker on these ports: both keep trying to reach it.
     "aerosim_sim": ["--bootstrap-servers", "127.0.0.1:42912", "--stats", "0.2"],
-    "aerosim_bridge": ["--ros-args", "-p", "bootstrap_servers:=127.0.0.1:42913"],
+    "aerosim_bridge": ["--ros-args", "-p", "sim_port:=42913"],
     # A test fixture, not installed: it loops on its own thread, not in a runtime.
     "roundtrip_publisher": ["--ros-args", "-r", "__ns:=/signals_test", "-p", "rate_hz:=10"],
 }

@@ -36,7 +36,7 @@ def tables(out):
 
 
 def run_status(processes, *params):
-    args = [executable("status"), "--ros-args", "-p", "once:=true", "-p", "settle:=3.0"]
+    args = [executable("status"), "--ros-args", "-p", "once:=true", "-p", "settle_s:=3.0"]
     for p in params:
         args += ["-p", p]
     view = processes.start(args, name="status")

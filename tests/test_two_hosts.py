@@ -91,7 +91,7 @@ def judge_stamps(stamps, sends):
 
 
 def bridge_params(h, **extra):
-    return {"sim_ip": h.sim_ip, "use_sim_time": False, "heartbeat_port": HEARTBEAT_PORT,
+    return {"sim_host": h.sim_ip, "use_sim_time": False, "heartbeat_port": HEARTBEAT_PORT,
             "heartbeat_multicast": False, "imu_rate_hz": IMU_HZ, **extra}
 
 
@@ -108,7 +108,7 @@ def test_multicast_is_joined_on_the_interface_towards_the_simulator(collector, p
                   bridge_params=bridge_params(pc, heartbeat_multicast=True, window_id=window))
     gimbal_node = processes.start(
         [executable("gimbal_node"), "--ros-args", "-p", f"rflysim_config:={sc.config}", "-p", f"window_id:={window}",
-         "-p", f"status_port:={CAMERA_STATUS_PORT}", "-p", "status_multicast:=true", "-p", f"sim_ip:={pc.sim_ip}"],
+         "-p", f"status_port:={CAMERA_STATUS_PORT}", "-p", "status_multicast:=true", "-p", f"sim_host:={pc.sim_ip}"],
         name="gimbal_node")
 
     def heartbeats_taken():

@@ -52,9 +52,9 @@ def judge_stamps(messages, what):
 
 
 def test_auv_simulator_on_its_own_pc(collector, processes, pc):
-    sim = AuvSim(processes, "--auv-ids", "0", "--quiet", host=pc.sim_ip, prefix=pc.prefix)
+    sim = AuvSim(processes, "--vehicle-ids", "0", "--quiet", host=pc.sim_ip, prefix=pc.prefix)
     # cmd_timeout far beyond the test: the AUV stops only if the bridge's stop sends all-zero.
-    bridge = auv.start_bridge(processes, sim.ports(), sim_host=pc.sim_ip, auv_ids="[0]", cmd_timeout=60.0)
+    bridge = auv.start_bridge(processes, sim.ports(), sim_host=pc.sim_ip, vehicle_ids="[0]", cmd_timeout_s=60.0)
     odom = collector.subscribe(Odometry, "/auv0/odom", auv.RELIABLE)
     front = collector.subscribe(CompressedImage, "/auv0/front/image_raw/compressed", auv.RELIABLE)
     bottom = collector.subscribe(CompressedImage, "/auv0/bottom/image_raw/compressed", auv.RELIABLE)
@@ -131,7 +131,7 @@ def test_aerosim_on_its_own_pc(collector, processes, pc):
         processes.start([*pc.prefix, executable("aerosim_sim"), "--bootstrap-servers", broker.bootstrap,
                          "--camera-width", "320", "--camera-height", "240", "--camera-rate", "10", "--stats", "0"],
                         name="aerosim_sim")
-        aerosim.start_bridge(processes, broker.bootstrap, "cmd_timeout:=5.0")
+        aerosim.start_bridge(processes, broker.bootstrap, "cmd_timeout_s:=5.0")
         collector.subscribe(Odometry, "/aerosim/actor1/odom", qos=aerosim.RELIABLE, key="odom")
         collector.subscribe(CompressedImage, "/aerosim/camera/image_raw/compressed", qos=aerosim.RELIABLE, key="jpeg")
         odom = collector.wait_for("odom", 100, timeout=30)

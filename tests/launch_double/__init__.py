@@ -79,6 +79,27 @@ class LaunchDescription(Recorded):
     pass
 
 
+class Logger:
+    """launch.logging's logger: what it is told goes to `logged`."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def warning(self, message):
+        logged.append(("warning", message))
+
+    def info(self, message):
+        logged.append(("info", message))
+
+
+# What the launch file logged during the last `evaluate`, as (level, message).
+logged = []
+
+
+def get_logger(name=None):
+    return Logger(name)
+
+
 def resolve(value, ctx):
     if hasattr(value, "resolve"):
         return value.resolve(ctx)
@@ -93,6 +114,10 @@ class Context:
     def __init__(self, values, share_root):
         self.values, self.share_root = values, share_root
 
+    @property
+    def launch_configurations(self):
+        return self.values
+
 
 def load(path: Path):
     """Imports a launch file against this double instead of the real API."""
@@ -101,6 +126,7 @@ def load(path: Path):
         "launch.actions": {"DeclareLaunchArgument": DeclareLaunchArgument, "ExecuteProcess": ExecuteProcess,
                            "OpaqueFunction": OpaqueFunction},
         "launch.conditions": {"IfCondition": IfCondition},
+        "launch.logging": {"get_logger": get_logger},
         "launch.substitutions": {"LaunchConfiguration": LaunchConfiguration, "PathJoinSubstitution": PathJoinSubstitution,
                                  "PythonExpression": PythonExpression},
         "launch_ros.actions": {"Node": Node},
@@ -127,19 +153,19 @@ def load(path: Path):
 
 def evaluate(path: Path, overrides=None, share_root="/opt/share"):
     """What `ros2 launch` would start: [{executable, package, namespace, parameters, arguments}]; a plain
-    process (ExecuteProcess) has no package."""
+    process (ExecuteProcess) has no package. As launch does, the actions run in order: a declaration sets
+    its default only where the argument was not given."""
     ld = load(path).generate_launch_description()
     actions = ld.args[0]
-    values = {}
-    for a in actions:
-        if isinstance(a, DeclareLaunchArgument):
-            values[a.args[0]] = a.kwargs["default_value"]
-    values.update(overrides or {})
-    ctx = Context(values, share_root)
+    logged.clear()
+    ctx = Context(dict(overrides or {}), share_root)
     started = []
     pending = list(actions)
     while pending:
         a = pending.pop(0)
+        if isinstance(a, DeclareLaunchArgument):
+            ctx.values.setdefault(a.args[0], a.kwargs["default_value"])
+            continue
         if isinstance(a, OpaqueFunction):
             pending[:0] = a.kwargs["function"](ctx)
             continue

@@ -436,7 +436,7 @@ impl Writer {
         &self.topic
     }
 
-    /// Sends wait `ack_timeout` for the broker's acknowledgement: the one
+    /// Sends wait `ack_timeout_s` for the broker's acknowledgement: the one
     /// timeout of a send, so that no shorter one of the client's own
     /// abandons the connection a record waits on.
     pub fn acknowledged_within(mut self, ack_timeout: Duration) -> Self {

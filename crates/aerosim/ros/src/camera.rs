@@ -1,5 +1,5 @@
 //! AeroSim's rendered cameras: bincode `CompressedImage` records on the
-//! renderer's topic (JPEG or PNG; one larger than `max_record_bytes` is
+//! renderer's topic (JPEG or PNG; one larger than `max_message_bytes` is
 //! refused unread), published as received on `image_raw/compressed`, with
 //! `camera_info`, and decoded to `image_raw` only while somebody subscribes
 //! to it. Runs on its own thread (a decode takes milliseconds), handed the
@@ -78,7 +78,7 @@ impl Camera {
         let limit = self.stream.max_record_bytes();
         if record.value.len() > limit {
             let detail = format!(
-                "offset {}: {} bytes, max_record_bytes is {limit}",
+                "offset {}: {} bytes, max_message_bytes is {limit}",
                 record.offset,
                 record.value.len()
             );

@@ -2,8 +2,8 @@
 //! (messages of this package) and `cmd_vel` in; AeroSim envelopes out on the
 //! actor's Kafka topics, through the shared command path
 //! (`ros_common::command`: stamp rule, latest only, nothing older than
-//! `cmd_timeout` leaves). Each send runs on its own task and counts once the
-//! broker acknowledged it within `ack_timeout`; actors never wait on each
+//! `cmd_timeout_s` leaves). Each send runs on its own task and counts once the
+//! broker acknowledged it within `ack_timeout_s`; actors never wait on each
 //! other, and a send that began is never sent again. Each topic's records go
 //! over one connection, in the order their sends began, so the failsafe at
 //! the stop goes at once, behind a command still waiting for its answer.
@@ -181,7 +181,7 @@ impl KafkaCommands {
     /// once behind the records still under way on its topic; the outcome
     /// comes through `ended` after the outcomes of the actor's earlier sends:
     /// delivered when the broker acknowledged every record within
-    /// `ack_timeout` (the writers' one timeout: a record not acknowledged
+    /// `ack_timeout_s` (the writers' one timeout: a record not acknowledged
     /// keeps its connection, and what follows it is appended after it).
     fn send(&mut self, actor: usize, records: Vec<(Arc<Writer>, Vec<u8>)>) -> Offer {
         let done = self.ended.0.clone();

@@ -5,7 +5,7 @@ use std::time::Duration;
 use aerosim_link::StartFrom;
 use r2r::Node;
 use ros_common::msgs::{Covariances, Variance};
-use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam};
+use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, Renamed, StringListParam, StringParam};
 use ros_common::time::{StampSource, STAMP_SOURCE};
 
 use crate::convert::{Origin, TwistGains};
@@ -26,16 +26,84 @@ pub const FAILSAFE: ChoiceParam<Failsafe> = ChoiceParam::new(
     "failsafe",
     "hold",
     &[("hold", Failsafe::Hold), ("none", Failsafe::None)],
+    "after `cmd_timeout_s` of silence and at the stop: `hold` altitude, heading and airspeed (and centre the sticks), or `none`: commands just stop",
 );
 pub const START_FROM: ChoiceParam<StartFrom> = ChoiceParam::new(
     "start_from",
     "latest",
     &[("latest", StartFrom::Latest), ("earliest", StartFrom::Earliest)],
+    "`latest`: only records written after the bridge started; `earliest`: the topics' history first",
 );
-const FETCH_WAIT_MS: IntParam = IntParam::new("fetch_wait_ms", 2, 0..=1000);
-const MAX_RECORD_BYTES: IntParam = IntParam::new("max_record_bytes", 16 << 20, 1 << 10..=256 << 20);
-const ACK_TIMEOUT: FloatParam = FloatParam::new("ack_timeout", 1.0, 0.01..=30.0);
-const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 90.0, 1.0..=179.0);
+const FETCH_WAIT_MS: IntParam = IntParam::new(
+    "fetch_wait_ms",
+    2,
+    0..=1000,
+    "how long the broker may hold a fetch open while nothing is there (with Apache Kafka `100` costs no latency: [AeroSim](aerosim.md#parameters))",
+);
+const MAX_MESSAGE_BYTES: IntParam = IntParam::new(
+    "max_message_bytes",
+    16 << 20,
+    1 << 10..=256 << 20,
+    "the largest record taken (camera images too); a larger one is skipped unread and counted",
+);
+const ACK_TIMEOUT: FloatParam = FloatParam::new(
+    "ack_timeout_s",
+    1.0,
+    0.01..=30.0,
+    "seconds the broker may take to acknowledge a command, connecting included; an unacknowledged command is counted and logged",
+);
+const CAMERA_FOV_DEG: FloatParam = FloatParam::new(
+    "camera_fov_deg",
+    90.0,
+    1.0..=179.0,
+    "horizontal field of view for the camera info when the simulator's does not say",
+);
+const VEHICLE_IDS: StringListParam = StringListParam::new(
+    "vehicle_ids",
+    &["actor1"],
+    "the AeroSim actors bridged (letters, digits and `_`)",
+);
+const SIM_HOST: StringParam = StringParam::new(
+    "sim_host",
+    "127.0.0.1",
+    "the host of AeroSim's Kafka broker (several: comma-separated, each on `sim_port`)",
+);
+const SIM_PORT: IntParam = params::port("sim_port", 9092, "the port of AeroSim's Kafka broker");
+const TOPIC_PREFIX: StringParam = StringParam::new("topic_prefix", "aerosim", "the first part of every Kafka topic");
+const CAMERA_TOPICS: StringListParam = StringListParam::new(
+    "camera_topics",
+    &["aerosim.renderer.responses"],
+    "the Kafka topics of rendered images (cameras are mounted on the first actor)",
+);
+const CAMERA_NAMES: StringListParam = StringListParam::new(
+    "camera_names",
+    &["camera"],
+    "the ROS name of each camera of `camera_topics`",
+);
+const WORLD_FRAME_ID: StringParam = StringParam::new(
+    "world_frame_id",
+    "world",
+    "the ENU world frame at AeroSim's origin (with `frame_prefix`)",
+);
+const FRAME_PREFIX: StringParam = StringParam::new("frame_prefix", "", "prefix of every frame id");
+const ORIGIN_LATITUDE_DEG: FloatParam = FloatParam::new(
+    "origin_latitude_deg",
+    0.0,
+    -90.0..=90.0,
+    "AeroSim's `world.origin`, for `gnss`",
+);
+const ORIGIN_LONGITUDE_DEG: FloatParam = FloatParam::new(
+    "origin_longitude_deg",
+    0.0,
+    -180.0..=180.0,
+    "AeroSim's `world.origin`, for `gnss`",
+);
+const ORIGIN_ALTITUDE_M: FloatParam = FloatParam::new(
+    "origin_altitude_m",
+    0.0,
+    -1e4..=1e5,
+    "AeroSim's `world.origin`, for `gnss`",
+);
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -67,34 +135,53 @@ pub struct Settings {
     pub origin: Origin,
 }
 
-fn gain(node: &Node, name: &'static str, default: f64) -> Result<f64, String> {
-    shared::gain(name, default).read(node)
+/// The former names of the AeroSim bridge's parameters.
+pub const RENAMED: &[Renamed] = &[
+    Renamed::host_and_port("bootstrap_servers", "sim_host", "sim_port"),
+    Renamed::new("actors", "vehicle_ids"),
+    Renamed::new("world_frame", "world_frame_id"),
+    Renamed::new("max_record_bytes", "max_message_bytes"),
+    Renamed::new("ack_timeout", "ack_timeout_s"),
+];
+
+/// `host[,host…]` on `port` as Kafka's bootstrap list.
+fn bootstrap_servers(hosts: &str, port: u16) -> Result<String, String> {
+    let hosts: Vec<&str> = hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).collect();
+    if hosts.is_empty() {
+        return Err(params::invalid(SIM_HOST.name, "is empty"));
+    }
+    Ok(hosts
+        .iter()
+        .map(|h| format!("{h}:{port}"))
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+fn gain(node: &Node, name: &'static str, default: f64, description: &'static str) -> Result<f64, String> {
+    shared::gain(name, default, description).read(node)
 }
 
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Self, String> {
-        let e = |err: r2r::Error| err.to_string();
-        let actors = params::string_array(node, "actors", &["actor1"]).map_err(e)?;
+        params::apply_renamed(node, &[shared::RENAMED, RENAMED])?;
+        let actors = VEHICLE_IDS.read(node)?;
         if actors.is_empty() {
-            return Err(params::invalid("actors", "names no actor"));
+            return Err(params::invalid(VEHICLE_IDS.name, "names no actor"));
         }
         for a in &actors {
             if a.is_empty() || !a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 return Err(params::invalid(
-                    "actors",
+                    VEHICLE_IDS.name,
                     format!("{a:?}: an actor is named with letters, digits and _"),
                 ));
             }
         }
-        let bootstrap_servers = params::string(node, "bootstrap_servers", "127.0.0.1:9092").map_err(e)?;
-        if bootstrap_servers.trim().is_empty() {
-            return Err(params::invalid("bootstrap_servers", "is empty"));
-        }
-        let camera_topics = params::string_array(node, "camera_topics", &["aerosim.renderer.responses"]).map_err(e)?;
-        let camera_names = params::string_array(node, "camera_names", &["camera"]).map_err(e)?;
+        let bootstrap_servers = bootstrap_servers(&SIM_HOST.read(node)?, SIM_PORT.read(node)?)?;
+        let camera_topics = CAMERA_TOPICS.read(node)?;
+        let camera_names = CAMERA_NAMES.read(node)?;
         if camera_names.len() != camera_topics.len() {
             return Err(params::invalid(
-                "camera_names",
+                CAMERA_NAMES.name,
                 format!("{} names for {} camera_topics", camera_names.len(), camera_topics.len()),
             ));
         }
@@ -102,12 +189,12 @@ impl Settings {
         Ok(Self {
             bootstrap_servers,
             actors,
-            topic_prefix: params::string(node, "topic_prefix", "aerosim").map_err(e)?,
+            topic_prefix: TOPIC_PREFIX.read(node)?,
             start_from: START_FROM.read(node)?,
             fetch_wait: Duration::from_millis(FETCH_WAIT_MS.read(node)?),
-            max_record_bytes: MAX_RECORD_BYTES.read(node)?,
-            world_frame: params::string(node, "world_frame", "world").map_err(e)?,
-            frame_prefix: params::string(node, "frame_prefix", "").map_err(e)?,
+            max_record_bytes: MAX_MESSAGE_BYTES.read(node)?,
+            world_frame: WORLD_FRAME_ID.read(node)?,
+            frame_prefix: FRAME_PREFIX.read(node)?,
             use_sim_time: shared::USE_SIM_TIME.read(node)?,
             stamp_source: STAMP_SOURCE.read(node)?,
             qos_depth: shared::QOS_DEPTH.read(node)?,
@@ -117,20 +204,55 @@ impl Settings {
             ack_timeout: Duration::from_secs_f64(ACK_TIMEOUT.read(node)?),
             failsafe: FAILSAFE.read(node)?,
             gains: TwistGains {
-                power: gain(node, "power_gain", 0.02)?,
-                pitch: gain(node, "pitch_gain", 0.1)?,
-                roll: gain(node, "roll_gain", 1.0)?,
-                yaw: gain(node, "yaw_gain", 0.5)?,
+                power: gain(
+                    node,
+                    "power_gain",
+                    0.02,
+                    "`cmd_vel` linear.x (m/s) → power, clamped to its range",
+                )?,
+                pitch: gain(
+                    node,
+                    "pitch_gain",
+                    0.1,
+                    "`cmd_vel` linear.z (m/s) → −pitch command (JSBSim's elevator: negative lifts the nose), clamped",
+                )?,
+                roll: gain(
+                    node,
+                    "roll_gain",
+                    1.0,
+                    "`cmd_vel` angular.z (rad/s) → −roll command (right-positive), clamped",
+                )?,
+                yaw: gain(
+                    node,
+                    "yaw_gain",
+                    0.5,
+                    "`cmd_vel` angular.z (rad/s) → −yaw command (right-positive), clamped",
+                )?,
             },
             covariances: Covariances::from_params(node, d, &[Variance::POSE, Variance::TWIST, Variance::IMU].concat())?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
-            decode_images_always: shared::decode_images_always(node)?,
+            decode_images_always: shared::DECODE_IMAGES_ALWAYS.read(node)?,
             cameras: camera_topics.into_iter().zip(camera_names).collect(),
             origin: Origin {
-                latitude_deg: FloatParam::new("origin_latitude_deg", 0.0, -90.0..=90.0).read(node)?,
-                longitude_deg: FloatParam::new("origin_longitude_deg", 0.0, -180.0..=180.0).read(node)?,
-                altitude_m: FloatParam::new("origin_altitude_m", 0.0, -1e4..=1e5).read(node)?,
+                latitude_deg: ORIGIN_LATITUDE_DEG.read(node)?,
+                longitude_deg: ORIGIN_LONGITUDE_DEG.read(node)?,
+                altitude_m: ORIGIN_ALTITUDE_M.read(node)?,
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_host_is_on_the_one_port() {
+        assert_eq!(bootstrap_servers("127.0.0.1", 9092), Ok("127.0.0.1:9092".into()));
+        assert_eq!(bootstrap_servers("a, b", 9093), Ok("a:9093,b:9093".into()));
+        assert_eq!(
+            bootstrap_servers(" ,", 9092),
+            Err("parameter sim_host: is empty".into())
+        );
     }
 }

@@ -58,7 +58,7 @@ impl Stream {
         }
     }
 
-    /// The largest record this stream reads (`max_record_bytes`).
+    /// The largest record this stream reads (`max_message_bytes`).
     pub fn max_record_bytes(&self) -> usize {
         self.shared.max_record_bytes
     }

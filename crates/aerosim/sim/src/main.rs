@@ -45,7 +45,13 @@ struct Cli {
     )]
     bootstrap_servers: String,
     /// Actor names, comma-separated
-    #[arg(long, value_delimiter = ',', default_value = "actor1", help_heading = "Wire")]
+    #[arg(
+        long = "vehicle-ids",
+        visible_alias = "actors",
+        value_delimiter = ',',
+        default_value = "actor1",
+        help_heading = "Wire"
+    )]
     actors: Vec<String>,
     /// First part of every topic name
     #[arg(long, default_value = "aerosim", help_heading = "Wire")]

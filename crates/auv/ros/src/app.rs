@@ -3,17 +3,18 @@
 //! SIGTERM, then sends all-zero to every AUV. One step per stream.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use auv_proto::image::{Camera, ImageLimits};
 use r2r::tf2_msgs::msg::TFMessage;
-use r2r::{Publisher, QosProfile};
+use r2r::QosProfile;
 use ros_common::bridge::BridgeProcess;
 use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::msgs::JpegFormatName;
+use ros_common::serialized::SerializedPublisher;
 use ros_common::stats::StreamStats;
 
-use crate::images::AuvImages;
+use crate::images::{AuvCameras, AuvImages, Cameras};
 use crate::link;
 use crate::names;
 use crate::settings::Settings;
@@ -42,18 +43,13 @@ fn run() -> Result<(), String> {
     let stats: Vec<(u8, AuvStats)> = s.auv_ids.iter().map(|&id| (id, AuvStats::default())).collect();
     let tf = if s.publish_tf {
         bridge.static_tf(false, &crate::convert::camera_mounts(&s.auv_ids))?;
-        Some(
-            bridge
-                .node
-                .create_publisher("/tf", ros_common::qos::tf())
-                .map_err(|e| e.to_string())?,
-        )
+        Some(SerializedPublisher::new(&mut bridge.node, "/tf", ros_common::qos::tf()).map_err(|e| e.to_string())?)
     } else {
         None
     };
     let zmq_ctx = zmq::Context::new();
-    images(&mut bridge, &zmq_ctx, &s, &stats)?;
-    telemetry(&mut bridge, &zmq_ctx, &s, &stats, tf)?;
+    images(&mut bridge, &s, &stats)?;
+    telemetry(&mut bridge, &s, &stats, tf)?;
     thrusters(&mut bridge, &zmq_ctx, &s, &stats)?;
     for (id, st) in &stats {
         for (what, stream) in [
@@ -81,25 +77,23 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// Images: one receiving thread, one publishing thread per AUV.
-fn images(
-    bridge: &mut BridgeProcess,
-    zmq_ctx: &zmq::Context,
-    s: &Settings,
-    stats: &[(u8, AuvStats)],
-) -> Result<(), String> {
+/// Room kept in front of a received JPEG for its `CompressedImage`'s other
+/// fields (some 70 bytes with this bridge's frame ids).
+const JPEG_HEADROOM: usize = 256;
+
+/// Images: one receiving (and publishing) thread, one decoding thread per AUV.
+fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)]) -> Result<(), String> {
     let max_pixels = 8192 * 8192;
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
     let socket = link::subscriber(
-        zmq_ctx,
         &s.sim_host,
         s.image_port,
         &s.auv_ids,
-        // A few messages: the receiver keeps up; anything older is stale anyway.
-        8,
-        (2 * s.max_jpeg_bytes + 64) as i64,
+        2 * s.max_jpeg_bytes + 64,
+        JPEG_HEADROOM,
         s.reconnect_interval,
-    )?;
+    );
+    let mut auvs: HashMap<u8, Arc<AuvCameras>> = HashMap::new();
     for (id, st) in stats {
         let [front, bottom] = Camera::ALL.map(|camera| CameraTopics::beside(&names::image_topic(*id, camera), true));
         // Format `jpeg`; the RflySim and GPS-denied cameras keep image_transport's form.
@@ -113,19 +107,21 @@ fn images(
             )
             .map(|c| c.with_jpeg_format_name(JpegFormatName::Plain))
         };
-        let publishers = [camera(&front)?, camera(&bottom)?];
-        let (auv, fov, log, stop, id) = (
-            st.images.clone(),
-            s.camera_fov_deg,
-            bridge.logger.clone(),
-            bridge.stop_signal(),
-            *id,
-        );
+        let auv = Arc::new(AuvCameras {
+            id: *id,
+            images: st.images.clone(),
+            cameras: Mutex::new(Cameras {
+                publishers: [camera(&front)?, camera(&bottom)?],
+                last: None,
+            }),
+            fov_deg: s.camera_fov_deg,
+        });
+        auvs.insert(*id, auv.clone());
+        let (log, stop) = (bridge.logger.clone(), bridge.stop_signal());
         bridge.thread(&format!("images auv{id}"), move || {
-            crate::images::publish(id, auv, publishers, fov, log, stop)
+            crate::images::publish_decoded(auv, log, stop)
         })?;
     }
-    let auvs: HashMap<u8, Arc<AuvImages>> = stats.iter().map(|(id, st)| (*id, st.images.clone())).collect();
     let limits = ImageLimits {
         max_jpeg_bytes: s.max_jpeg_bytes,
     };
@@ -138,32 +134,19 @@ fn images(
 /// Telemetry: pose, odometry and `/tf` of every AUV, from one receiving thread.
 fn telemetry(
     bridge: &mut BridgeProcess,
-    zmq_ctx: &zmq::Context,
     s: &Settings,
     stats: &[(u8, AuvStats)],
-    tf: Option<Publisher<TFMessage>>,
+    tf: Option<SerializedPublisher<TFMessage>>,
 ) -> Result<(), String> {
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
-    let socket = link::subscriber(
-        zmq_ctx,
-        &s.sim_host,
-        s.telemetry_port,
-        &s.auv_ids,
-        1000,
-        1024,
-        s.reconnect_interval,
-    )?;
+    let socket = link::subscriber(&s.sim_host, s.telemetry_port, &s.auv_ids, 1024, 0, s.reconnect_interval);
     let e = |err: r2r::Error| err.to_string();
     let mut auvs = HashMap::new();
     for (id, st) in stats {
-        let pose = bridge
-            .node
-            .create_publisher(&names::pose_topic(*id), sensor_qos.clone())
-            .map_err(e)?;
-        let odom = bridge
-            .node
-            .create_publisher(&names::odom_topic(*id), sensor_qos.clone())
-            .map_err(e)?;
+        let pose =
+            SerializedPublisher::new(&mut bridge.node, &names::pose_topic(*id), sensor_qos.clone()).map_err(e)?;
+        let odom =
+            SerializedPublisher::new(&mut bridge.node, &names::odom_topic(*id), sensor_qos.clone()).map_err(e)?;
         auvs.insert(*id, AuvTelemetry::new(pose, odom, st.telemetry.clone()));
     }
     let ts = TelemetrySettings {

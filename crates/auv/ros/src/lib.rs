@@ -10,5 +10,6 @@ pub mod names;
 pub mod settings;
 pub mod telemetry;
 pub mod thrusters;
+pub mod zmtp;
 
 pub use app::main;

@@ -5,7 +5,7 @@ use std::time::Duration;
 use auv_proto::mixing::MixGains;
 use auv_proto::pose::{AngleUnit, PoseConvention, WorldFrame};
 use r2r::Node;
-use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, StringParam};
+use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntListParam, IntParam, Renamed, StringParam};
 
 use crate::convert::default_covariances;
 use ros_common::msgs::{Covariances, Variance};
@@ -36,44 +36,91 @@ fn bad(name: &str, msg: impl std::fmt::Display) -> String {
     params::invalid(name, msg)
 }
 
-const SIM_HOST: StringParam = StringParam::new("sim_host", "127.0.0.1");
-const IMAGE_PORT: IntParam = params::port("image_port", auv_proto::IMAGE_PORT);
-const THRUSTER_PORT: IntParam = params::port("thruster_port", auv_proto::THRUSTER_PORT);
-const TELEMETRY_PORT: IntParam = params::port("telemetry_port", auv_proto::TELEMETRY_PORT);
-const ANGLE_UNIT: ChoiceParam<AngleUnit> =
-    ChoiceParam::new("angle_unit", "rad", &[("rad", AngleUnit::Rad), ("deg", AngleUnit::Deg)]);
-const WORLD_FRAME: ChoiceParam<WorldFrame> = ChoiceParam::new(
-    "world_frame",
+const SIM_HOST: StringParam = StringParam::new(
+    "sim_host",
+    "127.0.0.1",
+    "the simulator's host (the bridge connects to its three ZeroMQ sockets)",
+);
+const IMAGE_PORT: IntParam = params::port(
+    "image_port",
+    auv_proto::IMAGE_PORT,
+    "the simulator's image socket (PUB)",
+);
+const THRUSTER_PORT: IntParam = params::port(
+    "thruster_port",
+    auv_proto::THRUSTER_PORT,
+    "the simulator's thruster socket (PULL)",
+);
+const TELEMETRY_PORT: IntParam = params::port(
+    "telemetry_port",
+    auv_proto::TELEMETRY_PORT,
+    "the simulator's telemetry socket (PUB)",
+);
+const ANGLE_UNIT: ChoiceParam<AngleUnit> = ChoiceParam::new(
+    "angle_unit",
+    "rad",
+    &[("rad", AngleUnit::Rad), ("deg", AngleUnit::Deg)],
+    "the unit of the telemetry's angles",
+);
+const SIM_AXES: ChoiceParam<WorldFrame> = ChoiceParam::new(
+    "sim_axes",
     "ned",
     &[("ned", WorldFrame::Ned), ("enu", WorldFrame::Enu)],
+    "the telemetry's axes: `ned` (NED world, FRD body) or `enu` (ENU world, FLU body)",
 );
-const WORLD_FRAME_ID: StringParam = StringParam::new("world_frame_id", "world");
-const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 90.0, 1.0..=179.0);
-const MAX_JPEG_BYTES: IntParam = IntParam::new(
-    "max_jpeg_bytes",
+const WORLD_FRAME_ID: StringParam =
+    StringParam::new("world_frame_id", "world", "the frame of poses, odometry and `/tf`");
+const CAMERA_FOV_DEG: FloatParam = FloatParam::new(
+    "camera_fov_deg",
+    90.0,
+    1.0..=179.0,
+    "horizontal field of view of both cameras (camera info)",
+);
+const MAX_MESSAGE_BYTES: IntParam = IntParam::new(
+    "max_message_bytes",
     auv_proto::DEFAULT_MAX_JPEG_BYTES as i64,
     1 << 10..=1 << 30,
+    "the largest image message accepted (libzmq refuses a larger one before allocating)",
 );
-const RECONNECT_INTERVAL: FloatParam = FloatParam::new("reconnect_interval", 0.1, 0.01..=10.0);
+const RECONNECT_INTERVAL: FloatParam = FloatParam::new(
+    "reconnect_interval_s",
+    0.1,
+    0.01..=10.0,
+    "seconds between attempts to reach the simulator again",
+);
+const VEHICLE_IDS: IntListParam = IntListParam::new(
+    "vehicle_ids",
+    &[0],
+    "the AUVs bridged, 0–255 (the sockets subscribe to their one-byte prefixes)",
+);
 
-/// `auv_ids`: distinct ids, each 0..=255, at least one.
+/// The former names of the AUV bridge's parameters.
+pub const RENAMED: &[Renamed] = &[
+    Renamed::new("auv_ids", "vehicle_ids"),
+    Renamed::new("world_frame", "sim_axes"),
+    Renamed::new("max_jpeg_bytes", "max_message_bytes"),
+    Renamed::new("reconnect_interval", "reconnect_interval_s"),
+];
+
+/// `vehicle_ids`: distinct ids, each 0..=255, at least one.
 pub fn auv_ids(values: &[i64]) -> Result<Vec<u8>, String> {
     let mut ids = Vec::with_capacity(values.len());
     for &v in values {
-        let id = u8::try_from(v).map_err(|_| bad("auv_ids", format!("{v} is not an id in 0..=255")))?;
+        let id = u8::try_from(v).map_err(|_| bad(VEHICLE_IDS.name, format!("{v} is not an id in 0..=255")))?;
         if ids.contains(&id) {
-            return Err(bad("auv_ids", format!("{id} is listed twice")));
+            return Err(bad(VEHICLE_IDS.name, format!("{id} is listed twice")));
         }
         ids.push(id);
     }
     if ids.is_empty() {
-        return Err(bad("auv_ids", "at least one id is needed"));
+        return Err(bad(VEHICLE_IDS.name, "at least one id is needed"));
     }
     Ok(ids)
 }
 
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Settings, String> {
+        params::apply_renamed(node, &[shared::RENAMED, RENAMED])?;
         let sim_host = SIM_HOST.read(node)?;
         if sim_host.is_empty() {
             return Err(bad(SIM_HOST.name, "empty"));
@@ -86,25 +133,41 @@ impl Settings {
             image_port: IMAGE_PORT.read(node)?,
             thruster_port: THRUSTER_PORT.read(node)?,
             telemetry_port: TELEMETRY_PORT.read(node)?,
-            auv_ids: auv_ids(&params::int_array(node, "auv_ids", &[0]).map_err(|e| bad("auv_ids", e))?)?,
+            auv_ids: auv_ids(&VEHICLE_IDS.read(node)?)?,
             convention: PoseConvention {
                 angle_unit: ANGLE_UNIT.read(node)?,
-                world_frame: WORLD_FRAME.read(node)?,
+                world_frame: SIM_AXES.read(node)?,
             },
             world_frame_id: WORLD_FRAME_ID.read(node)?,
             cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
             qos_depth: shared::QOS_DEPTH.read(node)?,
-            max_jpeg_bytes: MAX_JPEG_BYTES.read(node)?,
-            decode_images_always: shared::decode_images_always(node)?,
+            max_jpeg_bytes: MAX_MESSAGE_BYTES.read(node)?,
+            decode_images_always: shared::DECODE_IMAGES_ALWAYS.read(node)?,
             publish_tf: shared::PUBLISH_TF.read(node)?,
             diagnostics_period: shared::DIAGNOSTICS_PERIOD.read_duration(node)?,
             variances,
             gains: MixGains {
-                surge: shared::gain("surge_gain", g.surge).read(node)?,
-                yaw: shared::gain("yaw_gain", g.yaw).read(node)?,
-                sway: shared::gain("sway_gain", g.sway).read(node)?,
-                heave: shared::gain("heave_gain", g.heave).read(node)?,
+                surge: shared::gain(
+                    "surge_gain",
+                    g.surge,
+                    "`cmd_vel` linear.x (m/s) → left and right thrusters",
+                )
+                .read(node)?,
+                yaw: shared::gain(
+                    "yaw_gain",
+                    g.yaw,
+                    "`cmd_vel` angular.z (rad/s) → right − left thrusters",
+                )
+                .read(node)?,
+                sway: shared::gain(
+                    "sway_gain",
+                    g.sway,
+                    "`cmd_vel` linear.y (m/s) → side thruster (negated)",
+                )
+                .read(node)?,
+                heave: shared::gain("heave_gain", g.heave, "`cmd_vel` linear.z (m/s) → vertical thruster")
+                    .read(node)?,
             },
             reconnect_interval: RECONNECT_INTERVAL.read_duration(node)?,
         })

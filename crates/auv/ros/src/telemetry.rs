@@ -10,14 +10,14 @@ use auv_proto::telemetry::Telemetry;
 use r2r::geometry_msgs::msg::PoseStamped;
 use r2r::nav_msgs::msg::Odometry;
 use r2r::tf2_msgs::msg::TFMessage;
-use r2r::Publisher;
-use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::lifecycle::StopSignal;
+use ros_common::serialized::SerializedPublisher;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
 use crate::convert::{odometry, pose_stamped};
-use crate::link::{first_byte, receive_all, stopping, Part};
+use crate::link::{first_byte, stopping, Part};
+use crate::zmtp::Subscriber;
 use ros_common::msgs::Covariances;
 
 /// A gap longer than this (a simulator restart, a pause) starts the twist over.
@@ -29,8 +29,8 @@ const MIN_TWIST_SPAN: Duration = Duration::from_millis(40);
 const MAX_JUMP_M: f64 = 5.0;
 
 pub struct AuvTelemetry {
-    pub pose: Publisher<PoseStamped>,
-    pub odom: Publisher<Odometry>,
+    pub pose: SerializedPublisher<PoseStamped>,
+    pub odom: SerializedPublisher<Odometry>,
     pub stats: Arc<StreamStats>,
     /// The pose the twist is differenced from, and when it arrived.
     reference: Option<(Pose, Instant)>,
@@ -46,7 +46,11 @@ impl std::fmt::Debug for AuvTelemetry {
 }
 
 impl AuvTelemetry {
-    pub fn new(pose: Publisher<PoseStamped>, odom: Publisher<Odometry>, stats: Arc<StreamStats>) -> Self {
+    pub fn new(
+        pose: SerializedPublisher<PoseStamped>,
+        odom: SerializedPublisher<Odometry>,
+        stats: Arc<StreamStats>,
+    ) -> Self {
         AuvTelemetry {
             pose,
             odom,
@@ -65,16 +69,16 @@ pub struct TelemetrySettings {
 }
 
 pub fn receive(
-    socket: zmq::Socket,
+    mut socket: Subscriber,
     mut auvs: HashMap<u8, AuvTelemetry>,
-    tf: Option<Publisher<TFMessage>>,
+    mut tf: Option<SerializedPublisher<TFMessage>>,
     settings: TelemetrySettings,
     logger: String,
     stop: StopSignal,
 ) {
     let mut warn = RateLimitedLog::new(Duration::from_secs(5));
     while !stopping(&stop) {
-        receive_all(&socket, |parts| {
+        socket.receive_all(|parts| {
             let Some(auv) = first_byte(&parts).and_then(|id| auvs.get_mut(&id)) else {
                 return;
             };
@@ -83,7 +87,7 @@ pub fn receive(
                 .bytes_in
                 .fetch_add(bytes as u64, std::sync::atomic::Ordering::Relaxed);
             match Telemetry::parse(&parts) {
-                Ok(t) => publish(auv, &t, tf.as_ref(), &settings),
+                Ok(t) => publish(auv, &t, tf.as_mut(), &settings),
                 Err(e) => {
                     auv.stats.drop_frame(e.kind());
                     if let Some(held) = warn.allow() {
@@ -95,7 +99,12 @@ pub fn receive(
     }
 }
 
-fn publish(auv: &mut AuvTelemetry, t: &Telemetry, tf: Option<&Publisher<TFMessage>>, s: &TelemetrySettings) {
+fn publish(
+    auv: &mut AuvTelemetry,
+    t: &Telemetry,
+    tf: Option<&mut SerializedPublisher<TFMessage>>,
+    s: &TelemetrySettings,
+) {
     let arrived = Instant::now();
     let stamp = to_ros_time(wall_now());
     let pose = s.convention.to_enu_flu(t);
@@ -117,9 +126,13 @@ fn publish(auv: &mut AuvTelemetry, t: &Telemetry, tf: Option<&Publisher<TFMessag
         None => auv.reference = Some((pose, arrived)),
     }
     // Each only while somebody subscribes; odometry is built for `odom` or `/tf`.
-    let tf = tf.filter(|p| subscribed(p));
-    let pose_sent = publish_if_subscribed(&auv.pose, || pose_stamped(&pose, stamp.clone(), &s.world_frame_id)).is_ok();
-    let odom_sent = if tf.is_some() || subscribed(&auv.odom) {
+    let tf = tf.filter(|p| p.subscribed());
+    let pose_sent = auv
+        .pose
+        .publish_if_subscribed(|| pose_stamped(&pose, stamp.clone(), &s.world_frame_id))
+        .is_ok();
+    let odom_wanted = auv.odom.subscribed();
+    let odom_sent = if tf.is_some() || odom_wanted {
         let odom = odometry(
             t.auv_id,
             &pose,
@@ -128,7 +141,7 @@ fn publish(auv: &mut AuvTelemetry, t: &Telemetry, tf: Option<&Publisher<TFMessag
             &s.world_frame_id,
             &s.variances,
         );
-        (!subscribed(&auv.odom) || auv.odom.publish(&odom).is_ok())
+        (!odom_wanted || auv.odom.publish(&odom).is_ok())
             & tf.is_none_or(|p| p.publish(&ros_common::tf::odometry_tf(&odom)).is_ok())
     } else {
         true

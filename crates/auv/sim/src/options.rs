@@ -36,7 +36,13 @@ struct Cli {
     #[arg(long, default_value_t = TELEMETRY_PORT, help_heading = "Sockets (the simulator binds; clients connect)")]
     telemetry_port: u16,
     /// The AUVs, e.g. 0,1,2 ([0,1,2] also reads); they start 3 m apart along east, 2 m deep, heading north
-    #[arg(long, default_value = "0", value_parser = auv_ids, help_heading = "AUVs and streams")]
+    #[arg(
+        long = "vehicle-ids",
+        visible_alias = "auv-ids",
+        default_value = "0",
+        value_parser = auv_ids,
+        help_heading = "AUVs and streams"
+    )]
     auv_ids: AuvIds,
     /// Camera image width
     #[arg(long, default_value_t = 640, help_heading = "AUVs and streams")]
@@ -100,11 +106,11 @@ Anything after --ros-args is ignored, so that ROS launch files can start it.";
 
 const _: () = assert!(THRUST_KEEP == -127, "AFTER_HELP names the keep value");
 
-/// The value of `--auv-ids` (one argument, not one per id).
+/// The value of `--vehicle-ids` (one argument, not one per id).
 #[derive(Debug, Clone)]
 struct AuvIds(Vec<u8>);
 
-/// "0,1,2", or "[0,1,2]" as a launch file's auv_ids argument reads.
+/// "0,1,2", or "[0,1,2]" as a launch file's vehicle_ids argument reads.
 fn auv_ids(v: &str) -> Result<AuvIds, String> {
     let list = v.trim().trim_start_matches('[').trim_end_matches(']');
     let mut ids: Vec<u8> = list
@@ -232,7 +238,7 @@ mod tests {
     #[test]
     fn options_are_read_and_checked() {
         let o = parse(&[
-            "--auv-ids",
+            "--vehicle-ids",
             "[2, 0,1]",
             "--junk",
             "0.5",
@@ -252,7 +258,7 @@ mod tests {
         assert_eq!(o.width, 320);
         let help = parse(&["--help"]).unwrap_err();
         assert_eq!(help.kind(), clap::error::ErrorKind::DisplayHelp);
-        for words in ["--auv-ids", "--corrupt-jpeg", "NED world, FRD body", "--ros-args"] {
+        for words in ["--vehicle-ids", "--corrupt-jpeg", "NED world, FRD body", "--ros-args"] {
             assert!(help.to_string().contains(words), "--help tells of {words}");
         }
         assert_eq!(
@@ -267,11 +273,11 @@ mod tests {
             .unwrap()
         );
         for bad in [
-            &["--auv-ids", "1,1"][..],
-            &["--auv-ids", "256"],
-            &["--auv-ids", ""],
-            &["--auv-ids", "[]"],
-            &["--auv-ids", "a"],
+            &["--vehicle-ids", "1,1"][..],
+            &["--vehicle-ids", "256"],
+            &["--vehicle-ids", ""],
+            &["--vehicle-ids", "[]"],
+            &["--vehicle-ids", "a"],
             &["--junk", "1.5"],
             &["--image-rate", "0"],
             &["--duration", "-1"],

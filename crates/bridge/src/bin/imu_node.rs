@@ -1,4 +1,4 @@
-//! The CopterSim IMU (and true state) of each vehicle in `copter_ids` → sensor_msgs/Imu (and odometry).
+//! The CopterSim IMU (and true state) of each vehicle in `vehicle_ids` → sensor_msgs/Imu (and odometry).
 //! Parameters: docs/rflysim.md.
 
 fn main() -> std::process::ExitCode {

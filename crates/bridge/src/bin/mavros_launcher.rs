@@ -1,6 +1,6 @@
 //! Starts and supervises `ros2 launch mavros px4.launch.xml` for every
-//! vehicle of `copter_ids`, towards CopterSim at `sim_ip` (RflySim's SDK: RflyRosStart.py).
-//! Parameters: `copter_ids` (default [1]), `sim_ip` (default 127.0.0.1).
+//! vehicle of `vehicle_ids`, towards CopterSim at `sim_host` (RflySim's SDK: RflyRosStart.py).
+//! Parameters: `vehicle_ids` (default [1]), `sim_host` (default 127.0.0.1).
 //! Started with `--mavros-keeper …` it is instead one vehicle's keeper
 //! (`rflysim_mavros::keeper`).
 
@@ -32,8 +32,12 @@ fn main() -> ExitCode {
 fn run() -> Result<(), String> {
     let ctx = r2r::Context::create().map_err(|e| format!("ROS 2 context: {e}"))?;
     let node = r2r::Node::create(ctx, "rflysim_mavros_launcher", "").map_err(|e| e.to_string())?;
+    settings::take_former_names(&node)?;
     let ids = settings::copter_ids(&node)?;
     let sim_ip = settings::sim_ip(&node)?;
+    if ros_common::params::write_parameters_if_asked("rflysim_mavros_launcher")? {
+        return Ok(());
+    }
     let ros2 = mavros::find_ros2(std::env::var_os("PATH").as_deref())?;
     match mavros::check_mavros(&ros2, &process::stop_requested) {
         Err(e) if e == mavros::STOPPED => {}

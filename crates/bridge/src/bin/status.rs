@@ -10,12 +10,23 @@ use std::time::{Duration, Instant};
 use futures::{FutureExt, StreamExt};
 use r2r::diagnostic_msgs::msg::DiagnosticArray;
 use r2r::QosProfile;
-use ros_common::params::{BoolParam, FloatParam};
+use ros_common::params::{BoolParam, FloatParam, Renamed, StringParam};
 use ros_common::status_view::View;
 
-const ONCE: BoolParam = BoolParam::new("once", false);
+const ONCE: BoolParam = BoolParam::new("once", false, "print one table after `settle_s` seconds and exit");
 // Every bridge reports once a second: two reports' worth hears them all.
-const SETTLE: FloatParam = FloatParam::new("settle", 2.5, 0.0..=60.0);
+const SETTLE: FloatParam = FloatParam::new(
+    "settle_s",
+    2.5,
+    0.0..=60.0,
+    "with `once`: seconds of listening before the table is printed",
+);
+const RENAMED: &[Renamed] = &[Renamed::new("settle", "settle_s")];
+const BRIDGE: StringParam = StringParam::new(
+    "bridge",
+    "",
+    "only the bridges whose name contains it (\"\": every one)",
+);
 
 fn main() -> std::process::ExitCode {
     ros_common::lifecycle::exit_code("status", run())
@@ -24,9 +35,13 @@ fn main() -> std::process::ExitCode {
 fn run() -> Result<(), String> {
     let ctx = r2r::Context::create().map_err(|e| e.to_string())?;
     let mut node = r2r::Node::create(ctx, "rflysim_status", "").map_err(|e| e.to_string())?;
+    ros_common::params::apply_renamed(&node, &[RENAMED])?;
     let once = ONCE.read(&node)?;
     let settle = SETTLE.read(&node)?;
-    let only = ros_common::params::string(&node, "bridge", "").map_err(|e| ros_common::params::invalid("bridge", e))?;
+    let only = BRIDGE.read(&node)?;
+    if ros_common::params::write_parameters_if_asked("rflysim_status")? {
+        return Ok(());
+    }
     let mut sub = node
         .subscribe::<DiagnosticArray>("/diagnostics", QosProfile::default().keep_last(50).reliable())
         .map_err(|e| e.to_string())?;

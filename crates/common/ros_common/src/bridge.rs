@@ -184,6 +184,18 @@ impl BridgeProcess {
         Ok(())
     }
 
+    /// Calls `f` at the stop, from a thread of its own blocked until then
+    /// (not a task: the runtime's tasks may be dropped at the stop before
+    /// they run): for ending a wait that blocks a thread of the bridge, such
+    /// as a socket's `recv`.
+    pub fn at_stop(&mut self, name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+        let mut stop = self.stop.clone();
+        self.thread(name, move || {
+            let _ = futures::executor::block_on(stop.wait_for(|stopped| *stopped));
+            f();
+        })
+    }
+
     /// A wire loop on a thread of its own, on a single-threaded runtime: for
     /// a loop that blocks on its transport (the AeroSim topics reader), which
     /// would hold up the shared runtime's workers. `body` must end at the
@@ -203,9 +215,14 @@ impl BridgeProcess {
     /// The command sender's thread: it runs until the stop, then sends the
     /// neutral command to every vehicle with a command in force before the
     /// process exits (with status 1 when one could not be delivered).
-    pub fn command_sender<T: CommandTransport + 'static>(&mut self, sender: CommandSender<T>) -> Result<(), String> {
+    pub fn command_sender<T: CommandTransport + 'static>(
+        &mut self,
+        mut sender: CommandSender<T>,
+    ) -> Result<(), String> {
         let stop = self.stop.clone();
         self.neutrals_owed = Some(sender.owed_at_stop());
+        let waker = sender.waker();
+        self.at_stop("commands_stop", move || waker.wake())?;
         self.thread("commands", move || sender.run(move || *stop.borrow()))
     }
 

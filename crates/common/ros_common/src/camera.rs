@@ -235,7 +235,7 @@ impl CameraPublisher {
     /// [`cdr::image_in_place`]): its camera info, then the image (each only
     /// while somebody subscribes to it).
     pub fn publish_serialized_image(
-        &self,
+        &mut self,
         message: &[u8],
         width: u32,
         height: u32,
@@ -289,6 +289,14 @@ impl CameraPublisher {
         }
     }
 
+    /// Whether a JPEG frame published now would be decoded (somebody
+    /// subscribes to the raw topic, or the camera always decodes).
+    pub fn decodes(&self) -> bool {
+        self.jpeg
+            .as_ref()
+            .is_some_and(|out| out.always_decode || subscribed_untyped(&self.image))
+    }
+
     /// A JPEG frame: nothing of it is published unless it reads as a JPEG;
     /// then the JPEG as received, the camera info, and the decoded image,
     /// each while somebody subscribes to it. Panics on a camera made
@@ -296,6 +304,32 @@ impl CameraPublisher {
     pub fn publish_jpeg(
         &mut self,
         jpeg: &[u8],
+        encoding: Encoding,
+        fov_deg: f64,
+        header: Header,
+    ) -> Result<(), CameraError> {
+        self.publish_jpeg_from(Jpeg::Borrowed(jpeg), encoding, fov_deg, header)
+    }
+
+    /// [`Self::publish_jpeg`] of the JPEG `buf[at..]`: the `CompressedImage`
+    /// is serialized around it, its fields in the room in front (when they
+    /// fit: else as `publish_jpeg` does), with no copy of the JPEG. The
+    /// buffer comes back with the outcome, for the next frame.
+    pub fn publish_jpeg_with_room(
+        &mut self,
+        mut buf: Vec<u8>,
+        at: usize,
+        encoding: Encoding,
+        fov_deg: f64,
+        header: Header,
+    ) -> Published {
+        let result = self.publish_jpeg_from(Jpeg::InBuffer { buf: &mut buf, at }, encoding, fov_deg, header);
+        Published { result, buffer: buf }
+    }
+
+    fn publish_jpeg_from(
+        &mut self,
+        mut jpeg: Jpeg<'_>,
         encoding: Encoding,
         fov_deg: f64,
         header: Header,
@@ -319,20 +353,33 @@ impl CameraPublisher {
         let decoded = if out.always_decode || raw_wanted {
             Some(
                 out.decoder
-                    .decode_into(jpeg, encoding, &mut self.image_serialized, fields.len())?,
+                    .decode_into(jpeg.bytes(), encoding, &mut self.image_serialized, fields.len())?,
             )
         } else {
             None
         };
         let (width, height) = match decoded {
             Some(d) => (d.width, d.height),
-            None => out.decoder.size(jpeg)?,
+            None => out.decoder.size(jpeg.bytes())?,
         };
         if subscribed_untyped(&out.compressed) {
             let format = out.format_name.format(encoding);
-            compressed_image(&mut out.serialized, &header.stamp, &header.frame_id, &format, jpeg)
-                .map_err(CameraError::TooLarge)?;
-            out.compressed.publish_raw(&out.serialized)?;
+            let (stamp, frame_id) = (&header.stamp, &header.frame_id);
+            let in_front = match &mut jpeg {
+                Jpeg::InBuffer { buf, at } => {
+                    cdr::compressed_image_in_front(buf, *at, &mut out.serialized, stamp, frame_id, &format)
+                        .map_err(CameraError::TooLarge)?
+                }
+                Jpeg::Borrowed(_) => None,
+            };
+            match (in_front, &jpeg) {
+                (Some(start), Jpeg::InBuffer { buf, .. }) => out.compressed.publish_raw(&buf[start..])?,
+                _ => {
+                    compressed_image(&mut out.serialized, stamp, frame_id, &format, jpeg.bytes())
+                        .map_err(CameraError::TooLarge)?;
+                    out.compressed.publish_raw(&out.serialized)?;
+                }
+            }
         }
         self.info.publish(width, height, fov_deg, header.clone())?;
         if let (Some(shape), true) = (decoded, raw_wanted) {
@@ -377,4 +424,26 @@ mod tests {
         assert_eq!(topics.info_also, None);
         assert_eq!(CameraTopics::beside("a/b", false).compressed, None);
     }
+}
+/// A JPEG to publish: borrowed, or at `at` in a buffer whose first `at`
+/// bytes are free for the fields of its `CompressedImage`.
+enum Jpeg<'a> {
+    Borrowed(&'a [u8]),
+    InBuffer { buf: &'a mut Vec<u8>, at: usize },
+}
+
+impl Jpeg<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Jpeg::Borrowed(b) => b,
+            Jpeg::InBuffer { buf, at } => &buf[*at..],
+        }
+    }
+}
+
+/// What [`CameraPublisher::publish_jpeg_with_room`] did, and its buffer back.
+#[derive(Debug)]
+pub struct Published {
+    pub result: Result<(), CameraError>,
+    pub buffer: Vec<u8>,
 }

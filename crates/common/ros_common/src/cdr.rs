@@ -29,63 +29,207 @@ pub const COMPRESSED_IMAGE_TYPE: &str = "sensor_msgs/msg/CompressedImage";
 pub const IMAGE_TYPE: &str = "sensor_msgs/msg/Image";
 pub const POINT_CLOUD2_TYPE: &str = "sensor_msgs/msg/PointCloud2";
 
-/// A field longer than CDR's u32 length allows (its length): nothing is
+/// A field the message cannot carry (its length): longer than CDR's u32
+/// length allows, or not the length of a fixed-size array field. Nothing is
 /// published then.
 pub type TooLong = usize;
 
 /// Appends fields to a message being serialized into a reused buffer.
-struct Writer<'a> {
+#[derive(Debug)]
+pub struct Writer<'a> {
     out: &'a mut Vec<u8>,
 }
 
 impl<'a> Writer<'a> {
     /// Replaces `out`'s contents with the encapsulation header; `capacity`
     /// is the whole message's expected size.
-    fn start(out: &'a mut Vec<u8>, capacity: usize) -> Self {
+    pub fn start(out: &'a mut Vec<u8>, capacity: usize) -> Self {
         out.clear();
         out.reserve(HEADER_LEN + capacity);
         out.extend_from_slice(&CDR_LE);
         Self { out }
     }
 
-    /// Zero padding up to a multiple of 4 from the end of the header.
-    fn align4(&mut self) {
-        let pad = (4 - (self.out.len() - HEADER_LEN) % 4) % 4;
-        self.out.extend_from_slice(&[0u8; 3][..pad]);
+    /// Zero padding up to a multiple of `n` (a power of two) from the end of the header.
+    fn align(&mut self, n: usize) {
+        let pad = (n - (self.out.len() - HEADER_LEN) % n) % n;
+        self.out.extend_from_slice(&[0u8; 7][..pad]);
     }
 
-    fn u8(&mut self, v: u8) {
+    fn align4(&mut self) {
+        self.align(4);
+    }
+
+    pub fn u8(&mut self, v: u8) {
         self.out.push(v);
     }
 
-    fn u32(&mut self, v: u32) {
+    pub fn bool(&mut self, v: bool) {
+        self.out.push(u8::from(v));
+    }
+
+    pub fn u32(&mut self, v: u32) {
         self.align4();
         self.out.extend_from_slice(&v.to_le_bytes());
     }
 
-    fn len(&mut self, len: usize) -> Result<(), TooLong> {
+    pub fn i32(&mut self, v: i32) {
+        self.align4();
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn f32(&mut self, v: f32) {
+        self.align4();
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn f64(&mut self, v: f64) {
+        self.align(8);
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    /// A fixed-size array of `N` doubles (no length on the wire).
+    pub fn f64_array<const N: usize>(&mut self, v: &[f64]) -> Result<(), TooLong> {
+        if v.len() != N {
+            return Err(v.len());
+        }
+        self.align(8);
+        for x in v {
+            self.out.extend_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// A sequence of doubles: its length, then (aligned) its elements.
+    pub fn f64_seq(&mut self, v: &[f64]) -> Result<(), TooLong> {
+        self.len(v.len())?;
+        if !v.is_empty() {
+            self.align(8);
+        }
+        for x in v {
+            self.out.extend_from_slice(&x.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    pub fn len(&mut self, len: usize) -> Result<(), TooLong> {
         self.u32(u32::try_from(len).map_err(|_| len)?);
         Ok(())
     }
 
-    fn string(&mut self, s: &str) -> Result<(), TooLong> {
+    pub fn string(&mut self, s: &str) -> Result<(), TooLong> {
         self.len(s.len() + 1)?;
         self.out.extend_from_slice(s.as_bytes());
         self.out.push(0);
         Ok(())
     }
 
-    fn bytes(&mut self, data: &[u8]) -> Result<(), TooLong> {
+    pub fn bytes(&mut self, data: &[u8]) -> Result<(), TooLong> {
         self.len(data.len())?;
         self.out.extend_from_slice(data);
         Ok(())
     }
 
-    fn header(&mut self, stamp: &Time, frame_id: &str) -> Result<(), TooLong> {
-        self.align4();
-        self.out.extend_from_slice(&stamp.sec.to_le_bytes());
-        self.out.extend_from_slice(&stamp.nanosec.to_le_bytes());
+    pub fn header(&mut self, stamp: &Time, frame_id: &str) -> Result<(), TooLong> {
+        self.time(stamp);
         self.string(frame_id)
+    }
+
+    pub fn time(&mut self, stamp: &Time) {
+        self.i32(stamp.sec);
+        self.u32(stamp.nanosec);
+    }
+}
+
+/// Reads the fields of a serialized message in order, where they are: for a
+/// subscription that takes a message serialized (`subscribe_raw`) and reads
+/// its large arrays in place instead of having them converted into a C
+/// message and then into Rust vectors. CDR in either byte order; every read
+/// is bounds-checked (`None` past the end).
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    message: &'a [u8],
+    at: usize,
+    little_endian: bool,
+}
+
+/// The encapsulation of big-endian CDR.
+const CDR_BE: [u8; 2] = [0x00, 0x00];
+
+impl<'a> Reader<'a> {
+    /// At the first field; `None` for an encapsulation other than plain CDR.
+    pub fn new(message: &'a [u8]) -> Option<Self> {
+        let kind = message.get(..2)?;
+        let little_endian = match kind {
+            k if k == &CDR_LE[..2] => true,
+            k if k == &CDR_BE[..] => false,
+            _ => return None,
+        };
+        (message.len() >= HEADER_LEN).then_some(Self {
+            message,
+            at: HEADER_LEN,
+            little_endian,
+        })
+    }
+
+    /// Whether the message's numbers are little-endian.
+    pub fn little_endian(&self) -> bool {
+        self.little_endian
+    }
+
+    fn align(&mut self, n: usize) {
+        self.at += (n - (self.at - HEADER_LEN) % n) % n;
+    }
+
+    /// `n` bytes after aligning to `align`.
+    pub fn bytes(&mut self, n: usize, align: usize) -> Option<&'a [u8]> {
+        if n > 0 {
+            self.align(align);
+        }
+        let end = self.at.checked_add(n)?;
+        let b = self.message.get(self.at..end)?;
+        self.at = end;
+        Some(b)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let b: [u8; N] = self.bytes(N, N)?.try_into().ok()?;
+        Some(b)
+    }
+
+    pub fn u32(&mut self) -> Option<u32> {
+        let b = self.array::<4>()?;
+        Some(if self.little_endian {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        })
+    }
+
+    pub fn i32(&mut self) -> Option<i32> {
+        self.u32().map(|v| v as i32)
+    }
+
+    pub fn time(&mut self) -> Option<Time> {
+        Some(Time {
+            sec: self.i32()?,
+            nanosec: self.u32()?,
+        })
+    }
+
+    pub fn string(&mut self) -> Option<&'a str> {
+        let len = self.u32()? as usize;
+        let b = self.bytes(len, 1)?;
+        let (text, nul) = b.split_at_checked(len.checked_sub(1)?)?;
+        (nul == [0]).then_some(())?;
+        std::str::from_utf8(text).ok()
+    }
+
+    /// A sequence of `n` elements of `size` bytes each, aligned to `align`:
+    /// its length, then its bytes, in place.
+    pub fn sequence(&mut self, size: usize, align: usize) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.bytes(n.checked_mul(size)?, align)
     }
 }
 
@@ -98,10 +242,47 @@ pub fn compressed_image(
     format: &str,
     data: &[u8],
 ) -> Result<(), TooLong> {
-    let mut w = Writer::start(out, 32 + frame_id.len() + format.len() + data.len());
+    compressed_image_before_data(out, stamp, frame_id, format, data.len(), data.len())?;
+    out.extend_from_slice(data);
+    Ok(())
+}
+
+/// Replaces `out` with the serialized `CompressedImage` up to its data,
+/// which is `data_len` bytes (`capacity`: how many more to make room for).
+fn compressed_image_before_data(
+    out: &mut Vec<u8>,
+    stamp: &Time,
+    frame_id: &str,
+    format: &str,
+    data_len: usize,
+    capacity: usize,
+) -> Result<(), TooLong> {
+    let mut w = Writer::start(out, 32 + frame_id.len() + format.len() + capacity);
     w.header(stamp, frame_id)?;
     w.string(format)?;
-    w.bytes(data)
+    w.len(data_len)
+}
+
+/// Makes `buf[start..]` the serialized `CompressedImage` whose data is
+/// `buf[at..]`: its other fields are written into the `at` bytes in front
+/// of the data, ending where it begins (`fields` is scratch space). No copy
+/// of the data. `Ok(Some(start))`, or `Ok(None)` and `buf` untouched when
+/// the fields take more than `at` bytes.
+pub fn compressed_image_in_front(
+    buf: &mut [u8],
+    at: usize,
+    fields: &mut Vec<u8>,
+    stamp: &Time,
+    frame_id: &str,
+    format: &str,
+) -> Result<Option<usize>, TooLong> {
+    let data_len = buf.len().saturating_sub(at);
+    compressed_image_before_data(fields, stamp, frame_id, format, data_len, 0)?;
+    let Some(start) = at.checked_sub(fields.len()) else {
+        return Ok(None);
+    };
+    buf[start..at].copy_from_slice(fields);
+    Ok(Some(start))
 }
 
 /// The fields of a `sensor_msgs/Image` but its pixels.
@@ -440,6 +621,102 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// In front of the data, with room to spare or exactly enough: the
+    /// same bytes as written whole; with too little room, nothing written.
+    #[test]
+    fn compressed_image_in_front_is_compressed_image() {
+        let stamp = Time { sec: 3, nanosec: 4 };
+        let data: Vec<u8> = (0..777u32).map(|i| (i * 5) as u8).collect();
+        let mut fields = Vec::new();
+        for frame_id in ["", "a", "auv7/front_camera_optical", "abcdefgh"] {
+            for format in ["", "jpeg", "bgr8; jpeg compressed bgr8"] {
+                let mut whole = Vec::new();
+                compressed_image(&mut whole, &stamp, frame_id, format, &data).unwrap();
+                let needed = whole.len() - data.len();
+                for room in [needed, needed + 1, needed + 100] {
+                    let mut buf = [vec![0xAB; room], data.clone()].concat();
+                    let start = compressed_image_in_front(&mut buf, room, &mut fields, &stamp, frame_id, format)
+                        .unwrap()
+                        .expect("fits");
+                    assert_eq!(start, room - needed);
+                    assert_eq!(&buf[start..], &whole[..], "{frame_id:?} {format:?} room {room}");
+                }
+                let mut buf = [vec![0xAB; needed - 1], data.clone()].concat();
+                let untouched = buf.clone();
+                let none = compressed_image_in_front(&mut buf, needed - 1, &mut fields, &stamp, frame_id, format);
+                assert_eq!(none, Ok(None));
+                assert_eq!(buf, untouched);
+            }
+        }
+    }
+
+    /// What `rmw_serialize` writes reads back field by field, wherever the
+    /// strings leave the sequences aligned; a message cut anywhere reads as
+    /// `None`, never past its end.
+    #[test]
+    fn reader_reads_what_rmw_serialize_writes() {
+        for frame_id in NAMES {
+            for len in [0usize, 1, 3, 8, 50] {
+                let expected = PointCloud2 {
+                    header: Header {
+                        stamp: Time { sec: -9, nanosec: 77 },
+                        frame_id: frame_id.into(),
+                    },
+                    height: 3,
+                    width: len as u32,
+                    fields: vec![PointField {
+                        name: "intensity".into(),
+                        offset: 12,
+                        datatype: 7,
+                        count: 1,
+                    }],
+                    is_bigendian: false,
+                    point_step: 16,
+                    row_step: 99,
+                    data: (0..len).map(|i| i as u8).collect(),
+                    is_dense: true,
+                };
+                let bytes = expected.to_serialized_bytes().unwrap();
+                let read = |bytes: &[u8]| -> Option<(Time, String, u32, Vec<u8>)> {
+                    let mut r = Reader::new(bytes)?;
+                    let stamp = r.time()?;
+                    let frame_id = r.string()?.to_string();
+                    let height = r.u32()?;
+                    let _width = r.u32()?;
+                    let fields = r.u32()?;
+                    for _ in 0..fields {
+                        r.string()?;
+                        r.bytes(4, 4)?;
+                        r.bytes(1, 1)?;
+                        r.u32()?;
+                    }
+                    r.bytes(1, 1)?;
+                    r.u32()?;
+                    r.u32()?;
+                    let data = r.sequence(1, 1)?.to_vec();
+                    Some((stamp, frame_id, height, data))
+                };
+                let got = read(&bytes).expect("reads");
+                assert_eq!(
+                    got,
+                    (
+                        expected.header.stamp.clone(),
+                        frame_id.to_string(),
+                        3,
+                        expected.data.clone()
+                    )
+                );
+                for cut in 0..bytes.len() - 1 {
+                    // The last byte (is_dense) is not read above.
+                    assert_eq!(read(&bytes[..cut]), None, "cut at {cut}");
+                }
+            }
+        }
+        assert!(Reader::new(&[0x00, 0x07, 0, 0]).is_none(), "another encapsulation");
+        let mut big = Reader::new(&[0, 0, 0, 0, 0, 0, 1, 2]).unwrap();
+        assert_eq!(big.u32(), Some(0x0102));
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod msgs;
 pub mod net;
 pub mod params;
 pub mod qos;
+pub mod serialized;
 pub mod stats;
 pub mod status_view;
 pub mod tf;

@@ -9,7 +9,7 @@ use frames::{Quat, Vec3};
 use image_codec::Encoding;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Point, Pose, PoseWithCovariance, Quaternion, Vector3};
-use r2r::sensor_msgs::msg::{CameraInfo, RegionOfInterest};
+use r2r::sensor_msgs::msg::{CameraInfo, PointField, RegionOfInterest};
 use r2r::std_msgs::msg::Header;
 
 pub fn header(stamp: Time, frame_id: &str) -> Header {
@@ -76,6 +76,16 @@ pub fn camera_info(width: u32, height: u32, fov_deg: f64, header: Header) -> Cam
         binning_x: 0,
         binning_y: 0,
         roi: RegionOfInterest::default(),
+    }
+}
+
+/// One `float32` field of a `sensor_msgs/PointCloud2` point, at `offset` bytes.
+pub fn float32_field(name: &str, offset: u32) -> PointField {
+    PointField {
+        name: name.into(),
+        offset,
+        datatype: PointField::FLOAT32 as u8,
+        count: 1,
     }
 }
 
@@ -181,6 +191,19 @@ impl Variance {
             Variance::ImuOrientation => "imu_orientation_variance",
         }
     }
+
+    /// What the variance is of, for the parameter tables.
+    pub fn description(self) -> &'static str {
+        match self {
+            Variance::PosePosition => "variance of each position axis of poses and odometry (m²)",
+            Variance::PoseOrientation => "variance of each orientation axis of poses and odometry (rad²)",
+            Variance::TwistLinear => "variance of each linear velocity axis of odometry ((m/s)²)",
+            Variance::TwistAngular => "variance of each angular velocity axis of odometry ((rad/s)²)",
+            Variance::ImuGyro => "variance of each angular velocity axis of the IMU ((rad/s)²)",
+            Variance::ImuAccel => "variance of each linear acceleration axis of the IMU ((m/s²)²)",
+            Variance::ImuOrientation => "variance of each orientation axis of the IMU (rad²)",
+        }
+    }
 }
 
 impl Covariances {
@@ -202,7 +225,7 @@ impl Covariances {
         let mut c = defaults;
         for &v in published {
             let slot = c.field(v);
-            *slot = crate::params::FloatParam::new(v.parameter(), *slot, 0.0..=f64::MAX).read(node)?;
+            *slot = crate::params::FloatParam::new(v.parameter(), *slot, 0.0..=f64::MAX, v.description()).read(node)?;
         }
         Ok(c)
     }

@@ -5,6 +5,8 @@
 //! "DDS alone" publisher. Benchmarks only (a
 //! dev-dependency); Linux only.
 
+pub mod netns;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};

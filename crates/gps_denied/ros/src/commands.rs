@@ -2,7 +2,7 @@
 //! (`geometry_msgs/Twist`) in, one JSON command object out per message, to
 //! the simulator's UDP port or as a `std_msgs/String`, through the shared
 //! command path (`ros_common::command`: stamp rule, latest only, the
-//! neutral `{"thrust":0,"pitch":0,"roll":0,"yaw":0}` after `cmd_timeout` of
+//! neutral `{"thrust":0,"pitch":0,"roll":0,"yaw":0}` after `cmd_timeout_s` of
 //! silence and at the stop). A command outside the simulator's ranges is
 //! refused with a log line and nothing is sent.
 

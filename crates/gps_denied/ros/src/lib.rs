@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use r2r::QosProfile;
 use ros_common::bridge::BridgeProcess;
+use ros_common::net::{BlockingUdp, SenderFilter, SenderGate};
 use ros_common::stats::StreamStats;
 
 use crate::commands::{CommandInputs, CommandSink};
@@ -26,13 +27,9 @@ pub const NODE_NAME: &str = "gps_denied_bridge";
 /// Relative topics land here unless the launch or `__ns` says otherwise.
 pub const DEFAULT_NAMESPACE: &str = "drone";
 
-/// The bridge's one UDP socket: telemetry in (on the runtime), commands out
-/// (a clone, for the command sender's thread).
-fn udp_socket(
-    bind: SocketAddrV4,
-    rcvbuf: usize,
-    logger: &str,
-) -> Result<(Arc<tokio::net::UdpSocket>, std::net::UdpSocket), String> {
+/// The bridge's one UDP socket: telemetry in (on a thread of its own),
+/// commands out (a clone, for the command sender's thread).
+fn udp_socket(bind: SocketAddrV4, rcvbuf: usize, logger: &str) -> Result<(BlockingUdp, std::net::UdpSocket), String> {
     let (s, granted) =
         ros_common::net::udp_receiver(*bind.ip(), bind.port(), rcvbuf).map_err(|e| format!("UDP {bind}: {e}"))?;
     if granted < rcvbuf {
@@ -42,10 +39,10 @@ fn udp_socket(
         );
     }
     let commands = s.try_clone().map_err(|e| format!("UDP {bind}: {e}"))?;
-    Ok((
-        Arc::new(tokio::net::UdpSocket::from_std(s).map_err(|e| e.to_string())?),
-        commands,
-    ))
+    // Every sender's datagram is handed out: the bridge counts foreign senders itself.
+    let gate = SenderGate::new(SenderFilter::any(), Arc::default(), logger);
+    let telemetry = BlockingUdp::new(s, gate).map_err(|e| format!("UDP {bind}: {e}"))?;
+    Ok((telemetry, commands))
 }
 
 /// The simulator's side: telemetry in and commands out, over UDP or ROS
@@ -124,7 +121,7 @@ fn run() -> Result<(), String> {
     }
     let diagnostics_period = settings.diagnostics_period;
     let use_sim_time = settings.use_sim_time;
-    let telemetry = TelemetryBridge::new(input, outputs, settings, time, clock, logger.clone());
+    let telemetry = TelemetryBridge::new(outputs, settings, time, clock, logger.clone());
     for (name, stats) in [
         ("telemetry", telemetry.stats.telemetry.clone()),
         ("camera", telemetry.stats.camera.clone()),
@@ -133,7 +130,16 @@ fn run() -> Result<(), String> {
     ] {
         bridge.watch(format!("{NODE_NAME}: {name}"), "gps_denied_drone".into(), stats);
     }
-    handle.spawn(telemetry.run(bridge.stop_signal()));
+    match input {
+        TelemetryInput::Udp(socket) => {
+            let closer = socket.closer();
+            bridge.at_stop("telemetry_stop", move || closer.close())?;
+            bridge.thread("telemetry", move || telemetry.receive_datagrams(socket))?;
+        }
+        TelemetryInput::Ros(stream) => {
+            handle.spawn(telemetry.run(stream, bridge.stop_signal()));
+        }
+    }
     handle.spawn(commands.run(bridge.stop_signal()));
     bridge.command_sender(sender)?;
     let stamps = if use_sim_time {

@@ -10,7 +10,7 @@ use gps_denied_proto::{Limits, TwistGains};
 use r2r::Node;
 use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
-use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, StringParam};
+use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, Renamed, StringListParam, StringParam};
 use ros_common::time::{StampSource, STAMP_SOURCE};
 
 use crate::convert::{AltimeterModel, FrameIds};
@@ -58,19 +58,74 @@ fn bad(name: &str, msg: impl std::fmt::Display) -> String {
     params::invalid(name, msg)
 }
 
-const SOURCE: ChoiceParam<SourceKind> =
-    ChoiceParam::new("source", "udp", &[("udp", SourceKind::Udp), ("ros", SourceKind::Ros)]);
-const SIM_HOST: StringParam = StringParam::new("sim_host", "127.0.0.1");
-const BIND_ADDRESS: StringParam = StringParam::new("bind_address", "0.0.0.0");
-const SIM_PORT: IntParam = params::port("sim_port", DEFAULT_SIM_PORT);
-const LOCAL_PORT: IntParam = params::port("local_port", DEFAULT_LOCAL_PORT);
-const RCVBUF_BYTES: IntParam = IntParam::new("rcvbuf_bytes", 4 << 20, 1 << 16..=1 << 30);
-const TELEMETRY: StringParam = StringParam::new("telemetry_topic", TELEMETRY_TOPIC);
-const COMMAND: StringParam = StringParam::new("command_topic", COMMAND_TOPIC);
-/// 0: the telemetry's `camera.fov`.
-const CAMERA_FOV_DEG: FloatParam = FloatParam::new("camera_fov_deg", 0.0, 0.0..=179.0);
-const MAX_MESSAGE_BYTES: IntParam = IntParam::new("max_message_bytes", MAX_DATAGRAM_BYTES as i64, 1 << 10..=64 << 20);
-const FRAME_PREFIX: StringParam = StringParam::new("frame_prefix", "");
+const SOURCE: ChoiceParam<SourceKind> = ChoiceParam::new(
+    "source",
+    "udp",
+    &[("udp", SourceKind::Udp), ("ros", SourceKind::Ros)],
+    "`udp`: JSON datagrams from the simulator; `ros`: JSON in `std_msgs/String` on `telemetry_topic`, commands on `command_topic`",
+);
+const SIM_HOST: StringParam = StringParam::new(
+    "sim_host",
+    "127.0.0.1",
+    "the simulator's host: commands go there, telemetry is taken from there (and loopback, and `allowed_senders`)",
+);
+const BIND_ADDRESS: StringParam =
+    StringParam::new("bind_address", "0.0.0.0", "the IPv4 address of the bridge's UDP socket");
+const SIM_PORT: IntParam = params::port(
+    "sim_port",
+    DEFAULT_SIM_PORT,
+    "the simulator's UDP port, where commands go",
+);
+const LOCAL_PORT: IntParam = params::port(
+    "local_port",
+    DEFAULT_LOCAL_PORT,
+    "the bridge's UDP port, where telemetry arrives",
+);
+const RCVBUF_BYTES: IntParam = IntParam::new(
+    "rcvbuf_bytes",
+    4 << 20,
+    1 << 16..=1 << 30,
+    "UDP receive buffer asked for (the kernel grants at most `net.core.rmem_max`)",
+);
+const ALLOWED_SENDERS: StringListParam = StringListParam::new(
+    "allowed_senders",
+    &[],
+    "more hosts that may send telemetry: addresses, networks (`10.0.0.0/24`) or `any`; others are dropped and counted",
+);
+const TELEMETRY: StringParam = StringParam::new(
+    "telemetry_topic",
+    TELEMETRY_TOPIC,
+    "with `source:=ros`: where the JSON telemetry arrives",
+);
+const COMMAND: StringParam = StringParam::new(
+    "command_topic",
+    COMMAND_TOPIC,
+    "with `source:=ros`: where JSON commands go",
+);
+const CAMERA_FOV_DEG: FloatParam = FloatParam::new(
+    "camera_fov_deg",
+    0.0,
+    0.0..=179.0,
+    "horizontal field of view for the camera info; 0: the telemetry's `camera.fov` (60 when absent)",
+);
+const MAX_MESSAGE_BYTES: IntParam = IntParam::new(
+    "max_message_bytes",
+    MAX_DATAGRAM_BYTES as i64,
+    1 << 10..=64 << 20,
+    "the largest telemetry message (or base64 image) taken; a longer one is refused unread",
+);
+const FRAME_PREFIX: StringParam = StringParam::new(
+    "frame_prefix",
+    "",
+    "prefix of every frame id (`base_link`, `camera_optical`, `altimeter`, `world`, `rover`)",
+);
+
+/// The former names of the GPS-denied bridge's parameters.
+pub const RENAMED: &[Renamed] = &[
+    Renamed::radians_to_degrees("altimeter_fov", "altimeter_fov_deg"),
+    Renamed::new("altimeter_min_range", "altimeter_min_range_m"),
+    Renamed::new("altimeter_max_range", "altimeter_max_range_m"),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SourceKind {
@@ -98,11 +153,12 @@ fn resolve(host: &str, port: u16) -> Result<SocketAddrV4, String> {
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Self, String> {
         // Every parameter is read whatever the source, so that each is checked (and listed) alike.
+        params::apply_renamed(node, &[shared::RENAMED, RENAMED])?;
         let host = SIM_HOST.read(node)?;
         let bind_ip = BIND_ADDRESS.read(node)?;
         let sim_port = SIM_PORT.read(node)?;
         let local_port = LOCAL_PORT.read(node)?;
-        let extra = params::string_array(node, "allowed_senders", &[]).map_err(|e| bad("allowed_senders", e))?;
+        let extra = ALLOWED_SENDERS.read(node)?;
         let rcvbuf = RCVBUF_BYTES.read(node)?;
         let telemetry_topic = TELEMETRY.read(node)?;
         let command_topic = COMMAND.read(node)?;
@@ -115,7 +171,7 @@ impl Settings {
                 Source::Udp {
                     bind: SocketAddrV4::new(bind_ip, local_port),
                     sim,
-                    senders: SenderFilter::new(*sim.ip(), &extra).map_err(|m| bad("allowed_senders", m))?,
+                    senders: SenderFilter::new(*sim.ip(), &extra).map_err(|m| bad(ALLOWED_SENDERS.name, m))?,
                     rcvbuf,
                 }
             }
@@ -127,7 +183,9 @@ impl Settings {
         let fov = CAMERA_FOV_DEG.read(node)?;
         let max_message = MAX_MESSAGE_BYTES.read(node)?;
         let d = Covariances::default();
-        let length = |name: &'static str, default: f32| FloatParam::new(name, decimal(default), 0.0..=1e6).read(node);
+        let length = |name: &'static str, default: f32, description: &'static str| {
+            FloatParam::new(name, decimal(default), 0.0..=1e6, description).read(node)
+        };
         let a = AltimeterModel::default();
         Ok(Self {
             source,
@@ -135,23 +193,37 @@ impl Settings {
             camera_fov_deg: (fov > 0.0).then_some(fov),
             use_sim_time: shared::USE_SIM_TIME.read(node)?,
             qos_depth: shared::QOS_DEPTH.read(node)?,
-            decode_images_always: shared::decode_images_always(node)?,
+            decode_images_always: shared::DECODE_IMAGES_ALWAYS.read(node)?,
             limits: Limits {
                 max_message_bytes: max_message,
                 max_image_base64_bytes: max_message,
             },
             gains: TwistGains {
-                thrust: shared::gain("thrust_gain", 1.0).read(node)?,
-                roll: shared::gain("roll_gain", 1.0).read(node)?,
-                pitch: shared::gain("pitch_gain", 1.0).read(node)?,
-                yaw: shared::gain("yaw_gain", 1.0).read(node)?,
+                thrust: shared::gain("thrust_gain", 1.0, "`cmd_vel` linear.z → thrust, then clamped").read(node)?,
+                roll: shared::gain("roll_gain", 1.0, "`cmd_vel` angular.x → roll, then clamped").read(node)?,
+                pitch: shared::gain("pitch_gain", 1.0, "`cmd_vel` angular.y → pitch, then clamped").read(node)?,
+                yaw: shared::gain("yaw_gain", 1.0, "`cmd_vel` angular.z → yaw, then clamped").read(node)?,
             },
             covariances: Covariances::from_params(node, d, &[Variance::IMU, Variance::POSE].concat())?,
             altimeter: AltimeterModel {
-                field_of_view: FloatParam::new("altimeter_fov", decimal(a.field_of_view), 0.0..=std::f64::consts::PI)
-                    .read(node)? as f32,
-                min_range: length("altimeter_min_range", a.min_range)? as f32,
-                max_range: length("altimeter_max_range", a.max_range)? as f32,
+                field_of_view: FloatParam::new(
+                    "altimeter_fov_deg",
+                    decimal(a.field_of_view).to_degrees(),
+                    0.0..=180.0,
+                    "the altimeter's field of view in degrees (`sensor_msgs/Range` carries it in radians)",
+                )
+                .read(node)?
+                .to_radians() as f32,
+                min_range: length(
+                    "altimeter_min_range_m",
+                    a.min_range,
+                    "the altimeter's least range in metres (`sensor_msgs/Range`)",
+                )? as f32,
+                max_range: length(
+                    "altimeter_max_range_m",
+                    a.max_range,
+                    "the altimeter's greatest range in metres (`sensor_msgs/Range`)",
+                )? as f32,
             },
             publish_tf: shared::PUBLISH_TF.read(node)?,
             diagnostics_period: shared::DIAGNOSTICS_PERIOD.read_duration(node)?,

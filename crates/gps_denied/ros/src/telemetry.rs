@@ -22,9 +22,10 @@ use r2r::{Node, Publisher, QosProfile};
 use ros_common::camera::{CameraPublisher, CameraTopics};
 use ros_common::lifecycle::StopSignal;
 use ros_common::msgs::header;
+use ros_common::net::{BlockingUdp, Received};
+use ros_common::serialized::{CdrMessage, SerializedPublisher};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now, Accepted, ClockPublisher, StampRefusal, StreamClock, TimeBase};
-use tokio::net::UdpSocket;
 
 use crate::convert;
 use crate::settings::{Settings, Source};
@@ -35,7 +36,9 @@ const MAX_IMAGE_PIXELS: usize = 4096 * 4096;
 
 /// Where telemetry comes from.
 pub enum TelemetryInput {
-    Udp(Arc<UdpSocket>),
+    /// Read by a thread of its own, blocked in `recv` ([`TelemetryBridge::receive_datagrams`]).
+    Udp(BlockingUdp),
+    /// Read on the runtime ([`TelemetryBridge::run`]).
     Ros(BoxStream<'static, r2r::std_msgs::msg::String>),
 }
 
@@ -48,15 +51,17 @@ impl std::fmt::Debug for TelemetryInput {
     }
 }
 
-/// The topics one telemetry frame is published on (relative names).
+/// The topics one telemetry frame is published on (relative names); those
+/// of standard types serialize straight into a buffer of their own
+/// (`ros_common::serialized`: a typed publish costs more).
 pub struct Outputs {
-    imu: Publisher<Imu>,
+    imu: SerializedPublisher<Imu>,
     altitude: Publisher<Range>,
-    velocity: Publisher<TwistStamped>,
+    velocity: SerializedPublisher<TwistStamped>,
     landing_pad: Publisher<LandingPad>,
-    pad_point: Publisher<PointStamped>,
-    landed: Publisher<Bool>,
-    rover: Publisher<Odometry>,
+    pad_point: SerializedPublisher<PointStamped>,
+    landed: SerializedPublisher<Bool>,
+    rover: SerializedPublisher<Odometry>,
     camera: CameraPublisher,
 }
 
@@ -69,21 +74,24 @@ impl std::fmt::Debug for Outputs {
 impl Outputs {
     pub fn new(node: &mut Node, settings: &Settings, qos: &QosProfile) -> Result<Self, String> {
         let e = |topic: &'static str| move |err: r2r::Error| format!("{topic}: {err}");
+        fn serialized<T: CdrMessage>(
+            node: &mut Node,
+            topic: &str,
+            qos: &QosProfile,
+        ) -> Result<SerializedPublisher<T>, String> {
+            SerializedPublisher::new(node, topic, qos.clone()).map_err(|err| format!("{topic}: {err}"))
+        }
         let topics = CameraTopics::beside("camera/image_raw", true);
         Ok(Self {
-            imu: node.create_publisher("imu", qos.clone()).map_err(e("imu"))?,
+            imu: serialized(node, "imu", qos)?,
             altitude: node.create_publisher("altitude", qos.clone()).map_err(e("altitude"))?,
-            velocity: node.create_publisher("velocity", qos.clone()).map_err(e("velocity"))?,
+            velocity: serialized(node, "velocity", qos)?,
             landing_pad: node
                 .create_publisher("landing_pad", qos.clone())
                 .map_err(e("landing_pad"))?,
-            pad_point: node
-                .create_publisher("landing_pad/point", qos.clone())
-                .map_err(e("landing_pad/point"))?,
-            landed: node.create_publisher("landed", qos.clone()).map_err(e("landed"))?,
-            rover: node
-                .create_publisher("rover/odom", qos.clone())
-                .map_err(e("rover/odom"))?,
+            pad_point: serialized(node, "landing_pad/point", qos)?,
+            landed: serialized(node, "landed", qos)?,
+            rover: serialized(node, "rover/odom", qos)?,
             camera: CameraPublisher::new(node, &topics, qos, MAX_IMAGE_PIXELS, settings.decode_images_always)?,
         })
     }
@@ -99,7 +107,6 @@ pub struct TelemetryStats {
 }
 
 pub struct TelemetryBridge {
-    input: TelemetryInput,
     out: Outputs,
     settings: Settings,
     time: Arc<TimeBase>,
@@ -113,12 +120,13 @@ pub struct TelemetryBridge {
     bad_input_log: RateLimitedLog,
     camera_log: RateLimitedLog,
     last_rover_heading: Option<f64>,
+    /// On a runtime worker, a decode is moved off it (`block_in_place`).
+    on_runtime: bool,
 }
 
 impl std::fmt::Debug for TelemetryBridge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TelemetryBridge")
-            .field("input", &self.input)
             .field("counters", &self.counters)
             .finish()
     }
@@ -126,7 +134,6 @@ impl std::fmt::Debug for TelemetryBridge {
 
 impl TelemetryBridge {
     pub fn new(
-        input: TelemetryInput,
         out: Outputs,
         settings: Settings,
         time: Arc<TimeBase>,
@@ -134,7 +141,6 @@ impl TelemetryBridge {
         logger: String,
     ) -> Self {
         Self {
-            input,
             out,
             settings,
             time,
@@ -148,33 +154,39 @@ impl TelemetryBridge {
             bad_input_log: RateLimitedLog::new(Duration::from_secs(5)),
             camera_log: RateLimitedLog::new(Duration::from_secs(5)),
             last_rover_heading: None,
+            on_runtime: true,
         }
     }
 
-    pub async fn run(mut self, mut stop: StopSignal) {
-        let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+    /// Telemetry from a ROS topic, on the runtime, until the stop.
+    pub async fn run(mut self, mut stream: BoxStream<'static, r2r::std_msgs::msg::String>, mut stop: StopSignal) {
         loop {
-            match &mut self.input {
-                TelemetryInput::Udp(socket) => {
-                    let socket = socket.clone();
-                    tokio::select! {
-                        _ = stop.changed() => return,
-                        r = socket.recv_from(&mut buf) => match r {
-                            Ok((n, from)) => self.datagram(&buf[..n], from),
-                            // An ICMP "port unreachable" of an earlier command, and the like.
-                            Err(_) => continue,
-                        },
-                    }
-                }
-                TelemetryInput::Ros(stream) => {
-                    tokio::select! {
-                        _ = stop.changed() => return,
-                        m = stream.next() => match m {
-                            Some(m) => self.message(m.data.as_bytes()),
-                            None => return,
-                        },
-                    }
-                }
+            tokio::select! {
+                _ = stop.changed() => return,
+                m = stream.next() => match m {
+                    Some(m) => self.message(m.data.as_bytes()),
+                    None => return,
+                },
+            }
+        }
+    }
+
+    /// Telemetry datagrams, on the calling thread, until the socket is
+    /// closed (at the stop): each is published where it was received, with
+    /// no runtime worker woken in between (through the runtime, with the
+    /// camera's publish moved off its worker, a frame cost this bridge
+    /// about a third more CPU than DDS alone; BENCHMARKS.md). Receive
+    /// errors (an ICMP "port unreachable" of an earlier command, and the
+    /// like) are read past inside the socket.
+    pub fn receive_datagrams(mut self, mut socket: BlockingUdp) {
+        self.on_runtime = false;
+        let mut buf = Vec::with_capacity(MAX_DATAGRAM_BYTES);
+        loop {
+            buf.clear();
+            match socket.recv_appended_from(&mut buf) {
+                (Received::Datagram(_), Some(from)) => self.datagram(&buf, from),
+                (Received::Datagram(_) | Received::TimedOut, _) => {}
+                (Received::Closed, _) => return,
             }
         }
     }
@@ -290,7 +302,7 @@ impl TelemetryBridge {
         };
         let ids = &self.settings.frames;
         let base = header(stamp.clone(), &ids.base);
-        let out = &self.out;
+        let out = &mut self.out;
         let stats = &self.stats.telemetry;
         let count = |outcome: r2r::Result<()>, reason| stats.count_publish(outcome, reason);
         if let Some(m) = convert::imu(&t, base.clone(), &self.settings.covariances) {
@@ -320,10 +332,14 @@ impl TelemetryBridge {
                 .unwrap_or(DEFAULT_FOV_DEG);
             let len = jpeg.len();
             let camera_header = header(stamp, &self.settings.frames.camera);
-            // A decode takes milliseconds: off the runtime's two workers.
             let camera = &mut self.out.camera;
-            let published =
-                tokio::task::block_in_place(|| camera.publish_jpeg(&jpeg, Encoding::Bgr8, fov, camera_header));
+            let publish = || camera.publish_jpeg(&jpeg, Encoding::Bgr8, fov, camera_header);
+            // A decode takes milliseconds: off the runtime's two workers.
+            let published = if self.on_runtime {
+                tokio::task::block_in_place(publish)
+            } else {
+                publish()
+            };
             match published {
                 Ok(()) => self.stats.camera.published(len),
                 Err(err) => {

@@ -1,5 +1,6 @@
 //! RflySim3D's text console commands (`Ue4CMD`, RflySim's SDK:
-//! VisionSensorReq; the RflySim3D API document, chapter 5): a checked text,
+//! VisionSensorReq; RflySim's Python SDK `UE4CtrlAPI`,
+//! rflysim.com/doc/en/4.DevRef/pysdk/ue/ue4ctrl.html): a checked text,
 //! the verbs the bridge and the SDK send, built from a typed request, and
 //! their parser for the emulator. They go to the window's request port as
 //! `<i52s>` for up to 51 bytes of text and as `<i252s>` for longer ones.
@@ -283,7 +284,7 @@ pub fn check_name(name: &str) -> Result<&str, NameError> {
 }
 
 /// The console command that asks RflySim3D for the `CameraData` of sensor
-/// `seq_id` on its status port (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq, the RflySim vision protocol, section 2.2).
+/// `seq_id` on its status port (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq; RflySim's vision protocol, rflysim.com/doc/en/4.DevRef/vis-comm.html, section 2.2).
 pub fn camera_data_command(seq_id: u16) -> String {
     format!("{REQ_OBJ_DATA} {} {seq_id} 0", obj_op::CAMERA)
 }
@@ -297,8 +298,8 @@ const CHANGE_MAP_BY_ID: &str = "RflyChangeMapbyID";
 const SET_POS_SCALE: &str = "RflySetPosScale";
 const SHOW_TEXT_TIME: &str = "RflyShowTextTime";
 
-/// `RflyReqObjData`'s first argument, its `opFlag` (the RflySim3D API
-/// document, chapter 5): ask for one item, delete one (10 + the asking
+/// `RflyReqObjData`'s first argument, its `opFlag` (as `UE4CtrlAPI`'s
+/// `reqObjData` sends it): ask for one item, delete one (10 + the asking
 /// code), or clear a kind.
 mod obj_op {
     pub const CAMERA: i32 = 0;

@@ -1,5 +1,5 @@
-//! RflySim3D's scene over UDP (the RflySim3D API document, chapters 9 and
-//! 10; the SDK's `UE4CtrlAPI.py`): the structs that place vehicles in the
+//! RflySim3D's scene over UDP (RflySim's Python SDK `UE4CtrlAPI`,
+//! rflysim.com/doc/en/4.DevRef/pysdk/ue/ue4ctrl.html): the structs that place vehicles in the
 //! scene, sent to window i's request port 20010 + i, and everything
 //! RflySim3D sends back on its status port 20006, read by
 //! [`StatusDatagram::decode`] as the SDK reads it: by exact length, then
@@ -9,8 +9,8 @@
 //! Units. Positions are metres in the world's NED frame (z down) and angles
 //! radians (roll, pitch, yaw), both ways: the replies' `PosUE` and
 //! `boxOrigin` are in the frame of the `PosE` vehicles are placed with (the
-//! RflySim3D API document, "CoptReqData" and "ObjReqData"), and `BoxExtent` is half the box's size in metres
-//! along the object's X forward, Y right, Z up. The document's "the space
+//! SDK's `CoptReqData` and `ObjReqData`), and `BoxExtent` is half the box's size in metres
+//! along the object's X forward, Y right, Z up. RflySim3D's "the space
 //! unit is cm" concerns RflySim3D's inside and `RflySetPosScale`, which the
 //! bridge leaves at 1.
 //!
@@ -287,19 +287,17 @@ impl MultiVehicleUpdate {
         vehicles.div_ceil(Self::SLOTS)
     }
 
-    /// Packs `vehicles` 100 to a datagram into `buf` and hands each datagram
-    /// to `send` in turn; the first error stops it. Returns how many were sent.
-    pub fn encode_all<E>(
-        placement: Placement,
-        vehicles: &[PlacedVehicle],
-        buf: &mut [u8; Self::LEN],
-        mut send: impl FnMut(&[u8]) -> Result<(), E>,
-    ) -> Result<usize, E> {
-        for chunk in vehicles.chunks(Self::SLOTS) {
-            Self::encode_into(placement, chunk, buf);
-            send(&buf[..])?;
+    /// Replaces `out` with the datagrams of `vehicles`, 100 to a datagram,
+    /// one after the other ([`Self::LEN`] bytes each); returns how many.
+    pub fn encode_all_into(placement: Placement, vehicles: &[PlacedVehicle], out: &mut Vec<u8>) -> usize {
+        let n = Self::datagram_count(vehicles.len());
+        out.clear();
+        out.resize(n * Self::LEN, 0);
+        for (chunk, datagram) in vehicles.chunks(Self::SLOTS).zip(out.chunks_exact_mut(Self::LEN)) {
+            let datagram: &mut [u8; Self::LEN] = datagram.try_into().expect("LEN bytes");
+            Self::encode_into(placement, chunk, datagram);
         }
-        Ok(Self::datagram_count(vehicles.len()))
+        n
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -1009,20 +1007,22 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        let mut buf = [0u8; MultiVehicleUpdate::LEN];
-        let mut got = Vec::new();
-        let sent = MultiVehicleUpdate::encode_all(Placement::AsSent, &vehicles, &mut buf, |d| {
-            got.push(MultiVehicleUpdate::decode(d)?);
-            Ok::<(), DecodeError>(())
-        })
-        .unwrap();
-        assert_eq!((sent, got.len(), MultiVehicleUpdate::datagram_count(250)), (3, 3, 3));
+        let mut out = vec![0xEE; 7];
+        let n = MultiVehicleUpdate::encode_all_into(Placement::AsSent, &vehicles, &mut out);
+        assert_eq!(
+            (n, out.len(), MultiVehicleUpdate::datagram_count(250)),
+            (3, 3 * MultiVehicleUpdate::LEN, 3)
+        );
+        let got: Vec<MultiVehicleUpdate> = out
+            .chunks_exact(MultiVehicleUpdate::LEN)
+            .map(|d| MultiVehicleUpdate::decode(d).unwrap())
+            .collect();
         let ids: Vec<u16> = got.iter().flat_map(|m| m.vehicles().map(|v| v.id)).collect();
         assert_eq!(ids, (1..=250).collect::<Vec<_>>());
         assert_eq!(got[2].vehicles().count(), 50);
         assert_eq!(MultiVehicleUpdate::datagram_count(0), 0);
-        let failed = MultiVehicleUpdate::encode_all(Placement::AsSent, &vehicles, &mut buf, |_| Err("down"));
-        assert_eq!(failed, Err("down"));
+        assert_eq!(MultiVehicleUpdate::encode_all_into(Placement::AsSent, &[], &mut out), 0);
+        assert!(out.is_empty());
     }
 
     fn crash() -> VehicleCrashData {

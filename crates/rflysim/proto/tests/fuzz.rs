@@ -18,6 +18,7 @@ use rflysim_proto::console::{ClearScope, ConsoleCommand, SceneItem};
 use rflysim_proto::gimbal::GimbalEcho;
 use rflysim_proto::header::{split_frame, HeaderKind};
 use rflysim_proto::image::raw_image;
+use rflysim_proto::label::VehicleLabel;
 use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{
@@ -30,6 +31,7 @@ use rflysim_proto::scene::{
 use rflysim_proto::sensor::Encoding;
 use rflysim_proto::shm::{ShmReader, ShmWriter};
 use rflysim_proto::telemetry::{decode_detections, CameraData, Heartbeat, ImuSample, LaserDistance, TrueState};
+use rflysim_proto::terrain::{self, HeightMap, MAX_PIXELS};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -643,5 +645,52 @@ fn shm_reader_on_garbage_regions() {
             );
             assert_eq!(&out[..], &frame[..]);
         },
+    );
+}
+
+#[test]
+fn terrain_files_and_labels() {
+    let _one = one_at_a_time();
+    let raw: Vec<u16> = (0..64).map(|i| 32_768 + i * 13).collect();
+    let png = terrain::encode::heights_png(&raw, 8, 8).unwrap();
+    let txt = "700,700,900,0,0,0,300,400,500\n";
+    let good = HeightMap::from_files(&png, txt).unwrap();
+    let label = "RflySetMsgLabel 1 \"a b\" FF00FF 20 5 -1";
+    let corpus = vec![
+        png.clone(),
+        txt.as_bytes().to_vec(),
+        b"1,1,0,0,0,0,0,0,0,40.1,116.3,50".to_vec(),
+        label.as_bytes().to_vec(),
+        b"RflySetIDLabel 1000 \"x\" 00FF00 8".to_vec(),
+    ];
+    let heights_finite = |m: &HeightMap| {
+        for (x, y) in [(0.0, 0.0), (3.5, 2.25), (-1e9, 1e9), (f64::MAX, f64::MIN)] {
+            assert!(m.terrain_alt(x, y).is_finite(), "{m:?} at ({x}, {y})");
+        }
+    };
+    // A claimed size is refused past MAX_PIXELS; up to it the decoder may set aside its buffer.
+    fuzz_recovering(
+        "terrain files and labels",
+        corpus,
+        2 * MAX_PIXELS + (1 << 16),
+        |d| {
+            if let Ok(m) = HeightMap::from_files(d, txt) {
+                assert!(m.rows() * m.columns() <= MAX_PIXELS);
+                heights_finite(&m);
+            }
+            if let Ok(text) = std::str::from_utf8(d) {
+                if let Ok(m) = HeightMap::from_files(&png, text) {
+                    heights_finite(&m);
+                }
+                // A label read back builds the same command, or is refused; never a malformed one.
+                if let Some(l) = VehicleLabel::parse(text) {
+                    if let Ok(c) = l.command() {
+                        assert_eq!(VehicleLabel::parse(c.text()), Some(l));
+                        assert!(!c.text().contains('|') && c.text().matches('"').count() == 2);
+                    }
+                }
+            }
+        },
+        |_| assert_eq!(HeightMap::from_files(&png, txt).as_ref(), Ok(&good)),
     );
 }

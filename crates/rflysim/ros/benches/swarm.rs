@@ -196,8 +196,8 @@ fn measure(n: u16, node: &mut r2r::Node) -> SwarmFigures {
     let bridge = start_bridge(
         &config,
         &[
-            format!("copter_ids:=[{}]", ids.join(",")),
-            "diagnostics_period:=3.0".into(),
+            format!("vehicle_ids:=[{}]", ids.join(",")),
+            "diagnostics_period_s:=3.0".into(),
         ],
     );
     let mut diagnostics = node

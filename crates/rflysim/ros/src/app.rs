@@ -22,13 +22,13 @@ use crate::status_port::{StatusHandler, StatusInput};
 /// Which part of RflySim an executable bridges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
-    /// Every sensor of the config, the IMUs and true state of `copter_ids`.
+    /// Every sensor of the config, the IMUs and true state of `vehicle_ids`.
     Bridge,
     /// One LiDAR / depth-cloud sensor (`seq_id`, or the config's first).
     Lidar,
     /// One camera (`seq_id`, or the config's first).
     Camera,
-    /// The IMUs and true state of `copter_ids`.
+    /// The IMUs and true state of `vehicle_ids`.
     Imu,
     /// Control and status of the gimbal cameras (TypeID 9) of the config.
     Gimbal,
@@ -70,12 +70,14 @@ impl Role {
 
 /// The sensors `role` serves, and the fields the config left out for them.
 pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfig>, Vec<SensorDefaults>), String> {
-    if role == Role::Imu {
+    // The IMU needs no sensor list; the scene alone needs none either, and
+    // serves the gimbals of a config only when it is given one.
+    if role == Role::Imu || (role == Role::Scene && config.path.is_none()) {
         return Ok(Default::default());
     }
     let path = config.path.as_ref().ok_or_else(|| {
         ros_common::params::invalid(
-            crate::settings::param::RFLYSIM_CONFIG,
+            crate::settings::param::RFLYSIM_CONFIG.name,
             "the path of a RflySim Config.json is needed",
         )
     })?;
@@ -245,9 +247,11 @@ impl Startup {
             // Bulk poses on a node of their own: its spinner wakes for them
             // alone, with no services to wait on, and sends them itself.
             let mut poses_node = self.bridge.create_node("rflysim_scene_poses")?;
+            let spawned_node = self.bridge.create_node("rflysim_scene_spawned")?;
             let (feed, bulk) = crate::scene::start(
                 &mut self.bridge.node,
                 &mut poses_node,
+                spawned_node,
                 &self.settings,
                 &ids,
                 stats,
@@ -317,7 +321,7 @@ impl Startup {
         Ok(())
     }
 
-    /// One node per vehicle of `copter_ids`: its IMU and true state.
+    /// One node per vehicle of `vehicle_ids`: its IMU and true state.
     fn copters(&mut self) -> Result<(), String> {
         for id in self.settings.copters.ids.clone() {
             let mut node = self.bridge.create_node(&format!("rflysim_uav{id}"))?;

@@ -1,7 +1,7 @@
 //! The gimbals: for every gimbal camera (TypeID 9) of the config,
 //! `camera/ctrl` and `camera/ai_ctrl` in, 148-byte requests out to
 //! RflySim3D through the shared command path (a gimbal slewing at a rate
-//! is a command in force: `cmd_timeout` after the last one, its rates are
+//! is a command in force: `cmd_timeout_s` after the last one, its rates are
 //! set to zero, and again at the stop); RflySim3D's echoes from the status
 //! port (`status_port`) in, `camera/status` out.
 //!

@@ -28,11 +28,11 @@ pub fn request_port(window_id: u16) -> u16 {
     REQUEST_BASE_PORT.saturating_add(window_id)
 }
 
-/// The sensor as RflySim3D at `sim_ip` must be asked for it. A receiver of
+/// The sensor as RflySim3D at `sim_host` must be asked for it. A receiver of
 /// 127.0.0.1 (or 0.0.0.0) in Config.json means "this host" to the bridge; to
 /// a simulator on another host it would mean itself, and the data would
 /// never leave that host. So `this_host` (the bridge's address towards
-/// `sim_ip`) goes in instead; any other receiver address is kept as written.
+/// `sim_host`) goes in instead; any other receiver address is kept as written.
 pub fn as_asked_of(cfg: &SensorConfig, sim_ip: Ipv4Addr, this_host: Ipv4Addr) -> SensorConfig {
     if sim_ip.is_loopback() || !cfg.receiver_ip().is_loopback() || this_host.is_loopback() {
         cfg.clone()

@@ -15,7 +15,7 @@ use rflysim_proto::config::AngleUnit;
 use rflysim_proto::gimbal::GimbalBitTable;
 use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
-use ros_common::params::{self, invalid};
+use ros_common::params::{self, invalid, Renamed};
 use ros_common::time::StampSource;
 
 /// Every parameter of RflySim's executables, with its default and range.
@@ -24,62 +24,158 @@ pub mod param {
     use rflysim_proto::gimbal::{GimbalBitTable, PROTOCOL_BITS, SDK_BITS};
     use rflysim_proto::ports;
     use rflysim_proto::request::REQUEST_CHECKSUM as REQUEST_CHECKSUM_VALUE;
-    use ros_common::params::{BoolParam, ChoiceParam, FloatParam, IntParam};
+    use ros_common::params::{
+        BoolParam, ChoiceParam, FloatParam, IntListParam, IntParam, StringListParam, StringParam,
+    };
 
     use super::TfSource;
-    /// Gimbal rates: `cmd_timeout` of silence after the last rate command stops the motion.
+    /// Gimbal rates: `cmd_timeout_s` of silence after the last rate command stops the motion.
     pub use ros_common::params::shared::{
         CMD_TIMEOUT, DECODE_IMAGES_ALWAYS, DIAGNOSTICS_PERIOD, PUBLISH_TF, QOS_DEPTH, USE_SIM_TIME,
     };
     pub use ros_common::time::STAMP_SOURCE;
 
-    pub const RFLYSIM_CONFIG: &str = "rflysim_config";
-    /// The sensor of `camera_node` / `lidar_node`; −1: the first of its kind.
-    pub const SEQ_ID: IntParam = IntParam::new("seq_id", -1, -1..=65_535);
-    pub const COPTER_IDS: &str = "copter_ids";
-    pub const COPTER_IDS_DEFAULT: &[i64] = &[1];
-    pub const SIM_IP: &str = "sim_ip";
-    pub const SIM_IP_DEFAULT: &str = "127.0.0.1";
-    pub const ALLOWED_SENDERS: &str = "allowed_senders";
-    pub const WINDOW_ID: IntParam = IntParam::new("window_id", 0, 0..=19);
-    pub const SEND_REQUESTS: BoolParam = BoolParam::new("send_requests", true);
-    pub const IMU: BoolParam = BoolParam::new("imu", true);
-    pub const IMU_RATE_HZ: IntParam = IntParam::new("imu_rate_hz", 200, 1..=1000);
-    pub const HEARTBEAT_PORT: IntParam = IntParam::new("heartbeat_port", ports::HEARTBEAT_PORT as i64, 1..=65_535);
-    pub const HEARTBEAT_MULTICAST: BoolParam = BoolParam::new("heartbeat_multicast", true);
+    pub const RFLYSIM_CONFIG: StringParam = StringParam::new(
+        "rflysim_config",
+        "",
+        "path of the RflySim `Config.json` whose sensors are bridged (read as RflySim reads it: comments, 8 or 16 `otherParams`, SeqID 0 = previous + 1)",
+    );
+    pub const SEQ_ID: IntParam = IntParam::new(
+        "seq_id",
+        -1,
+        -1..=65_535,
+        "the sensor (`SeqID`) of `camera_node` / `lidar_node`; −1: the first of its kind",
+    );
+    pub const VEHICLE_IDS: IntListParam = IntListParam::new(
+        "vehicle_ids",
+        &[1],
+        "vehicles (1–65535) whose IMU and true state are bridged (and MAVROS started)",
+    );
+    pub const SIM_HOST: StringParam = StringParam::new(
+        "sim_host",
+        "127.0.0.1",
+        "RflySim3D / CopterSim's IPv4 address: requests go there; only it, loopback and `allowed_senders` may send",
+    );
+    pub const ALLOWED_SENDERS: StringListParam = StringListParam::new(
+        "allowed_senders",
+        &[],
+        "more hosts that may send to the bridge: addresses, networks (`192.168.1.0/24`) or `any`; others are dropped and counted",
+    );
+    pub const WINDOW_ID: IntParam = IntParam::new(
+        "window_id",
+        0,
+        0..=19,
+        "RflySim3D window: requests go to UDP 20010 + `window_id`",
+    );
+    pub const SEND_REQUESTS: BoolParam = BoolParam::new(
+        "send_requests",
+        true,
+        "ask RflySim3D and CopterSim for each stream every second until its data flows, and again if it stops",
+    );
+    pub const IMU: BoolParam = BoolParam::new("imu", true, "bridge the IMU and true state of `vehicle_ids`");
+    pub const IMU_RATE_HZ: IntParam = IntParam::new("imu_rate_hz", 200, 1..=1000, "the IMU rate asked of CopterSim");
+    pub const HEARTBEAT_PORT: IntParam = IntParam::new(
+        "heartbeat_port",
+        ports::HEARTBEAT_PORT as i64,
+        1..=65_535,
+        "CopterSim's heartbeat, which tells the RflySim PC's clock offset",
+    );
+    pub const HEARTBEAT_MULTICAST: BoolParam = BoolParam::new(
+        "heartbeat_multicast",
+        true,
+        "join the heartbeat's multicast group 224.0.0.10 towards `sim_host` and `allowed_senders`",
+    );
     pub const ANGLE_UNIT: ChoiceParam<AngleUnit> = ChoiceParam::new(
         "angle_unit",
         "auto",
         &[
             ("auto", AngleUnit::Auto),
             ("rad", AngleUnit::Radians),
-            ("radians", AngleUnit::Radians),
             ("deg", AngleUnit::Degrees),
-            ("degrees", AngleUnit::Degrees),
         ],
+        "the unit of the mount angles (`SensorAngEular`) in the config; `auto`: degrees if one exceeds 2π",
+    )
+    .with_former(&[("radians", "rad"), ("degrees", "deg")]);
+    pub const RCVBUF_BYTES: IntParam = IntParam::new(
+        "rcvbuf_bytes",
+        32 << 20,
+        1 << 16..=1 << 30,
+        "UDP receive buffer asked for (the kernel grants at most `net.core.rmem_max`; the granted size is logged)",
     );
-    pub const RCVBUF_BYTES: IntParam = IntParam::new("rcvbuf_bytes", 32 << 20, 1 << 16..=1 << 30);
-    pub const MAX_FRAME_BYTES: IntParam = IntParam::new("max_frame_bytes", 64 << 20, 1 << 10..=1 << 30);
+    pub const MAX_MESSAGE_BYTES: IntParam = IntParam::new(
+        "max_message_bytes",
+        64 << 20,
+        1 << 10..=1 << 30,
+        "the largest frame accepted; each sensor is bounded further by its configured size ([RflySim](rflysim.md#parameters))",
+    );
     pub const TF_SOURCE: ChoiceParam<TfSource> = ChoiceParam::new(
         "tf_source",
         "lidar",
         &[("lidar", TfSource::Lidar), ("state", TfSource::State)],
+        "where odom → base_link on `/tf` comes from: the LiDAR frames' pose (`lidar`) or CopterSim's true state (`state`)",
     );
     pub const GIMBAL_BITS: ChoiceParam<GimbalBitTable> = ChoiceParam::new(
         "gimbal_bits",
         PROTOCOL_BITS.name,
         &[(PROTOCOL_BITS.name, PROTOCOL_BITS), (SDK_BITS.name, SDK_BITS)],
+        "gimbal control bit numbering: the RflySim vision protocol's (`protocol`) or the SDK's `CameraCtrlApi.py` (`sdk`)",
     );
-    pub const REQUEST_CHECKSUM: IntParam = IntParam::new("request_checksum", REQUEST_CHECKSUM_VALUE as i64, 0..=65_535);
-    pub const STATUS_PORT: IntParam = IntParam::new("status_port", ports::CAMERA_STATUS_PORT as i64, 1..=65_535);
-    pub const STATUS_MULTICAST: BoolParam = BoolParam::new("status_multicast", true);
-    /// Each camera's info also under its image (`<image>/camera_info`), where earlier releases put it.
-    pub const CAMERA_INFO_UNDER_IMAGE: BoolParam = BoolParam::new("camera_info_under_image", false);
-    /// The scene node: spawned vehicles' ids start here; how long a call waits for RflySim3D.
-    pub const FIRST_SPAWN_ID: IntParam = IntParam::new("first_spawn_id", 1000, 1..=65_535);
-    pub const SCENE_TIMEOUT: FloatParam = FloatParam::new("scene_timeout", 1.0, 0.05..=30.0);
-    pub const MAX_SCENE_ENTITIES: IntParam = IntParam::new("max_scene_entities", 10_000, 10..=100_000);
-    pub const WORLD: &str = "world";
+    pub const REQUEST_CHECKSUM: IntParam = IntParam::new(
+        "request_checksum",
+        REQUEST_CHECKSUM_VALUE as i64,
+        0..=65_535,
+        "checksum of the 148-byte gimbal request (RflySim3D's echo uses 12346)",
+    );
+    pub const STATUS_PORT: IntParam = IntParam::new(
+        "status_port",
+        ports::CAMERA_STATUS_PORT as i64,
+        1..=65_535,
+        "RflySim3D's status port: gimbal echoes and the scene's postback",
+    );
+    pub const STATUS_MULTICAST: BoolParam = BoolParam::new(
+        "status_multicast",
+        true,
+        "join the status port's multicast group 224.0.0.10 when possible",
+    );
+    pub const CAMERA_INFO_UNDER_IMAGE: BoolParam = BoolParam::new(
+        "camera_info_under_image",
+        false,
+        "also publish each camera's info on `<image>/camera_info`, where earlier releases put it (beside the image it always is)",
+    );
+    pub const FIRST_SPAWN_ID: IntParam = IntParam::new(
+        "first_spawn_id",
+        1000,
+        1..=65_535,
+        "the scene: spawned vehicles get CopterIDs from here up (skipping those in use)",
+    );
+    pub const SCENE_TIMEOUT: FloatParam = FloatParam::new(
+        "scene_timeout_s",
+        1.0,
+        0.05..=30.0,
+        "the scene: seconds a call waits for RflySim3D's answer",
+    );
+    pub const MAX_SCENE_ENTITIES: IntParam = IntParam::new(
+        "max_scene_entities",
+        10_000,
+        10..=100_000,
+        "the scene: entities known at most (vehicles reported, objects asked for, vehicles spawned); a spawn beyond it is refused",
+    );
+    pub const WORLD_NAME: StringParam = StringParam::new(
+        "world_name",
+        "",
+        "the scene: the map RflySim3D started with, for `get_current_world` and the terrain (unknown until `load_world` otherwise)",
+    );
+    pub const MAP_DIR: StringParam = StringParam::new(
+        "map_dir",
+        "~/PX4PSP/CopterSim/external/map",
+        "the scene: the folder of RflySim's map files (`<map>.png`, `<map>.txt`), RflySim's own `C:\\PX4PSP\\CopterSim\\external\\map` copied to this PC; `~` is the home folder",
+    );
+    pub const TERRAIN_CLOUD_POINTS: IntParam = IntParam::new(
+        "terrain_cloud_points",
+        262_144,
+        4..=16_777_216,
+        "the scene: the most points of `rflysim/scene/terrain`; a larger map is thinned evenly (every n-th row and column)",
+    );
 
     pub const INTS: &[IntParam] = &[
         SEQ_ID,
@@ -88,11 +184,12 @@ pub mod param {
         IMU_RATE_HZ,
         HEARTBEAT_PORT,
         RCVBUF_BYTES,
-        MAX_FRAME_BYTES,
+        MAX_MESSAGE_BYTES,
         REQUEST_CHECKSUM,
         STATUS_PORT,
         FIRST_SPAWN_ID,
         MAX_SCENE_ENTITIES,
+        TERRAIN_CLOUD_POINTS,
     ];
     pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT, SCENE_TIMEOUT];
 }
@@ -126,7 +223,7 @@ pub struct SimLink {
     pub window_id: u16,
     /// Ask RflySim3D and CopterSim for the data until it flows.
     pub send_requests: bool,
-    /// Who may send to the bridge's sockets (`sim_ip`, loopback, `allowed_senders`).
+    /// Who may send to the bridge's sockets (`sim_host`, loopback, `allowed_senders`).
     pub senders: SenderFilter,
 }
 
@@ -172,7 +269,7 @@ impl Default for SensorSettings {
     fn default() -> Self {
         Self {
             rcvbuf: param::RCVBUF_BYTES.default_as(),
-            max_frame_bytes: param::MAX_FRAME_BYTES.default_as(),
+            max_frame_bytes: param::MAX_MESSAGE_BYTES.default_as(),
             always_decode: param::DECODE_IMAGES_ALWAYS.default,
             camera_info_under_image: param::CAMERA_INFO_UNDER_IMAGE.default,
             shm_poll: Duration::from_millis(1),
@@ -221,38 +318,51 @@ pub struct Settings {
     pub scene: crate::scene::SceneSettings,
 }
 
-/// `copter_ids`: a non-empty list of vehicle ids, 1..=65535. Read here for
+/// The former names of RflySim's parameters.
+pub const RENAMED: &[Renamed] = &[
+    Renamed::new("copter_ids", "vehicle_ids"),
+    Renamed::new("sim_ip", "sim_host"),
+    Renamed::new("max_frame_bytes", "max_message_bytes"),
+    Renamed::new("scene_timeout", "scene_timeout_s"),
+    Renamed::new("world", "world_name"),
+];
+
+/// Reads every value given under a former name under its new one (with a
+/// warning): the first thing every RflySim executable does with its parameters.
+pub fn take_former_names(node: &Node) -> Result<(), String> {
+    params::apply_renamed(node, &[params::shared::RENAMED, RENAMED])
+}
+
+/// `vehicle_ids`: a non-empty list of vehicle ids, 1..=65535. Read here for
 /// every executable that takes it (the bridges and the MAVROS launcher).
 pub fn copter_ids(node: &Node) -> Result<Vec<u16>, String> {
-    let ids = params::int_array(node, param::COPTER_IDS, param::COPTER_IDS_DEFAULT)
-        .map_err(|e| invalid(param::COPTER_IDS, e))?;
-    check_copter_ids(&ids)
+    check_copter_ids(&param::VEHICLE_IDS.read(node)?)
 }
 
 fn check_copter_ids(ids: &[i64]) -> Result<Vec<u16>, String> {
     if ids.is_empty() {
-        return Err(invalid(param::COPTER_IDS, "no vehicle id"));
+        return Err(invalid(param::VEHICLE_IDS.name, "no vehicle id"));
     }
     ids.iter()
         .map(|&i| {
             u16::try_from(i)
                 .ok()
                 .filter(|&i| i > 0)
-                .ok_or_else(|| invalid(param::COPTER_IDS, format!("{i} is not a vehicle id (1..=65535)")))
+                .ok_or_else(|| invalid(param::VEHICLE_IDS.name, format!("{i} is not a vehicle id (1..=65535)")))
         })
         .collect()
 }
 
-/// `sim_ip`: the simulator's IPv4 address.
+/// `sim_host`: the simulator's IPv4 address.
 pub fn sim_ip(node: &Node) -> Result<Ipv4Addr, String> {
-    let ip = params::string(node, param::SIM_IP, param::SIM_IP_DEFAULT).map_err(|e| invalid(param::SIM_IP, e))?;
+    let ip = param::SIM_HOST.read(node)?;
     ip.parse()
-        .map_err(|_| invalid(param::SIM_IP, format!("{ip:?} is not an IPv4 address")))
+        .map_err(|_| invalid(param::SIM_HOST.name, format!("{ip:?} is not an IPv4 address")))
 }
 
 impl ConfigChoice {
     fn from_node(node: &Node) -> Result<Self, String> {
-        let path = params::string(node, param::RFLYSIM_CONFIG, "").map_err(|e| invalid(param::RFLYSIM_CONFIG, e))?;
+        let path = param::RFLYSIM_CONFIG.read(node)?;
         let seq_id: i64 = param::SEQ_ID.read(node)?;
         Ok(Self {
             path: (!path.is_empty()).then(|| PathBuf::from(path)),
@@ -265,13 +375,12 @@ impl ConfigChoice {
 impl SimLink {
     fn from_node(node: &Node) -> Result<Self, String> {
         let sim_ip = sim_ip(node)?;
-        let extra =
-            params::string_array(node, param::ALLOWED_SENDERS, &[]).map_err(|e| invalid(param::ALLOWED_SENDERS, e))?;
+        let extra = param::ALLOWED_SENDERS.read(node)?;
         Ok(Self {
             sim_ip,
             window_id: param::WINDOW_ID.read(node)?,
             send_requests: param::SEND_REQUESTS.read(node)?,
-            senders: SenderFilter::new(sim_ip, &extra).map_err(|m| invalid(param::ALLOWED_SENDERS, m))?,
+            senders: SenderFilter::new(sim_ip, &extra).map_err(|m| invalid(param::ALLOWED_SENDERS.name, m))?,
         })
     }
 }
@@ -296,6 +405,7 @@ impl OutputSettings {
 
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Settings, String> {
+        take_former_names(node)?;
         Ok(Settings {
             config: ConfigChoice::from_node(node)?,
             link: SimLink::from_node(node)?,
@@ -308,8 +418,8 @@ impl Settings {
             output: OutputSettings::from_node(node)?,
             sensor: SensorSettings {
                 rcvbuf: param::RCVBUF_BYTES.read(node)?,
-                max_frame_bytes: param::MAX_FRAME_BYTES.read(node)?,
-                always_decode: params::shared::decode_images_always(node)?,
+                max_frame_bytes: param::MAX_MESSAGE_BYTES.read(node)?,
+                always_decode: param::DECODE_IMAGES_ALWAYS.read(node)?,
                 camera_info_under_image: param::CAMERA_INFO_UNDER_IMAGE.read(node)?,
                 ..SensorSettings::default()
             },
@@ -329,7 +439,9 @@ impl Settings {
                 first_spawn_id: param::FIRST_SPAWN_ID.read(node)?,
                 reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
                 max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
-                world: params::string(node, param::WORLD, "").map_err(|e| e.to_string())?,
+                world: param::WORLD_NAME.read(node)?,
+                map_dir: crate::scene::terrain::expand_home(&param::MAP_DIR.read(node)?),
+                terrain_cloud_points: param::TERRAIN_CLOUD_POINTS.read(node)?,
             },
         })
     }
@@ -344,7 +456,7 @@ mod tests {
         assert_eq!(check_copter_ids(&[1, 2, 65_535]), Ok(vec![1, 2, 65_535]));
         for bad in [&[0][..], &[1, -1], &[65_536], &[]] {
             let e = check_copter_ids(bad).unwrap_err();
-            assert!(e.starts_with("parameter copter_ids: "), "{e}");
+            assert!(e.starts_with("parameter vehicle_ids: "), "{e}");
         }
     }
 

@@ -2,7 +2,7 @@
 //! per process, because the kernel hands a unicast datagram to one socket
 //! only. Every datagram is read by `rflysim_proto::scene::StatusDatagram`
 //! (by length, then checksum) and handed to each handler (the gimbals'
-//! status, the scene); only `sim_ip`, loopback and `allowed_senders` may send.
+//! status, the scene); only `sim_host`, loopback and `allowed_senders` may send.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -34,6 +34,15 @@ pub struct Emulator {
 impl Emulator {
     pub fn start(options: Options) -> io::Result<Emulator> {
         let run = Running::new(options.start_time);
+        if let Some(dir) = &options.map_dir {
+            crate::world::write_map_files(dir)
+                .map_err(|e| io::Error::new(e.kind(), format!("--write-maps {}: {e}", dir.display())))?;
+            crate::log::line(&format!(
+                "map files of {:?} written to {}",
+                crate::world::MAPS,
+                dir.display()
+            ));
+        }
         let copters: Vec<(i32, f64)> = options
             .copters
             .iter()

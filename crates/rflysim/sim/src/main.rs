@@ -73,8 +73,13 @@ struct Cli {
     #[arg(long, help_heading = RATES)]
     flat_out: bool,
     /// Render once per sensor, resend with new stamps (benchmarks)
-    #[arg(long, help_heading = RATES)]
+    #[arg(long, help_heading = RATES, conflicts_with = "cycle_frames")]
     reuse_frames: bool,
+    /// Render each sensor's first K frames, each camera frame marked as its own, and send them in turn
+    /// (frame F is the (F mod K)-th) with new stamps; with --dump, writes each as sent
+    /// (sensor<N>_cycle<k>.bin) instead of every frame
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u16).range(1..=1000), help_heading = RATES)]
+    cycle_frames: Option<u16>,
     /// Stop after S seconds
     #[arg(long, value_name = "S", value_parser = seconds, help_heading = RATES)]
     duration: Option<Duration>,
@@ -138,6 +143,11 @@ struct Cli {
     /// (sensor<N>.index, imu<id>.txt, heartbeat<id>.txt, scene.txt)
     #[arg(long, value_name = "DIR", help_heading = TESTS)]
     dump: Option<PathBuf>,
+    /// Write the two map files RflySim ships for each of the emulator's maps
+    /// (Grasslands, MountainTerrain: <map>.png heights, <map>.txt calibration)
+    /// to DIR at start, for the scene node's map_dir
+    #[arg(long, value_name = "DIR", help_heading = TESTS)]
+    write_maps: Option<PathBuf>,
     /// Append "SeqID time_stamp wall_time" when each frame has been sent,
     /// "imu<copter id> time_stamp wall_time" per IMU sample (benchmarks)
     #[arg(long, value_name = "FILE", help_heading = TESTS)]
@@ -254,6 +264,7 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
             (false, None) => d.rate,
         },
         reuse_frames: c.reuse_frames,
+        cycle_frames: c.cycle_frames.map(usize::from),
         duration: c.duration.map(|t| t.as_secs_f64()),
         max_frames: c.max_frames,
         start_time: c.start_time.unwrap_or(d.start_time),
@@ -288,6 +299,7 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         send_log: c.send_log,
         ..d
     };
+    o.map_dir = c.write_maps;
     if let Some(dir) = c.dump {
         std::fs::create_dir_all(&dir).map_err(|e| invalid(format!("--dump {}: {e}", dir.display())))?;
         o.dump_dir = Some(dir);

@@ -77,6 +77,11 @@ pub struct Options {
     pub rate: RateMode,
     /// Render each sensor once and resend that frame with new stamps (benchmarks).
     pub reuse_frames: bool,
+    /// Render each sensor's first K frames, each camera frame marked as its
+    /// own (see [`crate::render::mark_variant`]), and send them in turn with
+    /// new stamps: frame f is the (f mod K)-th. Distinct frames at any rate,
+    /// so that a receiver can tell a frame stitched from two from both.
+    pub cycle_frames: Option<usize>,
     pub faults: FaultConfig,
     /// Faults of the scene's datagrams on the status port.
     pub scene_faults: SceneFaultConfig,
@@ -116,6 +121,8 @@ pub struct Options {
     /// IMU sample and the scene's vehicles as they move here, for tests to
     /// compare with what the bridge publishes.
     pub dump_dir: Option<std::path::PathBuf>,
+    /// Write the map files of the emulator's maps here at start.
+    pub map_dir: Option<std::path::PathBuf>,
     /// Drop exactly these datagrams: (frame id, packet id), every sensor.
     pub drop_packets: Vec<(u64, u32)>,
     /// Append `SeqID time_stamp wall_clock_seconds` per frame sent (when its
@@ -125,6 +132,14 @@ pub struct Options {
 }
 
 impl Options {
+    /// How many frames each stream renders and then sends again in turn (0: it renders every frame).
+    pub fn cached_frames(&self) -> usize {
+        match self.cycle_frames {
+            Some(k) => k.max(1),
+            None => usize::from(self.reuse_frames),
+        }
+    }
+
     /// How far vehicle `copter`'s clock is ahead of the shared one, seconds.
     pub fn clock_offset(&self, copter: u16) -> f64 {
         self.clock_offsets
@@ -146,6 +161,7 @@ impl Default for Options {
             lidar_layout: LidarLayout::Protocol,
             rate: RateMode::RealTime,
             reuse_frames: false,
+            cycle_frames: None,
             faults: FaultConfig::default(),
             scene_faults: SceneFaultConfig::default(),
             restart_every: None,
@@ -168,6 +184,7 @@ impl Default for Options {
             wall_clock_offset: 0.0,
             heartbeat_multicast: false,
             dump_dir: None,
+            map_dir: None,
             drop_packets: Vec::new(),
             send_log: None,
         }

@@ -200,6 +200,33 @@ pub fn render_camera(scene: &Scene, vehicle: &VehicleState, mount: &Mount, view:
     out
 }
 
+/// Marks a camera frame (`width` pixels of `bytes_per_pixel` a row) as
+/// the `variant`-th of a cycle: the first pixel of every 8 × 8 block takes
+/// a value drawn from the variant and the block. Two variants then differ
+/// in every few rows, raw or JPEG-encoded, where a rendered sky alone would
+/// leave whole rows alike; so a frame stitched from two is neither.
+pub fn mark_variant(pixels: &mut [u8], width: u32, bytes_per_pixel: usize, variant: u64) {
+    let row = width as usize * bytes_per_pixel;
+    if row == 0 {
+        return;
+    }
+    for (r, line) in pixels.chunks_mut(row).enumerate().step_by(8) {
+        for (c, px) in line.chunks_mut(bytes_per_pixel).enumerate().step_by(8) {
+            let block = ((r / 8) as u64) << 32 | (c / 8) as u64;
+            let value = splitmix64(variant.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ block).to_le_bytes();
+            px.copy_from_slice(&value[..px.len()]);
+        }
+    }
+}
+
+/// A well-mixed 64-bit value of `x` (SplitMix64's finaliser).
+fn splitmix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
 /// A LiDAR's ray directions in its own frame (FRD), by kind.
 pub fn lidar_rays(type_id: u16, width: u32, height: u32) -> Vec<Vec3> {
     let (w, h) = (width.max(1), height.max(1));
@@ -339,6 +366,7 @@ mod tests {
         let flat = Scene {
             blocks: vec![],
             tile: 2.0,
+            terrain: crate::world::Terrain::flat(),
         };
         let img = render_camera(
             &flat,

@@ -6,7 +6,8 @@
 //!
 //! Simplifications. A vehicle is an axis-aligned box: its model's box
 //! ([`VEHICLE_HALF_EXTENT`] × its scale) turned by its yaw only. A crash is
-//! an overlap of boxes, or a vehicle whose origin is below the ground, found
+//! an overlap of boxes, or a vehicle whose origin is below the ground (the
+//! map's [`Terrain`]), found
 //! in that order: the ground, then the static objects, then the other
 //! vehicles (the one with the lowest id). Its scan lines start at its
 //! origin: front, back, left and right level along its heading, up and down
@@ -16,12 +17,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use frames::{euler_to_quat, Vec3};
 use rflysim_proto::console::{ConsoleRequest, SceneItem};
+use rflysim_proto::label::{LabelKind, MessageLine, VehicleLabel, MESSAGE_LINES};
 use rflysim_proto::scene::{
     CopterData, CrashType, ObjectData, Placement, PoseAndBox, StatusDatagram, VehicleCrashData, VehiclePose, RAY_RANGE,
 };
 
 use crate::log::line as log;
-use crate::world::{Block, BlockOwner, Scene, Trajectory};
+use crate::world::{Block, BlockOwner, Scene, Terrain, Trajectory, MAPS};
 
 /// A quadcopter's box: half of 0.55 × 0.55 × 0.3 m, along its x, y, z.
 pub const VEHICLE_HALF_EXTENT: Vec3 = [0.275, 0.275, 0.15];
@@ -98,6 +100,14 @@ impl Vehicle {
     }
 }
 
+/// What a vehicle shows over it: its ID label and up to
+/// [`MESSAGE_LINES`] message lines, the newest last.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VehicleLabels {
+    pub id: Option<VehicleLabel>,
+    pub messages: Vec<VehicleLabel>,
+}
+
 /// The map asked for last.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MapChoice {
@@ -112,6 +122,10 @@ pub struct SceneState {
     /// The static objects still in the scene.
     objects: Vec<Block>,
     tile: f64,
+    /// The ground of the map shown.
+    terrain: Terrain,
+    /// The labels shown over each vehicle (RflySetIDLabel, RflySetMsgLabel).
+    labels: BTreeMap<i32, VehicleLabels>,
     copters: Vec<(i32, f64)>,
     trajectory: Trajectory,
     map: Option<MapChoice>,
@@ -136,6 +150,8 @@ impl SceneState {
             vehicles: BTreeMap::new(),
             objects: world.blocks.clone(),
             tile: world.tile,
+            terrain: world.terrain.clone(),
+            labels: BTreeMap::new(),
             copters: copters.to_vec(),
             trajectory,
             map: None,
@@ -162,13 +178,45 @@ impl SceneState {
         self.postback
     }
 
+    /// The labels vehicle `id` shows.
+    pub fn labels(&self, id: i32) -> Option<&VehicleLabels> {
+        self.labels.get(&id)
+    }
+
+    /// Shows a label over its vehicle (display times are not run out: the
+    /// last label sent stays); logs what it shows.
+    pub fn apply_label(&mut self, label: VehicleLabel) {
+        let shown = self.labels.entry(label.copter_id).or_default();
+        let [r, g, b] = label.rgb;
+        let what = match label.kind {
+            LabelKind::Id => "ID label".to_string(),
+            LabelKind::Message { seconds, line } => format!("message line {line:?} for {seconds} s"),
+        };
+        log(&format!(
+            "vehicle {} shows {what}: \"{}\" colour {r:02X}{g:02X}{b:02X} size {}",
+            label.copter_id, label.text, label.size
+        ));
+        match label.kind {
+            LabelKind::Id => shown.id = Some(label),
+            LabelKind::Message {
+                line: MessageLine::Line(n),
+                ..
+            } if usize::from(n) < shown.messages.len() => shown.messages[usize::from(n)] = label,
+            LabelKind::Message { .. } => {
+                shown.messages.push(label);
+                let excess = shown.messages.len().saturating_sub(MESSAGE_LINES as usize);
+                shown.messages.drain(..excess);
+            }
+        }
+    }
+
     /// Places (or creates) a vehicle as a pose struct says, at sim time `t`;
     /// `true` when it was created.
     pub fn apply_pose(&mut self, pose: &VehiclePose, t: f64) -> bool {
         let scale = pose.scale;
         let mut pos = pose.pos_ned.map(|c| c * self.pos_scale);
         if pose.placement == Placement::OnGround {
-            pos[2] = -VEHICLE_HALF_EXTENT[2] * f64::from(scale[2]).abs();
+            pos[2] = self.terrain.ground_z(pos[0], pos[1]) - VEHICLE_HALF_EXTENT[2] * f64::from(scale[2]).abs();
         }
         let vehicle = Vehicle {
             id: pose.copter_id,
@@ -292,6 +340,7 @@ impl SceneState {
         Scene {
             blocks: self.objects.iter().copied().chain(vehicles).collect(),
             tile: self.tile,
+            terrain: self.terrain.clone(),
         }
     }
 
@@ -361,9 +410,15 @@ impl SceneState {
 
     /// What `v` hit, where, the centre of what it hit, and its name.
     fn crash_of(&self, v: &Vehicle) -> (CrashType, Vec3, Vec3, String) {
-        if v.pos[2] > 0.0 {
+        let ground_z = self.terrain.ground_z(v.pos[0], v.pos[1]);
+        if v.pos[2] > ground_z {
             let ground = [0.0, 0.0, GROUND_HALF_EXTENT[2]];
-            return (CrashType::Ground, [v.pos[0], v.pos[1], 0.0], ground, GROUND_NAME.into());
+            return (
+                CrashType::Ground,
+                [v.pos[0], v.pos[1], ground_z],
+                ground,
+                GROUND_NAME.into(),
+            );
         }
         let mine = v.block();
         let middle = |(min, max): (Vec3, Vec3)| -> Vec3 { std::array::from_fn(|k| (min[k] + max[k]) / 2.0) };
@@ -395,8 +450,9 @@ impl SceneState {
             [0.0, 0.0, 1.0],
         ];
         let range = f64::from(RAY_RANGE);
+        let under_ground = v.pos[2] >= self.terrain.ground_z(v.pos[0], v.pos[1]);
         dirs.map(|d| {
-            if d[2] > 0.0 && v.pos[2] >= 0.0 {
+            if d[2] > 0.0 && under_ground {
                 return 0.0; // at or under the ground
             }
             world.cast(v.pos, d, range).map_or(RAY_RANGE, |h| h.distance as f32)
@@ -406,6 +462,7 @@ impl SceneState {
     fn remove_vehicles(&mut self, gone: impl Fn(&Vehicle) -> bool) {
         self.vehicles.retain(|_, v| !gone(v));
         self.last_sent.retain(|id, _| self.vehicles.contains_key(id));
+        self.labels.retain(|id, _| self.vehicles.contains_key(id));
     }
 
     fn remove_object(&mut self, name: &str) {
@@ -416,12 +473,22 @@ impl SceneState {
     }
 
     fn change_map(&mut self, map: MapChoice) {
-        log(&format!(
-            "map changed to {}: the vehicles of the pose structs removed",
-            match &map {
-                MapChoice::Name(name) => name.clone(),
-                MapChoice::Id(id) => format!("#{id}"),
+        let name = match &map {
+            MapChoice::Name(name) => name.clone(),
+            MapChoice::Id(id) => usize::try_from(*id)
+                .ok()
+                .and_then(|i| MAPS.get(i))
+                .map_or(format!("#{id}"), |n| n.to_string()),
+        };
+        let ground = match Terrain::of_map(&name) {
+            Some(terrain) => {
+                self.terrain = terrain;
+                "its ground"
             }
+            None => "the ground as it was (not one of the emulator's maps)",
+        };
+        log(&format!(
+            "map changed to {name}, {ground}: the vehicles of the pose structs removed"
         ));
         self.map = Some(map);
         self.remove_vehicles(|v| v.source == Source::PoseStructs);
@@ -482,9 +549,79 @@ mod tests {
         scene.apply_pose(&grounded, 1.0);
         assert_eq!(scene.vehicle(6).unwrap().pos, [0.0, 5.0, -0.3]);
         assert_eq!(scene.vehicle(6).unwrap().block().max[2], 0.0);
+        // On the hill, its box's bottom on the hill's ground.
+        let on_hill = VehiclePose {
+            placement: Placement::OnGround,
+            ..pose(7, [40.0, -36.0, 0.0])
+        };
+        scene.apply_pose(&on_hill, 1.0);
+        let ground = Terrain::of_map(MAPS[0]).unwrap().ground_z(40.0, -36.0);
+        assert!(ground < -1.0);
+        assert!((scene.vehicle(7).unwrap().block().max[2] - ground).abs() < 1e-9);
         scene.apply_console(&ConsoleRequest::SetPosScale(2.0), 1.0);
         scene.apply_pose(&pose(5, [1.0, 2.0, -3.0]), 1.0);
         assert_eq!(scene.vehicle(5).unwrap().pos, [2.0, 4.0, -6.0]);
+    }
+
+    #[test]
+    fn the_ground_of_the_map_decides_crashes_and_changes_with_the_map() {
+        let mut scene = SceneState::default();
+        scene.apply_console(&ConsoleRequest::VehicleDataPostback(true), 0.0);
+        // 1 m up over flat ground, but 1 m inside Grasslands' hill.
+        let ground = Terrain::of_map(MAPS[0]).unwrap().ground_z(40.0, -36.0);
+        scene.apply_pose(&pose(1, [40.0, -36.0, ground + 1.0]), 0.0);
+        scene.apply_pose(&pose(2, [40.0, -36.0, ground - 1.0]), 0.0);
+        let c = crashes(&mut scene, 0.0);
+        assert_eq!((c[&1].crash, c[&1].crash_pos[2]), (CrashType::Ground, ground as f32));
+        assert_eq!(c[&2].crash, CrashType::None);
+        assert!((c[&2].rays[5] - 1.0).abs() < 1e-4, "down: {:?}", c[&2].rays);
+        // MountainTerrain is flat there.
+        scene.apply_console(&ConsoleRequest::ChangeMapByName("MountainTerrain".into()), 1.0);
+        scene.apply_pose(&pose(1, [40.0, -36.0, -0.5]), 1.0);
+        assert_eq!(crashes(&mut scene, 1.0)[&1].crash, CrashType::None);
+        scene.apply_pose(&pose(1, [40.0, 40.0, -0.5]), 1.0);
+        assert_eq!(crashes(&mut scene, 1.0)[&1].crash, CrashType::Ground);
+        // A map the emulator does not have leaves the ground as it was; by id, the list's order.
+        scene.apply_console(&ConsoleRequest::ChangeMapByName("Nowhere".into()), 2.0);
+        scene.apply_pose(&pose(1, [40.0, 40.0, -0.5]), 2.0);
+        assert_eq!(crashes(&mut scene, 2.0)[&1].crash, CrashType::Ground);
+        scene.apply_console(&ConsoleRequest::ChangeMapById(0), 3.0);
+        scene.apply_pose(&pose(1, [40.0, 40.0, -0.5]), 3.0);
+        assert_eq!(crashes(&mut scene, 3.0)[&1].crash, CrashType::None);
+    }
+
+    #[test]
+    fn labels_are_kept_per_vehicle_five_message_lines_at_most() {
+        let mut scene = SceneState::default();
+        scene.apply_pose(&pose(3, [0.0, 5.0, -3.0]), 0.0);
+        let label = |text: &str, kind| VehicleLabel {
+            copter_id: 3,
+            kind,
+            text: text.into(),
+            rgb: [255, 0, 0],
+            size: 20.0,
+        };
+        scene.apply_label(label("three", LabelKind::Id));
+        let new_line = LabelKind::Message {
+            seconds: 5.0,
+            line: MessageLine::New,
+        };
+        for i in 0..7 {
+            scene.apply_label(label(&format!("m{i}"), new_line));
+        }
+        scene.apply_label(label(
+            "set",
+            LabelKind::Message {
+                seconds: 1.0,
+                line: MessageLine::Line(0),
+            },
+        ));
+        let shown = scene.labels(3).unwrap();
+        assert_eq!(shown.id.as_ref().unwrap().text, "three");
+        let texts: Vec<&str> = shown.messages.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["set", "m3", "m4", "m5", "m6"]);
+        scene.apply_console(&ConsoleRequest::DelVehicles(vec![3]), 1.0);
+        assert!(scene.labels(3).is_none(), "gone with its vehicle");
     }
 
     #[test]

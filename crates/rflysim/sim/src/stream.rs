@@ -269,7 +269,10 @@ impl StreamWorker {
         let mut frame_id: u64 = 0;
         let mut epoch = self.run.clock.epoch();
         let mut next = Instant::now();
-        let mut cached: Option<Vec<u8>> = None;
+        // Frames rendered once and sent again in turn (--reuse-frames, --cycle-frames).
+        let cache_len = self.options.cached_frames();
+        let mut cached: Vec<Vec<u8>> = Vec::with_capacity(cache_len);
+        let mut fresh: Vec<u8>;
         let transport = self.cfg.transport().unwrap_or(Transport::UdpCompressed);
         log(&format!(
             "sensor {} (TypeID {}) → {}",
@@ -302,25 +305,56 @@ impl StreamWorker {
             }
             // A sensor reads the clock of the vehicle it is mounted on.
             let t = self.run.clock.now() + self.options.clock_offset(self.cfg.target_copter);
-            let payload = match (&cached, self.options.reuse_frames) {
-                (Some(p), true) => p.clone(),
-                _ => {
-                    let p = self.encode_for_transport(self.render(t));
-                    if self.options.reuse_frames {
-                        cached = Some(p.clone());
-                    }
-                    p
+            let payload: &[u8] = if cache_len == 0 {
+                fresh = self.encode_for_transport(self.render(t));
+                &fresh
+            } else {
+                // Frame ids count up from 0 (again after a restart): the
+                // cache fills in order.
+                let slot = (frame_id % cache_len as u64) as usize;
+                if slot == cached.len() {
+                    cached.push(self.cached_frame(t, slot));
                 }
+                &cached[slot]
             };
-            if let Some(dir) = &self.options.dump_dir {
-                self.dump(dir, frame_id, t);
+            match &self.options.dump_dir {
+                Some(dir) if self.options.cycle_frames.is_none() => self.dump(dir, frame_id, t),
+                _ => {}
             }
-            if let Err(e) = self.send(frame_id, t, &payload) {
+            if let Err(e) = self.send(frame_id, t, payload) {
                 log(&format!("sensor {}: send failed: {e}", self.cfg.seq_id));
                 std::thread::sleep(Duration::from_millis(200));
             }
             frame_id += 1;
         }
+    }
+
+    /// The `slot`-th frame of the cache, rendered at `t` and encoded for
+    /// the transport; in a cycle, a camera frame marked as that slot's and
+    /// written as sent to `sensor<SeqID>_cycle<slot>.bin` in the dump directory.
+    fn cached_frame(&self, t: f64, slot: usize) -> Vec<u8> {
+        let mut rendered = self.render(t);
+        if self.options.cycle_frames.is_none() {
+            return self.encode_for_transport(rendered);
+        }
+        if let Some(SensorClass::Camera(enc)) = self.cfg.kind().map(|k| k.class) {
+            let (w, _) = self.current_image_size();
+            render::mark_variant(&mut rendered, w, enc.bytes_per_pixel(), slot as u64);
+        }
+        let payload = self.encode_for_transport(rendered);
+        if let Some(dir) = &self.options.dump_dir {
+            // Written whole, then named: a reader never sees half a frame.
+            let file = dir.join(format!("sensor{}_cycle{slot}.bin", self.cfg.seq_id));
+            let part = file.with_extension("part");
+            if let Err(e) = std::fs::write(&part, &payload).and_then(|()| std::fs::rename(&part, &file)) {
+                log(&format!(
+                    "sensor {}: cannot write {}: {e}",
+                    self.cfg.seq_id,
+                    file.display()
+                ));
+            }
+        }
+        payload
     }
 
     /// Appends `frame_id time_stamp file` to `sensor<SeqID>.index` and writes

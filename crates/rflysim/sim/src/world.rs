@@ -1,9 +1,12 @@
 //! The emulator's world: one vehicle flying a smooth, known trajectory over a
-//! textured ground plane with a few coloured boxes. Everything is a pure
-//! function of simulation time, so tests can compute what a sensor must see.
+//! textured ground with a few coloured boxes, flat but for the hills of the
+//! map ([`Terrain`]), which the renderer, the LiDAR, the crash checks and the
+//! map files RflySim ships for each map ([`write_map_files`]) all share.
+//! Everything is a pure function of simulation time, so tests can compute
+//! what a sensor must see.
 //!
-//! RflySim's conventions: world NED (metres, ground at z = 0, up is −z), body
-//! FRD, Euler roll/pitch/yaw (Z-Y-X).
+//! RflySim's conventions: world NED (metres, the flat ground at z = 0, up is
+//! −z), body FRD, Euler roll/pitch/yaw (Z-Y-X).
 
 use frames::{quat_to_euler, Quat, Vec3};
 
@@ -237,6 +240,222 @@ pub struct Scene {
     pub blocks: Vec<Block>,
     /// Checker square size of the ground texture, m.
     pub tile: f64,
+    pub terrain: Terrain,
+}
+
+/// A hill: a raised cosine, `height` m at `centre` (NED x, y), down to the
+/// flat ground at `radius` m from it (smooth, and exactly flat beyond).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hill {
+    pub centre: [f64; 2],
+    pub radius: f64,
+    pub height: f64,
+}
+
+impl Hill {
+    fn distance(&self, x: f64, y: f64) -> f64 {
+        (x - self.centre[0]).hypot(y - self.centre[1])
+    }
+
+    fn height_at(&self, x: f64, y: f64) -> f64 {
+        let r = self.distance(x, y);
+        if r >= self.radius {
+            return 0.0;
+        }
+        self.height * (1.0 + (std::f64::consts::PI * r / self.radius).cos()) / 2.0
+    }
+
+    /// d(height)/dx, d(height)/dy.
+    fn slope_at(&self, x: f64, y: f64) -> [f64; 2] {
+        let r = self.distance(x, y);
+        if r >= self.radius || r < 1e-12 {
+            return [0.0, 0.0];
+        }
+        let k = std::f64::consts::PI / self.radius;
+        let dh_dr = -self.height * k * (k * r).sin() / 2.0;
+        [dh_dr * (x - self.centre[0]) / r, dh_dr * (y - self.centre[1]) / r]
+    }
+
+    /// The part of a ray (from `o` along `d`, up to `t_max`) over the hill's
+    /// footprint and below its top: where it may meet the hill.
+    fn span(&self, o: Vec3, d: Vec3, t_max: f64) -> Option<(f64, f64)> {
+        let (px, py) = (o[0] - self.centre[0], o[1] - self.centre[1]);
+        let a = d[0] * d[0] + d[1] * d[1];
+        let c = px * px + py * py - self.radius * self.radius;
+        let (mut lo, mut hi) = if a < 1e-18 {
+            if c >= 0.0 {
+                return None;
+            }
+            (0.0, t_max)
+        } else {
+            let b = px * d[0] + py * d[1];
+            let disc = b * b - a * c;
+            if disc <= 0.0 {
+                return None;
+            }
+            let root = disc.sqrt();
+            ((-b - root) / a, (-b + root) / a)
+        };
+        // Below the top (z ≥ −height) …
+        let top = -self.height;
+        if d[2] > 1e-12 {
+            lo = lo.max((top - o[2]) / d[2]);
+        } else if d[2] < -1e-12 {
+            hi = hi.min((top - o[2]) / d[2]);
+        } else if o[2] < top {
+            return None;
+        }
+        lo = lo.max(0.0);
+        hi = hi.min(t_max);
+        (lo <= hi).then_some((lo, hi))
+    }
+}
+
+/// The ground of a map: flat at z = 0 but for its hills.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Terrain {
+    pub hills: Vec<Hill>,
+}
+
+/// The emulator's maps, by the names of maps RflySim ships: each its own
+/// ground (the objects are the same in all). The first is the one it starts with.
+pub const MAPS: &[&str] = &["Grasslands", "MountainTerrain"];
+
+impl Terrain {
+    pub fn flat() -> Self {
+        Self::default()
+    }
+
+    /// The ground of one of [`MAPS`], by name (any case).
+    pub fn of_map(name: &str) -> Option<Self> {
+        let hill = |x, y, radius, height| Hill {
+            centre: [x, y],
+            radius,
+            height,
+        };
+        // Away from the circle vehicle 1 flies and from the objects, in sight of both.
+        let hills = match MAPS.iter().position(|m| m.eq_ignore_ascii_case(name))? {
+            0 => vec![hill(40.0, -40.0, 12.0, 6.0)],
+            _ => vec![hill(-40.0, 40.0, 15.0, 10.0), hill(40.0, 40.0, 10.0, 4.0)],
+        };
+        Some(Self { hills })
+    }
+
+    /// The ground's height (up, m) under NED (x, y).
+    pub fn height(&self, x: f64, y: f64) -> f64 {
+        self.hills.iter().map(|h| h.height_at(x, y)).sum()
+    }
+
+    /// The ground's NED z under (x, y): minus its height.
+    pub fn ground_z(&self, x: f64, y: f64) -> f64 {
+        -self.height(x, y)
+    }
+
+    /// The ground's upward unit normal (NED) at (x, y).
+    fn normal(&self, x: f64, y: f64) -> Vec3 {
+        let (sx, sy) = self
+            .hills
+            .iter()
+            .map(|h| h.slope_at(x, y))
+            .fold((0.0, 0.0), |(a, b), [dx, dy]| (a + dx, b + dy));
+        norm([-sx, -sy, -1.0])
+    }
+
+    /// Where a ray from `o` along unit `d` first meets the ground within
+    /// `max_range`: its distance and the ground's normal there. A ray
+    /// starting at or under the ground meets none.
+    pub fn cast(&self, o: Vec3, d: Vec3, max_range: f64) -> Option<(f64, Vec3)> {
+        let below = |t: f64| o[2] + d[2] * t - self.ground_z(o[0] + d[0] * t, o[1] + d[1] * t);
+        if below(0.0) >= 0.0 {
+            return None;
+        }
+        // The flat part: beyond the plane z = 0 the ray is under any ground.
+        let plane = (d[2] > 1e-9).then(|| -o[2] / d[2]).filter(|t| *t <= max_range);
+        let mut best = plane;
+        for hill in &self.hills {
+            let Some((lo, hi)) = hill.span(o, d, best.unwrap_or(max_range)) else {
+                continue;
+            };
+            if let Some(t) = first_crossing(&below, lo, hi, hill.radius / 32.0) {
+                best = Some(best.map_or(t, |b: f64| b.min(t)));
+            }
+        }
+        let t = best?;
+        Some((t, self.normal(o[0] + d[0] * t, o[1] + d[1] * t)))
+    }
+}
+
+/// The first `t` in `[lo, hi]` where `below(t)` turns non-negative, found in
+/// steps of at most `step`, then by bisection.
+fn first_crossing(below: &impl Fn(f64) -> f64, lo: f64, hi: f64, step: f64) -> Option<f64> {
+    let n = (((hi - lo) / step).ceil() as usize).clamp(1, 4096);
+    let mut a = lo;
+    if below(a) >= 0.0 {
+        return Some(a);
+    }
+    for i in 1..=n {
+        let b = lo + (hi - lo) * i as f64 / n as f64;
+        if below(b) >= 0.0 {
+            let (mut x, mut y) = (a, b);
+            for _ in 0..50 {
+                let m = (x + y) / 2.0;
+                if below(m) >= 0.0 {
+                    y = m;
+                } else {
+                    x = m;
+                }
+            }
+            return Some(y);
+        }
+        a = b;
+    }
+    None
+}
+
+/// The grid the emulator's map files sample: ±[`MAP_HALF_SIZE`] m along x
+/// and y, every [`MAP_SPACING`] m; heights in whole centimetres.
+pub const MAP_HALF_SIZE: f64 = 100.0;
+pub const MAP_SPACING: f64 = 0.5;
+
+/// The two files RflySim ships for a map (`<name>.png`, `<name>.txt`), of
+/// `terrain`, as RflySim3D's terrain scan writes them: 16-bit heights
+/// (32768 + centimetres), the corners and the highest point as the calibration.
+pub fn map_files(terrain: &Terrain) -> (Vec<u8>, String) {
+    use rflysim_proto::terrain::{encode, Calibration, RAW_ZERO};
+    let n = (2.0 * MAP_HALF_SIZE / MAP_SPACING).round() as usize + 1;
+    let at = |i: usize| -MAP_HALF_SIZE + i as f64 * MAP_SPACING;
+    let centimetres = |row: usize, col: usize| (terrain.height(at(col), at(row)) * 100.0).round();
+    let mut raw = Vec::with_capacity(n * n);
+    let mut top = (0, 0, f64::NEG_INFINITY);
+    for row in 0..n {
+        for col in 0..n {
+            let cm = centimetres(row, col);
+            if cm > top.2 {
+                top = (row, col, cm);
+            }
+            raw.push((RAW_ZERO + cm as i32) as u16);
+        }
+    }
+    let corner = |i: usize| at(i) * 100.0;
+    let calibration = Calibration {
+        upper_right: [corner(n - 1), corner(n - 1), centimetres(n - 1, n - 1)],
+        lower_left: [corner(0), corner(0), centimetres(0, 0)],
+        third: [corner(top.1), corner(top.0), top.2],
+        gps: None,
+    };
+    let png = encode::heights_png(&raw, n, n).expect("the grid's own size");
+    (png, encode::calibration_txt(&calibration))
+}
+
+/// Writes the map files of every one of [`MAPS`] into `dir`.
+pub fn write_map_files(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for name in MAPS {
+        let (png, txt) = map_files(&Terrain::of_map(name).expect("one of MAPS"));
+        std::fs::write(dir.join(format!("{name}.png")), png)?;
+        std::fs::write(dir.join(format!("{name}.txt")), txt)?;
+    }
+    Ok(())
 }
 
 impl Block {
@@ -281,6 +500,7 @@ impl Default for Scene {
                 b("Tower_5", 0.0, 0.0, 1.0, 12.0, [200, 200, 200], 14, 90),   // grey pillar in the middle
             ],
             tile: 2.0,
+            terrain: Terrain::of_map(MAPS[0]).expect("the first map"),
         }
     }
 }
@@ -291,13 +511,8 @@ const SUN: Vec3 = [0.3, 0.4, -0.866];
 impl Scene {
     /// The first surface along `dir` (unit, NED) from `origin`, within `max_range`.
     pub fn cast(&self, origin: Vec3, dir: Vec3, max_range: f64) -> Option<Hit> {
-        let mut best: Option<(f64, Option<usize>, Vec3)> = None;
-        if dir[2] > 1e-9 && origin[2] < 0.0 {
-            let t = -origin[2] / dir[2];
-            if t <= max_range {
-                best = Some((t, None, [0.0, 0.0, -1.0]));
-            }
-        }
+        let mut best: Option<(f64, Option<usize>, Vec3)> =
+            self.terrain.cast(origin, dir, max_range).map(|(t, n)| (t, None, n));
         for (i, b) in self.blocks.iter().enumerate() {
             if let Some((t, normal)) = slab(origin, dir, b) {
                 if t <= max_range && best.is_none_or(|(bt, _, _)| t < bt) {
@@ -427,5 +642,52 @@ mod tests {
             scene.cast([3.0, 3.0, -5.0], [0.0, 0.0, 1.0], 4.0).is_none(),
             "beyond range"
         );
+    }
+
+    #[test]
+    fn the_hills_are_smooth_and_rays_land_on_them() {
+        let t = Terrain::of_map("grasslands").unwrap();
+        assert_eq!(t.height(40.0, -40.0), 6.0);
+        assert_eq!(t.height(40.0, -28.0), 0.0, "flat from the radius on");
+        assert!((t.height(40.0, -34.0) - 3.0).abs() < 1e-12, "half way: half the height");
+        assert_eq!(t.height(0.0, 0.0), 0.0, "flat where vehicle 1 flies");
+        // Straight down onto the slope: the distance to the ground under it.
+        let (d, n) = t.cast([40.0, -36.0, -20.0], [0.0, 0.0, 1.0], 100.0).unwrap();
+        assert!((d - (20.0 - t.height(40.0, -36.0))).abs() < 1e-9, "{d}");
+        assert!(n[1] > 0.0 && n[2] < 0.0, "the slope faces east and up: {n:?}");
+        // Level, 2 m up, towards the hill from the west: it meets the slope
+        // where the ground is 2 m high.
+        let (d, _) = t.cast([40.0, -80.0, -2.0], [0.0, 1.0, 0.0], 100.0).unwrap();
+        assert!((t.height(40.0, -80.0 + d) - 2.0).abs() < 1e-9, "{d}");
+        assert!(
+            t.cast([40.0, -80.0, -7.0], [0.0, 1.0, 0.0], 100.0).is_none(),
+            "over the top"
+        );
+        assert!(
+            t.cast([40.0, -40.0, -5.0], [0.0, 0.0, 1.0], 100.0).is_none(),
+            "from inside"
+        );
+        assert!(Terrain::of_map("Nowhere").is_none());
+        let scene = Scene::default();
+        let hit = scene.cast([40.0, -40.0, -10.0], [0.0, 0.0, 1.0], 100.0).unwrap();
+        assert!((hit.distance - 4.0).abs() < 1e-9 && hit.block.is_none());
+    }
+
+    #[test]
+    fn the_map_files_give_the_ground_the_emulator_draws() {
+        use rflysim_proto::terrain::HeightMap;
+        for name in MAPS {
+            let t = Terrain::of_map(name).unwrap();
+            let (png, txt) = map_files(&t);
+            let m = HeightMap::from_files(&png, &txt).unwrap();
+            assert_eq!((m.rows(), m.columns()), (401, 401));
+            for i in 0..500 {
+                let x = -60.0 + (f64::from(i) * 0.731) % 120.0;
+                let y = -60.0 + (f64::from(i) * 1.377) % 120.0;
+                // Whole centimetres, bilinear over 0.5 m: within 1.5 cm.
+                let got = -m.terrain_alt(x, y);
+                assert!((got - t.height(x, y)).abs() < 0.015, "{name} ({x}, {y}): {got}");
+            }
+        }
     }
 }

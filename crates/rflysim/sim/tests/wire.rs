@@ -484,3 +484,60 @@ fn every_fault_shows_in_the_decoder_counters() {
         }
     }
 }
+
+#[test]
+fn cycled_frames_come_in_turn_and_differ_in_every_datagram() {
+    // 320 × 240 bgr8, raw (four datagrams a frame) and JPEG, three frames in turn.
+    let text = config(&[
+        camera_json(1, 1, 2, 41801, 320, 240, 30),
+        camera_json(2, 1, 1, 41802, 320, 240, 30),
+    ]);
+    let socks = [listener(41801), listener(41802)];
+    let dump = std::env::temp_dir().join(format!("rflysim_sim_cycle_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dump);
+    let dir = dump.to_str().unwrap();
+    let (_sim, _) = start(
+        &text,
+        &[
+            "--window-id",
+            "30",
+            "--copters",
+            "",
+            "--gimbal-target",
+            "none",
+            "--cycle-frames",
+            "3",
+            "--dump",
+            dir,
+        ],
+    );
+    for (seq, sock) in [1, 2].into_iter().zip(&socks) {
+        let mut r = Reassembler::new(ReassemblerConfig::default());
+        let got = frames(sock, &mut r, 7, Duration::from_secs(10));
+        assert_eq!(got.len(), 7, "sensor {seq}: {:?}", r.stats());
+        let cycle: Vec<Vec<u8>> = (0..3)
+            .map(|k| std::fs::read(dump.join(format!("sensor{seq}_cycle{k}.bin"))).unwrap())
+            .collect();
+        for f in &got {
+            let id = f.frame_id.unwrap() as usize;
+            assert!(
+                f.payload == cycle[id % 3],
+                "sensor {seq}: frame {id} is not cycle frame {}",
+                id % 3
+            );
+        }
+        assert!(
+            got.windows(2).all(|w| w[0].time_stamp < w[1].time_stamp),
+            "each frame a stamp of its own"
+        );
+        // Any two differ in every datagram's payload, the sky's rows included.
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let chunks = |v: &[u8]| v.chunks(60_000).map(<[u8]>::to_vec).collect::<Vec<_>>();
+            let same = chunks(&cycle[a]).iter().zip(chunks(&cycle[b])).any(|(x, y)| *x == y);
+            assert!(!same, "sensor {seq}: cycle frames {a} and {b} share a datagram");
+        }
+        // Only the cycle's frames are written, not every frame.
+        assert!(!dump.join(format!("sensor{seq}.index")).exists());
+    }
+    let _ = std::fs::remove_dir_all(&dump);
+}

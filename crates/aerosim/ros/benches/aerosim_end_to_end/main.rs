@@ -121,20 +121,19 @@ fn start_sim(bootstrap: &str, log: &Path) -> StoppedOnDrop {
 
 fn start_republisher(r: Republisher, bootstrap: &str, namespace: &str, log: &Path) -> StoppedOnDrop {
     match r {
-        Republisher::Bridge => StoppedOnDrop(
-            Command::new(release_bin_dir().join("aerosim_bridge"))
-                .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
-                .args([
-                    "-p",
-                    &format!("bootstrap_servers:={bootstrap}"),
-                    "-p",
-                    "use_sim_time:=true",
-                ])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("aerosim_bridge (build it: cargo build --release --workspace --bins)"),
-        ),
+        Republisher::Bridge => {
+            let (host, port) = bootstrap.rsplit_once(':').expect("the broker's address is host:port");
+            StoppedOnDrop(
+                Command::new(release_bin_dir().join("aerosim_bridge"))
+                    .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+                    .args(["-p", &format!("sim_host:={host}"), "-p", &format!("sim_port:={port}")])
+                    .args(["-p", "use_sim_time:=true"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("aerosim_bridge (build it: cargo build --release --workspace --bins)"),
+            )
+        }
         Republisher::Python => {
             let script =
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/aerosim_end_to_end/aerosim_python_reference.py");

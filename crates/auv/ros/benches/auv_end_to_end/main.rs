@@ -101,7 +101,7 @@ fn start_republisher(case: &Case, ports: Ports, namespace: &str, log: &Path) -> 
                 .args(["-p", &format!("image_port:={}", ports.image)])
                 .args(["-p", &format!("thruster_port:={}", ports.thruster)])
                 .args(["-p", &format!("telemetry_port:={}", ports.telemetry)])
-                .args(["-p", &format!("auv_ids:=[{}]", ids_csv())])
+                .args(["-p", &format!("vehicle_ids:=[{}]", ids_csv())])
                 .args(params.iter().flat_map(|p| ["-p", p]))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

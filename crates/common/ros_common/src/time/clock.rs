@@ -4,12 +4,14 @@
 
 use std::sync::Mutex;
 
+use crate::serialized::SerializedPublisher;
+
 use super::{to_ros_time, Accepted};
 
 /// Publishes `/clock`, at most every `min_period`.
 pub struct ClockPublisher {
     /// The publisher, the last time published and its clock generation (a publisher is not `Sync`).
-    inner: Mutex<(r2r::Publisher<r2r::rosgraph_msgs::msg::Clock>, f64, u64)>,
+    inner: Mutex<(SerializedPublisher<r2r::rosgraph_msgs::msg::Clock>, f64, u64)>,
     min_period: f64,
 }
 
@@ -31,7 +33,7 @@ impl ClockPublisher {
         // /clock is latched-free, reliable, shallow: what rclcpp's time source subscribes with.
         let qos = r2r::QosProfile::default().keep_last(1).reliable();
         Ok(Self {
-            inner: Mutex::new((node.create_publisher("/clock", qos)?, f64::NEG_INFINITY, 0)),
+            inner: Mutex::new((SerializedPublisher::new(node, "/clock", qos)?, f64::NEG_INFINITY, 0)),
             min_period: 0.001,
         })
     }

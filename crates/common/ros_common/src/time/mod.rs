@@ -77,6 +77,7 @@ pub const STAMP_SOURCE: crate::params::ChoiceParam<StampSource> = crate::params:
         ("sim", StampSource::Sim),
         ("arrival", StampSource::Arrival),
     ],
+    "`auto`: the simulator's time, the arrival time while a stream's times are not sim times (one warning); `sim`: drop such samples; `arrival`: always the arrival time ([stamps](commands-and-time.md))",
 );
 
 /// Sim time a simulator can plausibly report, in seconds (a year): a stamp

@@ -99,8 +99,13 @@ fn point_cloud(seq: u32) -> PointCloud2 {
     }
 }
 
-const COUNT: IntParam = IntParam::new("count", 0, 0..=u32::MAX as i64);
-const RATE_HZ: IntParam = IntParam::new("rate_hz", 10, 1..=1000);
+const COUNT: IntParam = IntParam::new(
+    "count",
+    0,
+    0..=u32::MAX as i64,
+    "messages to publish (0: until stopped)",
+);
+const RATE_HZ: IntParam = IntParam::new("rate_hz", 10, 1..=1000, "messages a second");
 
 fn main() -> ExitCode {
     ros_common::lifecycle::exit_code("roundtrip_publisher", run())

@@ -33,23 +33,52 @@ pub struct ReassemblerConfig {
     pub max_datagram: usize,
 }
 
+/// Frames [`ReassemblerConfig::for_frames_of`] makes room for at once: a
+/// frame and its successor overtaking it (its last packet reordered behind
+/// the next frame's first).
+const FRAMES_IN_FLIGHT: usize = 2;
+
 impl ReassemblerConfig {
-    /// For a stream whose frames are at most `max_frame_bytes`: room for two
-    /// of them in flight (a frame and its successor overtaking it).
+    /// For a stream whose frames are at most `max_frame_bytes`: room for
+    /// [`FRAMES_IN_FLIGHT`] of them. A frame's buffer holds whole packets
+    /// (its last one as long as the others), so a frame at the bound takes
+    /// up to a datagram more than the bound.
     pub fn for_frames_of(max_frame_bytes: usize) -> Self {
+        let defaults = Self::default();
         Self {
             max_frame_bytes,
-            max_buffered_bytes: max_frame_bytes.saturating_mul(2).max(1 << 20),
-            ..Self::default()
+            max_buffered_bytes: max_frame_bytes
+                .saturating_add(defaults.max_datagram)
+                .saturating_mul(FRAMES_IN_FLIGHT)
+                .max(1 << 20),
+            ..defaults
         }
     }
 
+    /// `headroom` bytes in front of every frame; the budget grows by that
+    /// much for each frame in flight.
     pub fn with_headroom(self, headroom: usize) -> Self {
-        Self { headroom, ..self }
+        Self {
+            max_buffered_bytes: self.room_for(headroom.saturating_sub(self.headroom)),
+            headroom,
+            ..self
+        }
     }
 
+    /// `tailroom` bytes of capacity after every frame; the budget grows by
+    /// that much for each frame in flight.
     pub fn with_tailroom(self, tailroom: usize) -> Self {
-        Self { tailroom, ..self }
+        Self {
+            max_buffered_bytes: self.room_for(tailroom.saturating_sub(self.tailroom)),
+            tailroom,
+            ..self
+        }
+    }
+
+    /// The budget with `extra` bytes more around each frame in flight.
+    fn room_for(&self, extra: usize) -> usize {
+        self.max_buffered_bytes
+            .saturating_add(extra.saturating_mul(FRAMES_IN_FLIGHT))
     }
 }
 

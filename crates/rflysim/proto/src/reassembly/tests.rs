@@ -434,3 +434,26 @@ fn a_recycled_buffer_takes_the_next_frame_and_holds_only_it() {
     let out = push_all(&mut r, &packets(HeaderKind::Frame32, 3, 1.2, &third, 1000));
     assert_eq!(&out[0].payload[5..], &third[..]);
 }
+
+#[test]
+fn a_frame_overtaken_by_its_successors_first_packet_still_completes() {
+    // A camera's frames at its bound (1080p bgr8 in 60 000-byte packets, the
+    // last one short), with room in front for the message: the last packet
+    // of frame 1 arrives after frame 2's first, as a network reorders them.
+    let (width, height) = (1920, 1080);
+    let bound = width * height * 3;
+    let mut r = Reassembler::new(ReassemblerConfig::for_frames_of(bound).with_headroom(100));
+    let a = frame_bytes(1, bound);
+    let b = frame_bytes(2, bound);
+    let pa = packets(HeaderKind::Frame32, 1, 1.0, &a, 60_000);
+    let pb = packets(HeaderKind::Frame32, 2, 1.1, &b, 60_000);
+    let (a_last, a_rest) = pa.split_last().unwrap();
+    let mut stream: Vec<Vec<u8>> = a_rest.to_vec();
+    stream.push(pb[0].clone());
+    stream.push(a_last.clone());
+    stream.extend_from_slice(&pb[1..]);
+    let out = push_all(&mut r, &stream);
+    assert_eq!(r.stats().frames_lost(), 0, "{:?}", r.stats());
+    let payloads: Vec<&[u8]> = out.iter().map(|f| &f.payload[f.headroom..]).collect();
+    assert_eq!(payloads, [&a[..], &b[..]]);
+}

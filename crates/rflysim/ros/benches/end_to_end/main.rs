@@ -13,24 +13,32 @@
 //! nothing. `RFLYSIM_BENCH_SECONDS` sets the measuring window (default 6),
 //! `RFLYSIM_BENCH_CASES` picks cases by name, `RFLYSIM_BENCH_ROUNDS` runs
 //! them that many times in turn and prints each ratio's median.
+//!
+//! The cases "across a link" run the emulator on a second host (a network
+//! namespace joined by a veth pair at MTU 1500, `bench_support::netns`:
+//! root only), so that its datagrams cross as IP fragments.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bench_support::{cpu_seconds, percentile, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
+use std::collections::HashMap;
+
+use bench_support::{cpu_seconds, percentile, udp_drops_by_port, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
 use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
 use rflysim_proto::header::{DatagramHeader, HeaderKind};
 
+mod link;
 mod reference;
 mod report;
 #[allow(dead_code)] // each benchmark uses its part
 #[path = "../shared/mod.rs"]
 mod shared;
 
+use link::Place;
 use reference::*;
 use report::*;
 
-use shared::{publisher_env, receive_slowly, start_bridge, start_emulator, window, Kind, WARMUP};
+use shared::{publisher_env, receive_slowly, start_bridge, start_emulator, start_emulator_via, window, Kind, WARMUP};
 
 #[derive(Debug)]
 struct Result {
@@ -41,6 +49,8 @@ struct Result {
     offered: f64,
     delivered: f64,
     kernel_drops: u64,
+    /// Datagrams the kernel dropped at each local UDP port in the window.
+    socket_drops: HashMap<u16, u64>,
     p50_ms: f64,
     p99_ms: f64,
     cpu_percent: Option<f64>,
@@ -75,6 +85,7 @@ struct Window {
     end: f64,
     cpu_percent: f64,
     kernel_drops: u64,
+    socket_drops: HashMap<u16, u64>,
     peak_rss: u64,
 }
 
@@ -88,9 +99,11 @@ impl Window {
     fn measure_slowly(node: &mut r2r::Node, topic: &str, kind: Kind, pid: u32, each: Duration) -> Window {
         let t0 = Instant::now();
         let (mut cpu0, mut drops0, mut start) = (0.0, 0, 0.0);
+        let mut ports0 = HashMap::new();
         let mut mark = || {
             cpu0 = cpu_seconds(pid);
             drops0 = udp_rcvbuf_errors();
+            ports0 = udp_drops_by_port();
             start = wall();
         };
         let warm = t0 + Duration::from_secs_f64(WARMUP);
@@ -104,6 +117,10 @@ impl Window {
             end,
             cpu_percent: (cpu_seconds(pid) - cpu0) / (end - start) * 100.0,
             kernel_drops: udp_rcvbuf_errors() - drops0,
+            socket_drops: udp_drops_by_port()
+                .into_iter()
+                .map(|(port, n)| (port, n.saturating_sub(ports0.get(&port).copied().unwrap_or(0))))
+                .collect(),
             peak_rss: bench_support::peak_rss_bytes(pid),
         }
     }
@@ -141,6 +158,7 @@ impl Window {
             offered,
             delivered: self.receipts.len() as f64 / (self.end - self.start),
             kernel_drops: self.kernel_drops,
+            socket_drops: self.socket_drops.clone(),
             p50_ms: percentile(&latencies_ms, 0.5),
             p99_ms: percentile(&latencies_ms, 0.99),
             cpu_percent: Some(self.cpu_percent),
@@ -155,15 +173,32 @@ fn bridge_case(
     node: &mut r2r::Node,
     name: &str,
     config: &str,
+    topic: (&str, u16),
+    kind: Kind,
+    sim_args: &[&str],
+) -> Result {
+    bridge_case_at(Place::Here, node, name, config, topic, kind, sim_args)
+}
+
+/// `bridge_case` with the emulator at `place`.
+fn bridge_case_at(
+    place: Place,
+    node: &mut r2r::Node,
+    name: &str,
+    config: &str,
     (topic, seq_id): (&str, u16),
     kind: Kind,
     sim_args: &[&str],
 ) -> Result {
     let (cfg, log) = case_files(name, config);
-    let bridge = start_bridge(&cfg, &["imu:=false".into()]);
+    let mut params = vec!["imu:=false".to_string()];
+    params.extend(place.bridge_params());
+    let bridge = start_bridge(&cfg, &params);
+    let place_args = place.sim_args();
     let mut args = vec!["--copters", ""];
     args.extend_from_slice(sim_args);
-    let _sim = start_emulator(&cfg, &log, &args);
+    args.extend(place_args.iter().map(String::as_str));
+    let _sim = start_emulator_via(&place.prefix(), &cfg, &log, &args);
     // "slow subscriber": one that takes 200 ms a message, so that what the
     // bridge holds for it shows in the bridge's memory.
     let each = Duration::from_millis(if name.contains("slow subscriber") { 200 } else { 0 });
@@ -200,9 +235,22 @@ fn lidar_config(hz: u16) -> String {
     )
 }
 
+/// A case: its name, and what measures it (given a fresh subscriber node and the name).
+type Case<'a> = (&'a str, Box<dyn FnOnce(&mut r2r::Node, &str) -> Result + 'a>);
+
+/// Whether `only` (`RFLYSIM_BENCH_CASES`: names to run, any may match, and
+/// after `!` names to leave out) picks the case `name`.
+fn wanted(only: &str, name: &str) -> bool {
+    let (out, picks): (Vec<&str>, Vec<&str>) = only
+        .split(',')
+        .filter(|w| !w.is_empty())
+        .partition(|w| w.starts_with('!'));
+    (picks.is_empty() || picks.iter().any(|w| name.contains(w))) && !out.iter().any(|w| name.contains(&w[1..]))
+}
+
 /// One round: every wanted case in turn, each bridge case followed by its
 /// reference, then the paced pairs at the flat-out rates this round found.
-fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
+fn run_round(ctx: &r2r::Context, only: &str, first_node: usize, link: Option<&link::LinkedHost>) -> Vec<Result> {
     // A fresh subscriber node per case: no subscription outlives its case.
     let mut case = first_node;
     let mut fresh = || {
@@ -211,16 +259,8 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
     };
     let image_topic = ("/rflysim/sensor1/img_rgb", 1);
     let cloud_topic = ("/rflysim/sensor2/livox_lidar", 2);
-    // Names to run (any may match) and, after `!`, to leave out.
-    let wanted = |name: &str| {
-        let (out, picks): (Vec<&str>, Vec<&str>) = only
-            .split(',')
-            .filter(|w| !w.is_empty())
-            .partition(|w| w.starts_with('!'));
-        (picks.is_empty() || picks.iter().any(|w| name.contains(w))) && !out.iter().any(|w| name.contains(&w[1..]))
-    };
-    type Case<'a> = (&'a str, Box<dyn FnOnce(&mut r2r::Node, &str) -> Result + 'a>);
-    let cases: Vec<Case> = vec![
+    let sweep = link::receive_buffer_sizes();
+    let mut cases: Vec<Case> = vec![
         (
             "1080p bgr8 raw UDP @ 60 Hz",
             Box::new(|n, name| bridge_case(n, name, &camera_config(2, 60), image_topic, Kind::Image, &[])),
@@ -350,9 +390,12 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
             Box::new(|n, name| reference_case(n, name, Kind::Cloud, None)),
         ),
     ];
+    if let Some(host) = link {
+        cases.extend(link::cases(host, &sweep, image_topic));
+    }
     let mut rows = Vec::new();
     for (name, run) in cases {
-        if wanted(name) {
+        if wanted(only, name) {
             let mut row = run(&mut fresh(), name);
             if let Some(hz) = name
                 .split(" @ ")
@@ -397,7 +440,7 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize) -> Vec<Result> {
         };
         let hz = (flat.delivered * 1.05).ceil().max(1.0);
         let name = format!("{bridge_name}, paced at {hz:.0} Hz (flat-out rate + 5 %)");
-        if wanted(&name) {
+        if wanted(only, &name) {
             let rate = hz.to_string();
             let mut row = bridge_case(&mut fresh(), &name, &config, topic, kind, &["--rate", &rate]);
             row.nominal_hz = hz;
@@ -444,13 +487,15 @@ fn main() {
     // own CPU per frame does): RFLYSIM_BENCH_ROUNDS=N runs the cases N
     // times in turn and sums the rounds up by their median.
     let rounds = bench_support::rounds_from_env("RFLYSIM_BENCH_ROUNDS");
+    let link = link::host_if_wanted(&only);
     let mut all_rounds = Vec::new();
     for round in 0..rounds {
-        let rows = run_round(&ctx, &only, round * 100);
+        let rows = run_round(&ctx, &only, round * 100, link.as_ref());
         if rounds > 1 {
             println!("round {} of {rounds}:", round + 1);
         }
         print_table(&rows);
+        link::print_tables(&rows);
         all_rounds.push(rows);
     }
     if rounds > 1 {

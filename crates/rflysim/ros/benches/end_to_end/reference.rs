@@ -63,12 +63,27 @@ pub fn receiving_reference_case(
     node: &mut r2r::Node,
     name: &str,
     config: &str,
+    stream: (u16, u16),
+    kind: Kind,
+) -> Result {
+    receiving_reference_case_at(Place::Here, node, name, config, stream, kind)
+}
+
+/// `receiving_reference_case` with the emulator at `place`.
+pub fn receiving_reference_case_at(
+    place: Place,
+    node: &mut r2r::Node,
+    name: &str,
+    config: &str,
     (port, seq_id): (u16, u16),
     kind: Kind,
 ) -> Result {
     let (cfg, log) = case_files(name, config);
     let (publisher, topic) = start_reference(kind, size_of(name), None, Source::Udp(port));
-    let _sim = start_emulator(&cfg, &log, &["--copters", ""]);
+    let place_args = place.sim_args();
+    let mut args = vec!["--copters", ""];
+    args.extend(place_args.iter().map(String::as_str));
+    let _sim = start_emulator_via(&place.prefix(), &cfg, &log, &args);
     let measured = Window::measure(node, &topic, kind, publisher.0.id());
     let sent = SendLog::read(&log);
     let stream = seq_id.to_string();

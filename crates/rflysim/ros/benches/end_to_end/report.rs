@@ -120,8 +120,17 @@ impl Against {
             Against::DdsAlone => !bridge.name.starts_with(Against::DdsAlone.prefix()),
             Against::Receiving => !Against::is_reference(&bridge.name) && !bridge.name.contains("JPEG"),
         };
-        // A receiving reference receives as its bridge row does: over UDP or from shared memory.
-        let transport = |name: &str| if name.contains("shm") { "shm" } else { "UDP" };
+        // A receiving reference receives as its bridge row does: over UDP
+        // (on this host or across a link) or from shared memory.
+        let transport = |name: &str| {
+            if name.contains("shm") {
+                "shm"
+            } else if name.contains(link::ACROSS) {
+                "UDP across a link"
+            } else {
+                "UDP"
+            }
+        };
         if !eligible {
             return None;
         }

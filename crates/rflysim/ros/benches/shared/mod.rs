@@ -153,9 +153,23 @@ pub fn start_bridge(config: &Path, params: &[String]) -> StoppedOnDrop {
 /// The emulator streaming `config` to window 9, each frame rendered once and
 /// resent with new stamps, logging every send to `send_log`, plus `args`.
 pub fn start_emulator(config: &Path, send_log: &Path, args: &[&str]) -> StoppedOnDrop {
+    start_emulator_via(&[], config, send_log, args)
+}
+
+/// `start_emulator` run through `prefix` (`ip netns exec NS`: on another host).
+pub fn start_emulator_via(prefix: &[String], config: &Path, send_log: &Path, args: &[&str]) -> StoppedOnDrop {
     let _ = std::fs::remove_file(send_log);
+    let program = release_bin_dir().join("rflysim_sim");
+    let mut command = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
     StoppedOnDrop(
-        Command::new(release_bin_dir().join("rflysim_sim"))
+        command
             .arg("--config")
             .arg(config)
             .args(["--stats", "0", "--window-id", "9", "--reuse-frames", "--send-log"])

@@ -1,8 +1,9 @@
 //! RflySim3D's scene on ROS 2, through the standard Simulation Interfaces
 //! (`simulation_interfaces` 2.1): spawn, move, query and delete vehicles,
 //! query scene objects by name, their bounds, maps; a console service, a bulk
-//! path that places a swarm in as few datagrams as the wire allows, and each
-//! vehicle's collisions, pose and scan lines as RflySim3D reports them.
+//! path that places a swarm in as few datagrams as the wire allows, each
+//! vehicle's collisions, pose and scan lines as RflySim3D reports them and
+//! its label; the ground's height from RflySim's map files.
 //!
 //! Units, from RflySim3D's own documents: every pose RflySim3D takes or
 //! reports is NED metres with roll, pitch, yaw in radians, its replies'
@@ -20,17 +21,20 @@
 //! `rflysim_proto::console::check_name`, and no value leaves or is published
 //! that is not finite in the wire's own `f32`.
 
+mod catalog;
+mod labels;
 pub mod model;
 mod services;
+pub mod terrain;
 
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use r2r::nav_msgs::msg::Odometry;
-use r2r::rflysim_bridge::msg::{Collision, RayDistances, ScenePoses};
+use r2r::rflysim_bridge::msg::{Collision, RayDistances};
 use r2r::{Node, Publisher};
 use tokio::sync::{oneshot, watch};
 
@@ -113,6 +117,10 @@ pub struct SceneSettings {
     pub max_entities: usize,
     /// The map RflySim3D started with, if known ("": unknown until `load_world`).
     pub world: String,
+    /// RflySim's map files (`<world>.png`, `<world>.txt`).
+    pub map_dir: std::path::PathBuf,
+    /// The most points of the terrain's cloud.
+    pub terrain_cloud_points: usize,
 }
 
 /// What a waiting call is waiting for.
@@ -131,7 +139,7 @@ struct Waiter {
     reply: oneshot::Sender<Reply>,
 }
 
-/// Each vehicle's topics (the vehicles of `copter_ids`).
+/// Each vehicle's published topics (see [`vehicle_topics`]).
 struct VehicleOutputs {
     collision: Publisher<Collision>,
     odom: Publisher<Odometry>,
@@ -160,9 +168,15 @@ pub struct SceneCore {
     dropped_log: Mutex<RateLimitedLog>,
     /// Publishers are `Send`, not `Sync`: behind locks in the shared core.
     outputs: Mutex<HashMap<u16, VehicleOutputs>>,
+    /// The node that holds spawned vehicles' topics. r2r makes and destroys
+    /// publishers only with their node in hand, and the scene's own node is
+    /// on its spinner thread: this one only publishes, so it is never spun.
+    spawned_node: Mutex<Node>,
+    qos: r2r::QosProfile,
     all_collisions: Mutex<Publisher<Collision>>,
     /// When a vehicle's crash data last came (the postback is on).
     last_postback: Mutex<Option<Instant>>,
+    terrain: terrain::Terrain,
 }
 
 impl std::fmt::Debug for SceneCore {
@@ -250,7 +264,7 @@ impl SceneCore {
         match tokio::time::timeout(self.settings.reply_timeout, rx).await {
             Ok(Ok(reply)) => Ok(reply),
             _ => Err(AskError::Silent(format!(
-                "RflySim3D did not answer within {:?} (is it running, on sim_ip {}, window {}?)",
+                "RflySim3D did not answer within {:?} (is it running, on sim_host {}, window {}?)",
                 self.settings.reply_timeout, self.sim_ip, self.window
             ))),
         }
@@ -277,6 +291,27 @@ impl SceneCore {
             } else {
                 i += 1;
             }
+        }
+    }
+
+    /// Gives spawned vehicle `id` its collision, odometry and ray topics,
+    /// before RflySim3D can report it.
+    fn open_spawned_topics(&self, id: u16) -> Result<(), String> {
+        let outputs = vehicle_outputs(&mut self.spawned_node.lock().unwrap(), id, &self.qos)?;
+        self.outputs.lock().unwrap().insert(id, outputs);
+        Ok(())
+    }
+
+    /// Removes the topics of spawned vehicles `ids` (deleted, or gone with a map).
+    fn close_spawned_topics(&self, ids: &[u16]) {
+        let mut node = self.spawned_node.lock().unwrap();
+        for id in ids {
+            let Some(out) = self.outputs.lock().unwrap().remove(id) else {
+                continue;
+            };
+            node.destroy_publisher(out.collision);
+            node.destroy_publisher(out.odom);
+            node.destroy_publisher(out.rays);
         }
     }
 
@@ -463,6 +498,7 @@ impl StatusHandler for SceneFeed {
 pub fn start(
     node: &mut Node,
     poses_node: &mut Node,
+    spawned_node: Node,
     settings: &crate::settings::Settings,
     vehicles: &[u16],
     stats: Arc<StreamStats>,
@@ -472,24 +508,6 @@ pub fn start(
     let logger = node.logger().to_string();
     let qos = settings.output.qos.clone();
     let e = |what: &str, err: r2r::Error| format!("scene: {what}: {err}");
-    let mut outputs = HashMap::new();
-    for &id in vehicles {
-        let topic = |t: &str| format!("rflysim/uav{id}/{t}");
-        outputs.insert(
-            id,
-            VehicleOutputs {
-                collision: node
-                    .create_publisher(&topic("collision"), qos.clone())
-                    .map_err(|x| e("collision", x))?,
-                odom: node
-                    .create_publisher(&topic("scene/odom"), qos.clone())
-                    .map_err(|x| e("scene/odom", x))?,
-                rays: node
-                    .create_publisher(&topic("scene/rays"), qos.clone())
-                    .map_err(|x| e("scene/rays", x))?,
-            },
-        );
-    }
     let core = Arc::new(SceneCore {
         scene: Mutex::new(Scene::new(vehicles, scene_settings.first_spawn_id)),
         waiters: Mutex::default(),
@@ -504,16 +522,31 @@ pub fn start(
         stats,
         log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
         dropped_log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
-        outputs: Mutex::new(outputs),
+        outputs: Mutex::default(),
+        spawned_node: Mutex::new(spawned_node),
+        qos: qos.clone(),
         all_collisions: Mutex::new(
-            node.create_publisher("rflysim/scene/collisions", qos)
+            node.create_publisher("rflysim/scene/collisions", qos.clone())
                 .map_err(|x| e("scene/collisions", x))?,
         ),
         last_postback: Mutex::default(),
+        terrain: terrain::Terrain::new(
+            node,
+            settings.scene.map_dir.clone(),
+            settings.scene.terrain_cloud_points,
+        )?,
     });
+    for &id in vehicles {
+        vehicle_topics(node, &core, id, &qos)?;
+    }
+    if let Some(world) = core.world.lock().unwrap().clone() {
+        terrain::load_blocking(&core, &world);
+    }
     services::serve(node, &core, shutdown.clone())?;
+    terrain::serve(node, &core, shutdown.clone())?;
+    catalog::serve(node, &core, shutdown.clone())?;
     let poses = poses_node
-        .subscribe::<ScenePoses>("rflysim/scene/poses", r2r::QosProfile::default())
+        .subscribe_raw("rflysim/scene/poses", SCENE_POSES_TYPE, r2r::QosProfile::default())
         .map_err(|x| e("scene/poses", x))?;
     let bulk = Box::pin(bulk_poses(poses, core.clone()));
     if let Err(why) = core.console(&ConsoleRequest::VehicleDataPostback(true)) {
@@ -521,11 +554,39 @@ pub fn start(
     }
     r2r::log_info!(
         &logger,
-        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses",
+        "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses, \
+         rflysim/get_terrain_height (maps in {})",
         core.window,
-        core.sim_ip
+        core.sim_ip,
+        core.terrain.dir().display()
     );
     Ok((SceneFeed { core }, bulk))
+}
+
+/// Every topic of vehicle `id` on `node`: RflySim3D's collisions, pose and
+/// scan lines of it (published), and its label (subscribed). Per-vehicle
+/// topics are made here alone.
+fn vehicle_topics(node: &mut Node, core: &Arc<SceneCore>, id: u16, qos: &r2r::QosProfile) -> Result<(), String> {
+    let outputs = vehicle_outputs(node, id, qos)?;
+    core.outputs.lock().unwrap().insert(id, outputs);
+    labels::subscribe(node, core, id)
+}
+
+/// The published topics of vehicle `id`, on `node`.
+fn vehicle_outputs(node: &mut Node, id: u16, qos: &r2r::QosProfile) -> Result<VehicleOutputs, String> {
+    let topic = |t: &str| format!("rflysim/uav{id}/{t}");
+    let e = |t: &str, err: r2r::Error| format!("scene: {}: {err}", topic(t));
+    Ok(VehicleOutputs {
+        collision: node
+            .create_publisher(&topic("collision"), qos.clone())
+            .map_err(|x| e("collision", x))?,
+        odom: node
+            .create_publisher(&topic("scene/odom"), qos.clone())
+            .map_err(|x| e("scene/odom", x))?,
+        rays: node
+            .create_publisher(&topic("scene/rays"), qos.clone())
+            .map_err(|x| e("scene/rays", x))?,
+    })
 }
 
 /// A console command text for RflySim3D: why not, when it cannot be one.
@@ -537,19 +598,24 @@ pub fn console_text(text: &str) -> Result<ConsoleCommand, String> {
     Ok(c)
 }
 
-/// `rflysim/scene/poses` → RflySim3D's 100-vehicle datagrams.
-async fn bulk_poses(mut poses: impl futures::Stream<Item = ScenePoses> + Unpin, core: Arc<SceneCore>) {
+/// The type `rflysim/scene/poses` is taken as, serialized.
+const SCENE_POSES_TYPE: &str = "rflysim_bridge/msg/ScenePoses";
+
+/// `rflysim/scene/poses` → RflySim3D's 100-vehicle datagrams, all of a
+/// message sent with one system call. The messages are taken serialized
+/// and their arrays read where they are ([`ScenePosesView`]): converted to
+/// a C message and then to Rust vectors first, the 1 000 poses of a tick
+/// cost as much as DDS alone's whole take.
+async fn bulk_poses(mut poses: impl futures::Stream<Item = Vec<u8>> + Unpin, core: Arc<SceneCore>) {
     let mut placed: Vec<PlacedVehicle> = Vec::new();
-    let mut datagram = Box::new([0u8; MultiVehicleUpdate::LEN]);
-    let to = core.window_port(core.window);
+    let mut datagrams: Vec<u8> = Vec::new();
+    let to = SocketAddr::V4(core.window_port(core.window));
     while let Some(m) = poses.next().await {
-        match placements(&m, &mut placed) {
+        match ScenePosesView::of(&m).and_then(|v| placements(&v, &mut placed)) {
             Ok(()) => {
-                let sent = MultiVehicleUpdate::encode_all(Placement::AsSent, &placed, &mut datagram, |d| {
-                    core.sock.send_to(d, to).map(|_| ())
-                });
-                match sent {
-                    Ok(n) => core.stats.published(n * MultiVehicleUpdate::LEN),
+                let n = MultiVehicleUpdate::encode_all_into(Placement::AsSent, &placed, &mut datagrams);
+                match ros_common::net::send_datagrams(&core.sock, &datagrams, MultiVehicleUpdate::LEN, to) {
+                    Ok(()) => core.stats.published(n * MultiVehicleUpdate::LEN),
                     Err(e) => {
                         core.stats.drop_frame("send_failed");
                         core.warn(format_args!("scene/poses: cannot send to {to}: {e}"));
@@ -564,11 +630,83 @@ async fn bulk_poses(mut poses: impl futures::Stream<Item = ScenePoses> + Unpin, 
     }
 }
 
+/// A serialized `ScenePoses`, its arrays read in place.
+struct ScenePosesView<'a> {
+    little_endian: bool,
+    /// `uint16` each.
+    ids: &'a [u8],
+    vehicle_types: &'a [u8],
+    /// `geometry_msgs/Pose` each: seven `float64`.
+    poses: &'a [u8],
+    /// `float32` each.
+    scales: &'a [u8],
+}
+
+/// A `Pose` serialized: position x, y, z, orientation x, y, z, w.
+const POSE_LEN: usize = 7 * 8;
+
+impl<'a> ScenePosesView<'a> {
+    fn of(message: &'a [u8]) -> Result<Self, String> {
+        let cut = || "a truncated message".to_string();
+        let mut r = ros_common::cdr::Reader::new(message).ok_or("not plain CDR")?;
+        r.time().ok_or_else(cut)?;
+        r.string().ok_or_else(cut)?;
+        Ok(Self {
+            little_endian: r.little_endian(),
+            ids: r.sequence(2, 2).ok_or_else(cut)?,
+            vehicle_types: r.sequence(2, 2).ok_or_else(cut)?,
+            poses: r.sequence(POSE_LEN, 8).ok_or_else(cut)?,
+            scales: r.sequence(4, 4).ok_or_else(cut)?,
+        })
+    }
+
+    fn u16s(&self, b: &'a [u8]) -> impl Iterator<Item = u16> + 'a {
+        let le = self.little_endian;
+        b.chunks_exact(2).map(move |c| {
+            let c = [c[0], c[1]];
+            if le {
+                u16::from_le_bytes(c)
+            } else {
+                u16::from_be_bytes(c)
+            }
+        })
+    }
+
+    fn f32s(&self, b: &'a [u8]) -> impl Iterator<Item = f32> + 'a {
+        let le = self.little_endian;
+        b.chunks_exact(4).map(move |c| {
+            let c = [c[0], c[1], c[2], c[3]];
+            if le {
+                f32::from_le_bytes(c)
+            } else {
+                f32::from_be_bytes(c)
+            }
+        })
+    }
+
+    /// Position (ENU) and orientation (w, x, y, z) of each pose.
+    fn poses(&self) -> impl Iterator<Item = ([f64; 3], [f64; 4])> + 'a {
+        let le = self.little_endian;
+        self.poses.chunks_exact(POSE_LEN).map(move |p| {
+            let f = |i: usize| {
+                let b: [u8; 8] = p[8 * i..8 * i + 8].try_into().expect("8 bytes");
+                if le {
+                    f64::from_le_bytes(b)
+                } else {
+                    f64::from_be_bytes(b)
+                }
+            };
+            ([f(0), f(1), f(2)], [f(6), f(3), f(4), f(5)])
+        })
+    }
+}
+
 /// A `ScenePoses` message as the wire's vehicles, into `out` (reused).
-fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String> {
-    let n = m.ids.len();
-    if m.poses.len() != n {
-        return Err(format!("{} ids, {} poses", n, m.poses.len()));
+fn placements(m: &ScenePosesView<'_>, out: &mut Vec<PlacedVehicle>) -> Result<(), String> {
+    let n = m.ids.len() / 2;
+    let poses = m.poses.len() / POSE_LEN;
+    if poses != n {
+        return Err(format!("{n} ids, {poses} poses"));
     }
     let one_or_each = |len: usize, what: &str| {
         if len == 0 || len == 1 || len == n {
@@ -577,28 +715,33 @@ fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String
             Err(format!("{len} {what} for {n} vehicles (one, one each, or none)"))
         }
     };
-    one_or_each(m.vehicle_types.len(), "vehicle types")?;
-    one_or_each(m.scales.len(), "scales")?;
+    let (types, scales) = (m.vehicle_types.len() / 2, m.scales.len() / 4);
+    one_or_each(types, "vehicle types")?;
+    one_or_each(scales, "scales")?;
+    let (mut each_type, mut each_scale) = (m.u16s(m.vehicle_types), m.f32s(m.scales));
+    let first_type = m.u16s(m.vehicle_types).next();
+    let first_scale = m.f32s(m.scales).next();
     out.clear();
-    for (i, (&id, p)) in m.ids.iter().zip(&m.poses).enumerate() {
+    for (i, (id, (position, q))) in m.u16s(m.ids).zip(m.poses()).enumerate() {
         if id == 0 {
             return Err(format!("ids[{i}] is 0 (RflySim3D's empty slot)"));
         }
-        let q = [p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z];
-        let pose = model::ned_pose(&format!("poses[{i}]"), [p.position.x, p.position.y, p.position.z], q)?;
-        let pick = |v: &[f32], default: f32| match v.len() {
-            0 => default,
-            1 => v[0],
-            _ => v[i],
+        // The field named only on an error: no string built per pose.
+        let pose = model::ned_pose("", position, q).map_err(|e| format!("poses[{i}]{e}"))?;
+        // None (the default), one value for all, or one each.
+        let scale = match scales {
+            0 => 1.0,
+            1 => first_scale.unwrap_or(1.0),
+            _ => each_scale.next().unwrap_or(1.0),
         };
-        let scale = pick(&m.scales, 1.0);
         if !(0.0..=655.0).contains(&scale) {
             return Err(format!("scale {scale} of vehicle {id} outside 0..655"));
         }
-        let vehicle_type = match m.vehicle_types.len() {
-            0 => model::DEFAULT_VEHICLE_TYPE as u16,
-            1 => m.vehicle_types[0],
-            _ => m.vehicle_types[i],
+        let default_type = model::DEFAULT_VEHICLE_TYPE as u16;
+        let vehicle_type = match types {
+            0 => default_type,
+            1 => first_type.unwrap_or(default_type),
+            _ => each_type.next().unwrap_or(default_type),
         };
         let placed = PlacedVehicle {
             id,
@@ -620,6 +763,7 @@ fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String
 mod tests {
     use super::*;
     use r2r::geometry_msgs::msg::Pose;
+    use r2r::rflysim_bridge::msg::ScenePoses;
 
     fn poses(n: usize) -> ScenePoses {
         ScenePoses {
@@ -634,6 +778,13 @@ mod tests {
                 .collect(),
             ..Default::default()
         }
+    }
+
+    /// The message as the subscription takes it: serialized by the middleware.
+    fn placements(m: &ScenePoses, out: &mut Vec<PlacedVehicle>) -> Result<(), String> {
+        use r2r::WrappedTypesupport;
+        let bytes = m.to_serialized_bytes().expect("rmw_serialize");
+        super::placements(&ScenePosesView::of(&bytes)?, out)
     }
 
     #[test]
@@ -665,6 +816,40 @@ mod tests {
         placements(&two, &mut out).unwrap();
         assert_eq!((out[1].vehicle_type, out[1].scale[0]), (5, 2.5));
         assert_eq!(MultiVehicleUpdate::datagram_count(1000), 10);
+        two.scales = vec![2.5, 0.5];
+        two.vehicle_types = vec![7];
+        two.header.frame_id = "rflysim/map_enu".into();
+        placements(&two, &mut out).unwrap();
+        assert_eq!(
+            out.iter().map(|v| (v.vehicle_type, v.scale[0])).collect::<Vec<_>>(),
+            [(7, 2.5), (7, 0.5)]
+        );
+    }
+
+    /// Every pose's fields read from where the middleware put them, for
+    /// every frame id length (the padding before the poses).
+    #[test]
+    fn the_serialized_message_reads_as_the_typed_one() {
+        let mut out = Vec::new();
+        for frame_id in ["", "a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdefg"] {
+            let mut m = poses(5);
+            m.header.frame_id = frame_id.into();
+            for (i, p) in m.poses.iter_mut().enumerate() {
+                p.position.y = -(i as f64);
+                p.position.z = 0.5 * i as f64;
+                let half = 0.1 * i as f64;
+                (p.orientation.w, p.orientation.z) = (half.cos(), half.sin());
+            }
+            placements(&m, &mut out).unwrap();
+            for (i, (v, p)) in out.iter().zip(&m.poses).enumerate() {
+                let q = [p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z];
+                let want = model::ned_pose("", [p.position.x, p.position.y, p.position.z], q).unwrap();
+                assert_eq!(v.id, i as u16 + 1);
+                assert_eq!(v.pos_ned, want.position.map(|x| x as f32), "{frame_id:?} {i}");
+                assert_eq!(v.euler, want.euler.map(|x| x as f32), "{frame_id:?} {i}");
+            }
+        }
+        assert!(ScenePosesView::of(&[0, 1, 0, 0, 1]).is_err(), "cut short");
     }
 
     #[test]

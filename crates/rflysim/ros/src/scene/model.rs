@@ -385,18 +385,22 @@ impl Scene {
         true
     }
 
-    /// A map change: what this node spawned is gone with the old map.
-    pub fn forget_spawned(&mut self) -> usize {
+    /// A map change: what this node spawned is gone with the old map. The
+    /// ids of the vehicles gone.
+    pub fn forget_spawned(&mut self) -> Vec<u16> {
         let spawned: Vec<String> = self
             .entities
             .iter()
             .filter(|(_, e)| e.origin == Origin::Spawned)
             .map(|(n, _)| n.clone())
             .collect();
-        for name in &spawned {
-            self.remove(name);
-        }
-        spawned.len()
+        spawned
+            .iter()
+            .filter_map(|name| match self.remove(name)?.kind {
+                Kind::Vehicle { id, .. } => Some(id),
+                Kind::Object => None,
+            })
+            .collect()
     }
 }
 
@@ -576,7 +580,7 @@ mod tests {
             "a freed id is used again"
         );
         assert_eq!(s.name_of_vehicle(1).map(String::as_str), Some("uav1"));
-        assert_eq!(s.forget_spawned(), 3);
+        assert_eq!(s.forget_spawned().len(), 3);
         assert_eq!(s.names().cloned().collect::<Vec<_>>(), ["uav1", "uav1000"]);
     }
 
@@ -599,7 +603,7 @@ mod tests {
         assert_eq!(s.observe_vehicle(1004, 3, seen, 10).as_deref(), Some("uav1004"));
         assert_eq!(s.spawn("w", false, 3, pose(), 11), Ok(("w".into(), 1009)));
         assert_eq!(s.name_of_vehicle(1004).map(String::as_str), Some("uav1004"));
-        assert_eq!(s.forget_spawned(), 9);
+        assert_eq!(s.forget_spawned().len(), 9);
         assert_eq!(s.spawn("v", false, 3, pose(), 10), Ok(("v".into(), 1000)));
         assert_eq!(s.name_of_vehicle(1002), None);
         // The last ids of the range, then none.

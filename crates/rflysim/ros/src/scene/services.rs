@@ -37,7 +37,7 @@ fn failed(code: u8, message: impl Into<String>) -> SimResult {
 }
 
 /// Serves `S` on `name`: each request answered by `answer` on a task of its own.
-fn serve_one<S, F, Fut>(
+pub(super) fn serve_one<S, F, Fut>(
     node: &mut Node,
     name: &str,
     core: &Arc<SceneCore>,
@@ -118,13 +118,13 @@ pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<b
     serve_one::<GetEntityBounds::Service, _, _>(node, "get_entity_bounds", core, s.clone(), |c, r| async move {
         bounds(&c, r).await
     })?;
-    serve_one::<LoadWorld::Service, _, _>(
-        node,
-        "load_world",
-        core,
-        s.clone(),
-        |c, r| async move { load_world(&c, r) },
-    )?;
+    serve_one::<LoadWorld::Service, _, _>(node, "load_world", core, s.clone(), |c, r| async move {
+        let loaded = load_world(&c, r);
+        if loaded.result.result == SimResult::RESULT_OK as u8 {
+            super::terrain::load(&c, loaded.world.name.clone()).await;
+        }
+        loaded
+    })?;
     serve_one::<GetCurrentWorld::Service, _, _>(node, "get_current_world", core, s.clone(), |c, _| async move {
         match c.world.lock().unwrap().clone() {
             Some(name) => GetCurrentWorld::Response {
@@ -134,7 +134,7 @@ pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<b
             None => GetCurrentWorld::Response {
                 result: failed(
                     GetCurrentWorld::Response::NO_WORLD_LOADED as u8,
-                    "the map RflySim3D started with is not known to the bridge: load one, or set parameter world",
+                    "the map RflySim3D started with is not known to the bridge: load one, or set parameter world_name",
                 ),
                 ..Default::default()
             },
@@ -152,6 +152,9 @@ fn features() -> GetSimulatorFeatures::Response {
         SimulatorFeatures::ENTITY_STATE_SETTING as u16,
         SimulatorFeatures::WORLD_LOADING as u16,
         SimulatorFeatures::WORLD_INFO_GETTING as u16,
+        SimulatorFeatures::SPAWNABLES as u16,
+        SimulatorFeatures::ENTITY_INFO_GETTING as u16,
+        SimulatorFeatures::AVAILABLE_WORLDS as u16,
     ];
     GetSimulatorFeatures::Response {
         features: SimulatorFeatures {
@@ -159,7 +162,9 @@ fn features() -> GetSimulatorFeatures::Response {
             spawn_formats: vec!["rflysim".into()],
             custom_info: format!(
                 "RflySim3D. spawn_entity: entity_resource.uri {}<type> (3 quadcopter, 5/6 hexacopter, 30 person, \
-                 50 car, 100 fixed wing, 150-152 targets; + 1000 x style). load_world: {}<name>. Poses in {} (ENU).",
+                 50 car, 100 fixed wing, 150-152 targets; + 1000 x style); a vehicle asked for at or under the \
+                 ground of a map with files in map_dir is put on it. load_world: {}<name>. Poses in {} (ENU). \
+                 The ground's height: rflysim/get_terrain_height.",
                 model::VEHICLE_RESOURCE,
                 model::MAP_RESOURCE,
                 names::WORLD_FRAME
@@ -213,10 +218,11 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
         );
     }
     let (position, q) = pose_parts(&r.initial_pose.pose);
-    let pose = match model::ned_pose("initial_pose.pose", position, q) {
+    let mut pose = match model::ned_pose("initial_pose.pose", position, q) {
         Ok(p) => p,
         Err(why) => return refuse(SpawnEntity::Response::INVALID_POSE as u8, why),
     };
+    let on_ground = super::terrain::onto_ground(core, &mut pose);
     let spawned = core.scene.lock().unwrap().spawn(
         &r.name,
         r.allow_renaming,
@@ -235,14 +241,26 @@ fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
             return refuse(code, e.to_string());
         }
     };
-    if let Err(why) = core.place(id, vehicle_type, &pose, [0.0; 3]) {
+    // Its topics first: RflySim3D may report the vehicle (a crash) as soon as it is placed.
+    if let Err(why) = core.open_spawned_topics(id) {
         core.scene.lock().unwrap().remove(&name);
+        return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
+    }
+    let sent = if on_ground {
+        core.place_on_ground(id, vehicle_type, &pose)
+    } else {
+        core.place(id, vehicle_type, &pose, [0.0; 3])
+    };
+    if let Err(why) = sent {
+        core.scene.lock().unwrap().remove(&name);
+        core.close_spawned_topics(&[id]);
         return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
     }
     core.unanswered.lock().unwrap().forget(&name);
     r2r::log_info!(
         &core.logger,
-        "scene: spawned {name} (vehicle {id}, type {vehicle_type})"
+        "scene: spawned {name} (vehicle {id}, type {vehicle_type}){}",
+        if on_ground { ", on the ground" } else { "" }
     );
     SpawnEntity::Response {
         result: ok(),
@@ -282,7 +300,10 @@ fn delete(core: &SceneCore, r: DeleteEntity::Request) -> DeleteEntity::Response 
             };
             match core.console(&request) {
                 Ok(()) => {
-                    core.scene.lock().unwrap().remove(&r.entity);
+                    if let Some(Kind::Vehicle { id, .. }) = core.scene.lock().unwrap().remove(&r.entity).map(|e| e.kind)
+                    {
+                        core.close_spawned_topics(&[id]);
+                    }
                     ok()
                 }
                 Err(why) => failed(SimResult::RESULT_OPERATION_FAILED as u8, why),
@@ -557,7 +578,7 @@ async fn bounds(core: &SceneCore, r: GetEntityBounds::Request) -> GetEntityBound
     }
 }
 
-fn world_resource(name: &str) -> WorldResource {
+pub(super) fn world_resource(name: &str) -> WorldResource {
     WorldResource {
         name: name.to_string(),
         world_resource: r2r::simulation_interfaces::msg::Resource {
@@ -598,6 +619,8 @@ fn load_world(core: &SceneCore, r: LoadWorld::Request) -> LoadWorld::Response {
         return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
     }
     let forgotten = core.scene.lock().unwrap().forget_spawned();
+    core.close_spawned_topics(&forgotten);
+    let forgotten = forgotten.len();
     core.unanswered.lock().unwrap().clear();
     *core.world.lock().unwrap() = Some(name.clone());
     r2r::log_info!(

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Twist, TwistWithCovariance};
 use r2r::nav_msgs::msg::Odometry;
-use r2r::sensor_msgs::msg::{PointCloud2, PointField};
+use r2r::sensor_msgs::msg::PointCloud2;
 use r2r::std_msgs::msg::Header;
 use r2r::tf2_msgs::msg::TFMessage;
 
@@ -176,12 +176,7 @@ pub fn cloud_messages(
 /// empty and `is_dense` false ([`CloudMessages::take_serialized`] finds it).
 pub fn point_cloud_without_data(data_len: usize, header: Header) -> PointCloud2 {
     let width = (data_len / POINT_STEP) as u32;
-    let field = |name: &str, offset: u32| PointField {
-        name: name.into(),
-        offset,
-        datatype: PointField::FLOAT32 as u8,
-        count: 1,
-    };
+    let field = ros_common::msgs::float32_field;
     PointCloud2 {
         header,
         height: 1,

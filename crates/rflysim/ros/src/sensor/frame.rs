@@ -68,7 +68,7 @@ pub struct FrameMapper {
     kind: &'static SensorKind,
     frame_kind: FrameKind,
     transport: Transport,
-    /// The `max_frame_bytes` parameter.
+    /// The `max_message_bytes` parameter.
     max_frame_bytes: usize,
     covariances: Covariances,
     /// odom → base_link from the LiDAR pose.
@@ -182,7 +182,7 @@ impl FrameMapper {
     }
 
     /// The largest frame accepted: the sensor's own bound (from its
-    /// configured size), never more than the `max_frame_bytes` parameter.
+    /// configured size), never more than the `max_message_bytes` parameter.
     pub fn max_frame_bytes(&self) -> usize {
         self.cfg
             .max_frame_len()
