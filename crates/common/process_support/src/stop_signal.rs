@@ -223,8 +223,9 @@ mod tests {
 
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        // Timed from before the raiser starts its 50 ms: the job itself may start later.
+        let started = Instant::now();
         let job = move || {
-            let started = Instant::now();
             while !flag.load(Ordering::SeqCst) {
                 thread::sleep(Duration::from_millis(1));
             }
