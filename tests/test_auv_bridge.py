@@ -370,3 +370,38 @@ def test_a_trickling_simulator_does_not_hold_up_the_stop(processes, sim):
     finally:
         for p in proxies:
             p.close()
+
+
+def test_with_use_sim_time_stamps_are_the_clock_others_publish(collector, processes, sim):
+    """The simulator's messages carry no time: under use_sim_time every stamp is the
+    arrival's on the ROS clock that /clock drives (here an rclpy publisher's)."""
+    from rosgraph_msgs.msg import Clock
+    clock = collector.node.create_publisher(Clock, "/clock", 10)
+    start_bridge(processes, sim.params(), vehicle_ids="[6]", use_sim_time="true")
+    pose = collector.subscribe(PoseStamped, "/auv6/pose", RELIABLE)
+    sim_time = Clock()
+    sim_time.clock.sec, sim_time.clock.nanosec = 1234, 500_000_000
+
+    def send():
+        clock.publish(sim_time)
+        sim.send_telemetry(6, 1.0, 2.0, 3.0, 0.0, 0.0, 0.0)
+
+    feed(send, lambda: any(m.header.stamp.sec == 1234 for m in collector.messages(pose)))
+    stamped = [m.header.stamp for m in collector.messages(pose) if m.header.stamp.sec]
+    assert stamped and all((s.sec, s.nanosec) == (1234, 500_000_000) for s in stamped), stamped
+
+    # Commands are judged on the same clock: stamped on it, taken; stamped on the wall clock, from its future.
+    commands = collector.node.create_publisher(ThrusterCommand, "/auv6/thrusters", 10)
+    deadline = time.monotonic() + 20
+    while commands.get_subscription_count() == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)  # the PUSH socket reaches the fake simulator
+    on_clock = ThrusterCommand(left=0.5, right=0.5, side=0.0, vertical=0.0)
+    on_clock.header.stamp.sec, on_clock.header.stamp.nanosec = 1234, 400_000_000
+    commands.publish(on_clock)
+    assert sim.thruster_messages(1.5) == [[bytes([6, 50, 50, 0, 0])], [b"\x06\x00\x00\x00\x00"]]
+    on_wall = ThrusterCommand(left=0.5, right=0.5, side=0.0, vertical=0.0)
+    on_wall.header.stamp.sec = int(time.time())
+    commands.publish(on_wall)
+    assert sim.thruster_messages(1.0) == []

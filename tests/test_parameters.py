@@ -35,6 +35,7 @@ REFUSED = [
     ("auv_bridge", "max_message_bytes:=1", "parameter max_message_bytes: 1 is outside 1024..=1073741824"),
     ("auv_bridge", "image_port:=70000", "parameter image_port: 70000 is outside 1..=65535"),
     ("auv_bridge", "angle_unit:=grad", 'parameter angle_unit: "grad" is not one of rad, deg'),
+    ("auv_bridge", "stamp_source:=sim", "parameter stamp_source: `sim` would drop every message"),
     ("aerosim_bridge", "fetch_wait_ms:=5000", "parameter fetch_wait_ms: 5000 is outside 0..=1000"),
 ]
 

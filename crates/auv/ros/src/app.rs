@@ -18,6 +18,7 @@ use crate::images::{AuvCameras, AuvImages, Cameras};
 use crate::link;
 use crate::names;
 use crate::settings::Settings;
+use crate::stamps::Stamps;
 use crate::telemetry::{AuvTelemetry, TelemetrySettings};
 use crate::thrusters::{cmd_vel_loop, thrusters_loop, Thrusters};
 
@@ -41,16 +42,21 @@ fn run() -> Result<(), String> {
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
     let stats: Vec<(u8, AuvStats)> = s.auv_ids.iter().map(|&id| (id, AuvStats::default())).collect();
+    let stamps = if s.use_sim_time {
+        Stamps::following_clock(&mut bridge.node)?
+    } else {
+        Stamps::default()
+    };
     let tf = if s.publish_tf {
-        bridge.static_tf(false, &crate::convert::camera_mounts(&s.auv_ids))?;
+        bridge.static_tf(s.use_sim_time, &crate::convert::camera_mounts(&s.auv_ids))?;
         Some(SerializedPublisher::new(&mut bridge.node, "/tf", ros_common::qos::tf()).map_err(|e| e.to_string())?)
     } else {
         None
     };
     let zmq_ctx = zmq::Context::new();
-    images(&mut bridge, &s, &stats)?;
-    telemetry(&mut bridge, &s, &stats, tf)?;
-    thrusters(&mut bridge, &zmq_ctx, &s, &stats)?;
+    images(&mut bridge, &s, &stats, stamps.clone())?;
+    telemetry(&mut bridge, &s, &stats, tf, stamps.clone())?;
+    thrusters(&mut bridge, &zmq_ctx, &s, &stats, stamps)?;
     for (id, st) in &stats {
         for (what, stream) in [
             ("images", st.images.stats.clone()),
@@ -82,7 +88,7 @@ fn run() -> Result<(), String> {
 const JPEG_HEADROOM: usize = 256;
 
 /// Images: one receiving (and publishing) thread, one decoding thread per AUV.
-fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)]) -> Result<(), String> {
+fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)], stamps: Stamps) -> Result<(), String> {
     let max_pixels = 8192 * 8192;
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
     let socket = link::subscriber(
@@ -127,7 +133,7 @@ fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)]) ->
     };
     let (log, stop) = (bridge.logger.clone(), bridge.stop_signal());
     bridge.thread("images rx", move || {
-        crate::images::receive(socket, auvs, limits, log, stop)
+        crate::images::receive(socket, auvs, limits, stamps, log, stop)
     })
 }
 
@@ -137,6 +143,7 @@ fn telemetry(
     s: &Settings,
     stats: &[(u8, AuvStats)],
     tf: Option<SerializedPublisher<TFMessage>>,
+    stamps: Stamps,
 ) -> Result<(), String> {
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
     let socket = link::subscriber(&s.sim_host, s.telemetry_port, &s.auv_ids, 1024, 0, s.reconnect_interval);
@@ -153,6 +160,7 @@ fn telemetry(
         convention: s.convention,
         world_frame_id: s.world_frame_id.clone(),
         variances: s.variances,
+        stamps,
     };
     let (log, stop) = (bridge.logger.clone(), bridge.stop_signal());
     bridge.thread("telemetry rx", move || {
@@ -166,6 +174,7 @@ fn thrusters(
     zmq_ctx: &zmq::Context,
     s: &Settings,
     stats: &[(u8, AuvStats)],
+    stamps: Stamps,
 ) -> Result<(), String> {
     let pushers = s
         .auv_ids
@@ -201,6 +210,7 @@ fn thrusters(
             Box::pin(commands),
             inbox.clone(),
             (vehicle, *id),
+            stamps.clone(),
             stop.clone(),
         ));
         handle.spawn(cmd_vel_loop(

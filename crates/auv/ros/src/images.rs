@@ -18,15 +18,16 @@ use ros_common::latest::Latest;
 use ros_common::lifecycle::StopSignal;
 use ros_common::msgs::header;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{from_ros_time, to_ros_time, wall_now};
+use ros_common::time::wall_now;
 
 use crate::link::{first_byte, stopping, Part};
 use crate::names;
+use crate::stamps::Stamps;
 use crate::zmtp::Subscriber;
 
 /// What the receiver hands to an AUV's publisher: the message, its arrival
-/// stamp and its place in the order of arrival.
-pub type Arrived = (ImageMessage<Part>, Time, u64);
+/// stamp, its place in the order of arrival and its arrival on the wall clock.
+pub type Arrived = (ImageMessage<Part>, Time, u64, f64);
 
 /// One AUV's image stream.
 #[derive(Debug, Default)]
@@ -68,6 +69,7 @@ pub fn receive(
     mut socket: Subscriber,
     auvs: HashMap<u8, Arc<AuvCameras>>,
     limits: ImageLimits,
+    stamps: Stamps,
     logger: String,
     stop: StopSignal,
 ) {
@@ -87,7 +89,8 @@ pub fn receive(
             match ImageMessage::parse(parts, &limits) {
                 Ok(m) => {
                     arrivals += 1;
-                    if newest.insert(auv.id, (m, to_ros_time(wall_now()), arrivals)).is_some() {
+                    let (stamp, wall) = stamps.arrival();
+                    if newest.insert(auv.id, (m, stamp, arrivals, wall)).is_some() {
                         stats.drop_frame("superseded");
                     }
                 }
@@ -138,7 +141,7 @@ pub fn publish_decoded(auv: Arc<AuvCameras>, logger: String, stop: StopSignal) {
 fn publish(
     auv: &AuvCameras,
     cameras: &mut Cameras,
-    (message, stamp, arrival): Arrived,
+    (message, stamp, arrival, arrived_wall): Arrived,
     warn: &mut RateLimitedLog,
     logger: &str,
 ) -> Vec<Vec<u8>> {
@@ -172,7 +175,7 @@ fn publish(
     if ok {
         // Bytes were counted on arrival (what the simulator sent, bad input included).
         stats.published(0);
-        stats.set_latency_ms((wall_now() - from_ros_time(&stamp)) * 1e3);
+        stats.set_latency_ms((wall_now() - arrived_wall) * 1e3);
     }
     spent
 }

@@ -9,6 +9,7 @@ use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntListParam, In
 
 use crate::convert::default_covariances;
 use ros_common::msgs::{Covariances, Variance};
+use ros_common::time::{StampSource, STAMP_SOURCE};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -19,6 +20,8 @@ pub struct Settings {
     pub auv_ids: Vec<u8>,
     pub convention: PoseConvention,
     pub world_frame_id: String,
+    /// Stamps follow `/clock` (whatever publishes it): the simulator's messages carry no time.
+    pub use_sim_time: bool,
     pub cmd_timeout: Duration,
     pub camera_fov_deg: f64,
     pub qos_depth: usize,
@@ -122,6 +125,13 @@ impl Settings {
     pub fn from_node(node: &Node) -> Result<Settings, String> {
         params::apply_renamed(node, &[shared::RENAMED, RENAMED])?;
         let sim_host = SIM_HOST.read(node)?;
+        // The simulator's messages carry no time: every stamp is the arrival's.
+        if STAMP_SOURCE.read(node)? == StampSource::Sim {
+            return Err(bad(
+                STAMP_SOURCE.name,
+                "`sim` would drop every message: the AUV simulator's messages carry no time (`auto` and `arrival` stamp them on arrival)",
+            ));
+        }
         if sim_host.is_empty() {
             return Err(bad(SIM_HOST.name, "empty"));
         }
@@ -139,6 +149,7 @@ impl Settings {
                 world_frame: SIM_AXES.read(node)?,
             },
             world_frame_id: WORLD_FRAME_ID.read(node)?,
+            use_sim_time: shared::USE_SIM_TIME.read(node)?,
             cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
             qos_depth: shared::QOS_DEPTH.read(node)?,

@@ -13,7 +13,7 @@ use r2r::tf2_msgs::msg::TFMessage;
 use ros_common::lifecycle::StopSignal;
 use ros_common::serialized::SerializedPublisher;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{to_ros_time, wall_now};
+use ros_common::time::wall_now;
 
 use crate::convert::{odometry, pose_stamped};
 use crate::link::{first_byte, stopping, Part};
@@ -66,6 +66,7 @@ pub struct TelemetrySettings {
     pub convention: PoseConvention,
     pub world_frame_id: String,
     pub variances: Covariances,
+    pub stamps: crate::stamps::Stamps,
 }
 
 pub fn receive(
@@ -106,7 +107,7 @@ fn publish(
     s: &TelemetrySettings,
 ) {
     let arrived = Instant::now();
-    let stamp = to_ros_time(wall_now());
+    let (stamp, arrived_wall) = s.stamps.arrival();
     let pose = s.convention.to_enu_flu(t);
     match auv.reference {
         Some((p, at)) => {
@@ -148,8 +149,7 @@ fn publish(
     };
     if pose_sent & odom_sent {
         auv.stats.published(0);
-        auv.stats
-            .set_latency_ms((wall_now() - ros_common::time::from_ros_time(&stamp)) * 1e3);
+        auv.stats.set_latency_ms((wall_now() - arrived_wall) * 1e3);
     } else {
         auv.stats.drop_frame("publish_failed");
     }

@@ -10,7 +10,7 @@ use auv_proto::thruster::ThrusterCommand;
 use futures::{Stream, StreamExt};
 use ros_common::command::{CommandInbox, CommandTransport, Offer};
 use ros_common::lifecycle::StopSignal;
-use ros_common::time::{from_ros_time, wall_now};
+use ros_common::time::from_ros_time;
 
 use crate::convert::{thruster_command, twist_command};
 
@@ -68,9 +68,10 @@ fn forward(
     vehicle: usize,
     converted: Result<ThrusterCommand, auv_proto::WireError>,
     stamp_s: f64,
+    now_s: Option<f64>,
 ) {
     match converted {
-        Ok(c) => inbox.submit(vehicle, c, stamp_s, Some(wall_now()), arms(&c)),
+        Ok(c) => inbox.submit(vehicle, c, stamp_s, now_s, arms(&c)),
         Err(e) => inbox.refuse(vehicle, e.kind(), &e.to_string()),
     }
 }
@@ -80,6 +81,7 @@ pub async fn thrusters_loop(
     mut stream: impl Stream<Item = r2r::rflysim_bridge::msg::ThrusterCommand> + Unpin,
     inbox: CommandInbox<ThrusterCommand>,
     (vehicle, id): (usize, u8),
+    stamps: crate::stamps::Stamps,
     mut stop: StopSignal,
 ) {
     loop {
@@ -92,6 +94,7 @@ pub async fn thrusters_loop(
             vehicle,
             thruster_command(id, &m),
             from_ros_time(&m.header.stamp),
+            stamps.now_s(),
         );
     }
 }
@@ -109,6 +112,7 @@ pub async fn cmd_vel_loop(
             m = stream.next() => match m { Some(m) => m, None => break },
             _ = stop.changed() => break,
         };
-        forward(&inbox, vehicle, twist_command(id, &t, &gains), 0.0);
+        // Unstamped: fresh at receipt, whatever the clock.
+        forward(&inbox, vehicle, twist_command(id, &t, &gains), 0.0, None);
     }
 }
