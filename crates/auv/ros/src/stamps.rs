@@ -41,7 +41,7 @@ impl Stamps {
             return Some(wall_now());
         };
         let now = clock.lock().ok()?.get_now().ok()?;
-        (!now.is_zero()).then(|| now.as_secs_f64())
+        (!now.is_zero()).then_some(now.as_secs_f64())
     }
 
     /// The stamp of a message arriving now (zero before `/clock` has said),
