@@ -35,6 +35,13 @@ pub struct Settings {
     pub reconnect_interval: Duration,
 }
 
+/// The shared `use_sim_time`, described as it works here: the simulator
+/// sends no time, so this bridge follows a `/clock` it does not publish.
+const USE_SIM_TIME: params::BoolParam = params::BoolParam {
+    description: "stamps are the arrival on the simulated time of the `/clock` another node publishes (the AUV simulator sends no time, so the bridge publishes no `/clock`; [stamps](auv.md))",
+    ..shared::USE_SIM_TIME
+};
+
 fn bad(name: &str, msg: impl std::fmt::Display) -> String {
     params::invalid(name, msg)
 }
@@ -149,7 +156,7 @@ impl Settings {
                 world_frame: SIM_AXES.read(node)?,
             },
             world_frame_id: WORLD_FRAME_ID.read(node)?,
-            use_sim_time: shared::USE_SIM_TIME.read(node)?,
+            use_sim_time: USE_SIM_TIME.read(node)?,
             cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,
             qos_depth: shared::QOS_DEPTH.read(node)?,
