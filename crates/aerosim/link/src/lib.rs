@@ -564,4 +564,4 @@ mod nodelay;
 mod topics_reader;
 
 pub use blocking::Closer;
-pub use topics_reader::{Round, TopicsReader};
+pub use topics_reader::{FetchWait, Round, TopicsReader};

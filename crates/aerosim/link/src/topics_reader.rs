@@ -20,7 +20,7 @@
 //! other topics nor the records after it.
 
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rskafka::protocol::error::Error as ApiError;
 use rskafka::protocol::messages::{
@@ -50,6 +50,51 @@ pub struct TopicsReader {
     closer: Closer,
     /// Runs the readers' async bookkeeping from this blocking reader.
     runtime: DetachedRuntime,
+    wait: FetchWait,
+}
+
+/// The wait each round's fetch asks the broker for: the readers' short wait
+/// while records flow; once no record has come for the ceiling, twice as long
+/// each empty round, up to the ceiling; the short wait again with the first
+/// record. A broker that holds every fetch for its whole wait (tansu) is then
+/// polled a few times a second while idle, not hundreds, and a stream whose
+/// records come at least once per ceiling never waits longer than before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchWait {
+    short_ms: i32,
+    ceiling_ms: i32,
+    current_ms: i32,
+    silent_since: Option<Instant>,
+}
+
+impl FetchWait {
+    /// A ceiling at or below `short_ms` keeps the wait at `short_ms`.
+    pub fn new(short_ms: i32, ceiling_ms: i32) -> Self {
+        Self {
+            short_ms,
+            ceiling_ms: ceiling_ms.max(short_ms),
+            current_ms: short_ms,
+            silent_since: None,
+        }
+    }
+
+    pub fn current_ms(&self) -> i32 {
+        self.current_ms
+    }
+
+    /// After a round at `now`, which brought records or not.
+    pub fn after_round(&mut self, records_came: bool, now: Instant) {
+        if records_came {
+            self.current_ms = self.short_ms;
+            self.silent_since = None;
+            return;
+        }
+        let since = *self.silent_since.get_or_insert(now);
+        let ceiling = Duration::from_millis(u64::try_from(self.ceiling_ms).unwrap_or(0));
+        if now.duration_since(since) >= ceiling {
+            self.current_ms = self.current_ms.saturating_mul(2).max(1).min(self.ceiling_ms);
+        }
+    }
 }
 
 impl std::fmt::Debug for TopicsReader {
@@ -86,13 +131,27 @@ impl TopicsReader {
     pub fn new(readers: Vec<Reader>, closer: Closer) -> std::io::Result<Self> {
         Ok(Self {
             paused_until: vec![None; readers.len()],
-            readers,
             leaders: None,
             addresses: HashMap::new(),
             connections: HashMap::new(),
+            wait: FetchWait::new(readers.first().map_or(0, |r| r.fetch_wait_ms), 0),
+            readers,
             closer,
             runtime: DetachedRuntime::new(tokio::runtime::Builder::new_current_thread().enable_all().build()?),
         })
+    }
+
+    /// The fetch wait grows while no record comes, up to `ceiling`
+    /// ([`FetchWait`]); without this call it stays the readers' own.
+    pub fn idle_fetch_wait_up_to(mut self, ceiling: Duration) -> Self {
+        let ceiling_ms = i32::try_from(ceiling.as_millis()).unwrap_or(i32::MAX);
+        self.wait = FetchWait::new(self.wait.short_ms, ceiling_ms);
+        self
+    }
+
+    /// The wait the next round's fetch asks for.
+    pub fn fetch_wait(&self) -> Duration {
+        Duration::from_millis(u64::try_from(self.wait.current_ms()).unwrap_or(0))
     }
 
     pub fn topics(&self) -> impl Iterator<Item = &str> {
@@ -104,6 +163,17 @@ impl TopicsReader {
     /// read. Errors come back per topic (to count and log); a topic that
     /// failed pauses. Blocks for the fetch wait, or until the closer closes.
     pub fn read_round(&mut self) -> Round {
+        let round = self.fetch_round();
+        // A batch passed over unread is records flowing too.
+        let records_came = round.iter().any(|(_, r)| {
+            r.as_ref()
+                .map_or_else(|e| e.reason == "record_unreadable", |r| !r.is_empty())
+        });
+        self.wait.after_round(records_came, Instant::now());
+        round
+    }
+
+    fn fetch_round(&mut self) -> Round {
         let mut round = Round::new();
         let now = Instant::now();
         let mut ready = Vec::new();
@@ -154,7 +224,7 @@ impl TopicsReader {
         for (node, version, topics) in asked {
             let first = &self.readers[topics[0].0];
             let (timeout, keep) = (
-                first.fetch_timeout(),
+                self.fetch_wait() + REQUEST_TIMEOUT,
                 usize::try_from(first.max_fetch_bytes).unwrap_or(0),
             );
             let names: Vec<&str> = topics.iter().map(|&(i, _)| self.readers[i].topic()).collect();
@@ -181,8 +251,7 @@ impl TopicsReader {
     }
 
     fn fetch_request(&self, topics: &[(usize, i64)]) -> FetchRequest {
-        let first = &self.readers[topics[0].0];
-        let (wait_ms, per_topic) = (first.fetch_wait_ms, first.max_fetch_bytes);
+        let (wait_ms, per_topic) = (self.wait.current_ms(), self.readers[topics[0].0].max_fetch_bytes);
         FetchRequest {
             replica_id: NORMAL_CONSUMER,
             max_wait_ms: Int32(wait_ms),
@@ -369,4 +438,59 @@ fn records_of(batches: Vec<RecordBatch>) -> Result<Vec<Fetched>, LinkError> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn the_wait_stays_short_while_records_come_within_the_ceiling() {
+        let (mut wait, t0) = (FetchWait::new(2, 100), Instant::now());
+        // A stream at 100 Hz: a record every 10 ms, four empty rounds between.
+        for tick in 0..100u64 {
+            for empty in 1..5 {
+                wait.after_round(false, t0 + ms(tick * 10 + empty * 2));
+                assert_eq!(wait.current_ms(), 2);
+            }
+            wait.after_round(true, t0 + ms(tick * 10 + 10));
+        }
+    }
+
+    #[test]
+    fn the_wait_doubles_up_to_the_ceiling_after_a_silence_and_drops_with_the_first_record() {
+        let (mut wait, t0) = (FetchWait::new(2, 100), Instant::now());
+        wait.after_round(false, t0);
+        wait.after_round(false, t0 + ms(99));
+        assert_eq!(wait.current_ms(), 2, "silent for less than the ceiling");
+        let mut seen = Vec::new();
+        for i in 0..8 {
+            wait.after_round(false, t0 + ms(100 + i));
+            seen.push(wait.current_ms());
+        }
+        assert_eq!(seen, [4, 8, 16, 32, 64, 100, 100, 100]);
+        wait.after_round(true, t0 + ms(200));
+        assert_eq!(wait.current_ms(), 2);
+        // The silence is counted again from there.
+        wait.after_round(false, t0 + ms(250));
+        assert_eq!(wait.current_ms(), 2);
+    }
+
+    #[test]
+    fn a_ceiling_below_the_short_wait_or_a_zero_wait_behave() {
+        let (mut fixed, t0) = (FetchWait::new(20, 0), Instant::now());
+        fixed.after_round(false, t0);
+        fixed.after_round(false, t0 + ms(1000));
+        assert_eq!(fixed.current_ms(), 20);
+        let mut from_zero = FetchWait::new(0, 8);
+        from_zero.after_round(false, t0);
+        from_zero.after_round(false, t0 + ms(8));
+        assert_eq!(from_zero.current_ms(), 1);
+        from_zero.after_round(true, t0 + ms(9));
+        assert_eq!(from_zero.current_ms(), 0);
+    }
 }

@@ -89,6 +89,15 @@ impl OffRuntime {
         })))
     }
 
+    fn idle_fetch_wait_up_to(mut self, ceiling: Duration) -> Self {
+        self.0 = self.0.take().map(|r| r.idle_fetch_wait_up_to(ceiling));
+        self
+    }
+
+    fn fetch_wait(&self) -> Duration {
+        self.0.as_ref().expect("until dropped").fetch_wait()
+    }
+
     fn read_round(&mut self) -> aerosim_link::Round {
         let reader = self.0.as_mut().expect("until dropped");
         tokio::task::block_in_place(|| reader.read_round())
@@ -292,4 +301,58 @@ async fn several_topics_from_the_earliest_offset() {
     writers[1].send(vec![99; 10], now_ms()).await.unwrap();
     let (got, _) = read_topics_until(&mut reader, 1, Duration::from_secs(3));
     assert_eq!(got[1].iter().map(|f| f.value[0]).collect::<Vec<_>>(), [99]);
+}
+
+/// Silent topics are fetched a few times a second, not once per short wait;
+/// the first record after the silence comes within the ceiling and brings
+/// the short wait back; a send is not held behind the reader's long fetch.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_reader_polls_rarely_and_waits_short_again_once_records_come() {
+    let (short, ceiling) = (Duration::from_millis(2), Duration::from_millis(400));
+    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
+    let writer = link.writer(TOPICS[1]);
+    writer.warm().await.unwrap();
+    let mut reader = OffRuntime::new(
+        TOPICS
+            .iter()
+            .map(|t| link.reader(t, StartFrom::Latest, short, 1 << 20))
+            .collect(),
+        Closer::default(),
+    )
+    .idle_fetch_wait_up_to(ceiling);
+    // The ceiling's silence, then the doubling up to it.
+    let rounds_for = |reader: &mut OffRuntime, d: Duration| {
+        let (start, mut rounds) = (Instant::now(), 0);
+        while start.elapsed() < d {
+            assert!(reader.read_round().is_empty(), "nothing was sent");
+            rounds += 1;
+        }
+        rounds
+    };
+    rounds_for(&mut reader, Duration::from_millis(1500));
+    assert_eq!(reader.fetch_wait(), ceiling);
+    let idle_rounds = rounds_for(&mut reader, Duration::from_secs(2));
+    assert!(idle_rounds <= 8, "{idle_rounds} fetches in 2 s of silence");
+    let sender = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let sent = Instant::now();
+        writer.send(b"after the silence".to_vec(), now_ms()).await.unwrap();
+        (sent, sent.elapsed())
+    });
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut arrived = None;
+    while arrived.is_none() && Instant::now() < deadline {
+        if reader.read_round().iter().any(|(i, r)| *i == 1 && r.is_ok()) {
+            arrived = Some(Instant::now());
+        }
+    }
+    let (sent, acknowledged_in) = sender.await.unwrap();
+    let latency = arrived.expect("the record came").duration_since(sent);
+    assert!(latency <= ceiling + Duration::from_millis(200), "{latency:?}");
+    assert!(
+        acknowledged_in < Duration::from_millis(150),
+        "the send waited {acknowledged_in:?}, as if behind the {ceiling:?} fetch"
+    );
+    assert_eq!(reader.fetch_wait(), short);
 }
