@@ -97,9 +97,9 @@ fn run() -> Result<(), String> {
         let _ = futures::executor::block_on(stop.changed());
         at_stop.close();
     })?;
-    let stop = bridge.stop_signal();
+    let (stop, fetch_wait_max) = (bridge.stop_signal(), plan.s.fetch_wait_max);
     bridge.thread("kafka_reader", move || {
-        read_until_stopped(readings, closer, logger, stop)
+        read_until_stopped(readings, fetch_wait_max, closer, logger, stop)
     })?;
     commands(&mut bridge, &plan, last_states, time)?;
     if plan.s.publish_tf {

@@ -40,6 +40,12 @@ const FETCH_WAIT_MS: IntParam = IntParam::new(
     0..=1000,
     "how long the broker may hold a fetch open while nothing is there (with Apache Kafka `100` costs no latency: [AeroSim](aerosim.md#parameters))",
 );
+const FETCH_WAIT_MAX_MS: IntParam = IntParam::new(
+    "fetch_wait_max_ms",
+    100,
+    0..=1000,
+    "after this long with no record, the fetch wait doubles each empty fetch up to this; back to `fetch_wait_ms` with the next record (at or below `fetch_wait_ms`: the wait never grows)",
+);
 const MAX_MESSAGE_BYTES: IntParam = IntParam::new(
     "max_message_bytes",
     16 << 20,
@@ -112,6 +118,8 @@ pub struct Settings {
     pub topic_prefix: String,
     pub start_from: StartFrom,
     pub fetch_wait: Duration,
+    /// The ceiling of the fetch wait while no record comes.
+    pub fetch_wait_max: Duration,
     pub max_record_bytes: usize,
     /// `world`-like fixed frame and the prefix of each actor's frames.
     pub world_frame: String,
@@ -192,6 +200,7 @@ impl Settings {
             topic_prefix: TOPIC_PREFIX.read(node)?,
             start_from: START_FROM.read(node)?,
             fetch_wait: Duration::from_millis(FETCH_WAIT_MS.read(node)?),
+            fetch_wait_max: Duration::from_millis(FETCH_WAIT_MAX_MS.read(node)?),
             max_record_bytes: MAX_MESSAGE_BYTES.read(node)?,
             world_frame: WORLD_FRAME_ID.read(node)?,
             frame_prefix: FRAME_PREFIX.read(node)?,

@@ -156,19 +156,25 @@ pub struct Reading {
     pub each: Box<dyn FnMut(Vec<Fetched>) + Send>,
 }
 
-/// Reads every topic together (one fetch per broker and round) until the
-/// stop, handing each topic's records to its `each`; an error is counted on
+/// Reads every topic together (one fetch per broker and round, its wait
+/// growing up to `fetch_wait_max` while no record comes) until the stop, handing each topic's records to its `each`; an error is counted on
 /// its topic's stream and logged (limited in rate). It blocks: a thread of
 /// its own, until `stop`; `closer` (whoever watches the stop closes it)
 /// ends a round blocked on the broker at once.
-pub fn read_until_stopped(readings: Vec<Reading>, closer: Closer, logger: String, stop: StopSignal) {
+pub fn read_until_stopped(
+    readings: Vec<Reading>,
+    fetch_wait_max: Duration,
+    closer: Closer,
+    logger: String,
+    stop: StopSignal,
+) {
     let (readers, mut streams): (Vec<Reader>, Vec<_>) = readings
         .into_iter()
         .map(|r| (r.reader, (r.stats, r.each, RateLimitedLog::new(Duration::from_secs(5)))))
         .unzip();
     let topics: Vec<String> = readers.iter().map(|r| r.topic().to_string()).collect();
     let mut reader = match TopicsReader::new(readers, closer.clone()) {
-        Ok(r) => r,
+        Ok(r) => r.idle_fetch_wait_up_to(fetch_wait_max),
         Err(e) => {
             r2r::log_error!(&logger, "cannot start the Kafka reader: {e}");
             return;

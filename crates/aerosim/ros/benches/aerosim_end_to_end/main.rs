@@ -7,6 +7,9 @@
 //! publishers of the same messages: what AeroSim's users write today), or
 //! no Kafka at all: "DDS alone", this executable publishing pre-built
 //! messages of the same sizes at the same rates, the floor no bridge can beat.
+//! The bridge runs twice: with its fetch wait growing while idle (its
+//! default) and held at `fetch_wait_ms` ("fixed wait"); the "idle" cases
+//! run each with no emulator, for the CPU the fetches cost on their own.
 //! Each publishes what the bridge publishes for this subscriber: the three
 //! topics, TF and `/clock`.
 //!
@@ -20,7 +23,8 @@
 //! --bench aerosim_end_to_end`. Prints a table; asserts nothing.
 //! `AEROSIM_BENCH_SECONDS` sets the window (default 10 s, after 3 s of
 //! warm-up); `AEROSIM_BENCH_CASES=dds,bridge` runs the cases whose name
-//! contains a word; `AEROSIM_BENCH_ROUNDS=N` runs them N times in turn.
+//! contains a word; `AEROSIM_BENCH_ROUNDS=N` runs them N times in turn;
+//! `AEROSIM_BENCH_FETCH_WAIT_MS` sets the bridge's `fetch_wait_ms`.
 //! Needs the broker (`AEROSIM_BROKER_BIN`, set by `.cache/env.sh`).
 
 use std::collections::HashMap;
@@ -59,9 +63,23 @@ fn window() -> f64 {
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Republisher {
-    Bridge,
+    /// The bridge with its fetch wait growing while idle (its default), or
+    /// held at `fetch_wait_ms` (`fixed_wait`).
+    Bridge {
+        fixed_wait: bool,
+    },
     Python,
     DdsAlone,
+}
+
+/// `fetch_wait_max_ms` at 0: the wait never grows.
+const FIXED_WAIT: &str = "fetch_wait_max_ms:=0";
+
+/// The bridge's `fetch_wait_ms` from `AEROSIM_BENCH_FETCH_WAIT_MS`, when set:
+/// what a longer short wait saves and costs.
+fn fetch_wait_arg() -> Option<String> {
+    let ms: u32 = std::env::var("AEROSIM_BENCH_FETCH_WAIT_MS").ok()?.parse().ok()?;
+    Some(format!("fetch_wait_ms:={ms}"))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -121,13 +139,15 @@ fn start_sim(bootstrap: &str, log: &Path) -> StoppedOnDrop {
 
 fn start_republisher(r: Republisher, bootstrap: &str, namespace: &str, log: &Path) -> StoppedOnDrop {
     match r {
-        Republisher::Bridge => {
+        Republisher::Bridge { fixed_wait } => {
             let (host, port) = bootstrap.rsplit_once(':').expect("the broker's address is host:port");
             StoppedOnDrop(
                 Command::new(release_bin_dir().join("aerosim_bridge"))
                     .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
                     .args(["-p", &format!("sim_host:={host}"), "-p", &format!("sim_port:={port}")])
                     .args(["-p", "use_sim_time:=true"])
+                    .args(fixed_wait.then_some(["-p", FIXED_WAIT]).into_iter().flatten())
+                    .args(fetch_wait_arg().iter().flat_map(|a| ["-p", a]))
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .spawn()
@@ -299,6 +319,37 @@ fn dds_alone(namespace: &str, log: &Path) {
     std::fs::write(log, log_text).unwrap();
 }
 
+const IDLE: &str = "idle aerosim_bridge";
+const IDLE_FIXED: &str = "idle aerosim_bridge, fixed wait";
+
+/// CPU milliseconds a second of the bridge and of the broker with no record
+/// flowing (no emulator): what the fetches cost on their own.
+fn idle_cpu(index: usize, fixed_wait: bool) -> (f64, f64) {
+    let broker =
+        Broker::start(free_port().unwrap()).expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
+    let namespace = format!("/aerosim_bench{index}");
+    let bridge = start_republisher(
+        Republisher::Bridge { fixed_wait },
+        &broker.bootstrap(),
+        &namespace,
+        Path::new("/dev/null"),
+    );
+    std::thread::sleep(Duration::from_secs_f64(WARMUP_S));
+    let (cpu0, broker_cpu0, start) = (cpu_seconds(bridge.id()), cpu_seconds(broker.pid()), wall());
+    std::thread::sleep(Duration::from_secs_f64(window()));
+    let seconds = wall() - start;
+    (
+        (cpu_seconds(bridge.id()) - cpu0) / seconds * 1e3,
+        (cpu_seconds(broker.pid()) - broker_cpu0) / seconds * 1e3,
+    )
+}
+
+fn print_idle(idle: &[(&str, (f64, f64))]) {
+    for (name, (bridge_ms, broker_ms)) in idle {
+        println!("{name:30} no record: bridge {bridge_ms:5.1} ms of CPU a second, broker {broker_ms:5.1}");
+    }
+}
+
 /// The case every ratio is taken over.
 const DDS_ALONE: &str = "DDS alone (no Kafka)";
 
@@ -367,7 +418,8 @@ fn main() {
         let mut results = Vec::new();
         for (i, (name, r)) in [
             (DDS_ALONE, Republisher::DdsAlone),
-            ("aerosim_bridge", Republisher::Bridge),
+            ("aerosim_bridge", Republisher::Bridge { fixed_wait: false }),
+            ("aerosim_bridge, fixed wait", Republisher::Bridge { fixed_wait: true }),
             ("Python reference", Republisher::Python),
         ]
         .into_iter()
@@ -382,10 +434,17 @@ fn main() {
                 results.push(run_case(&ctx, round * 10 + i, name, r, &broker));
             }
         }
+        let mut idle = Vec::new();
+        for (i, (name, fixed_wait)) in [(IDLE, false), (IDLE_FIXED, true)].into_iter().enumerate() {
+            if only.is_empty() || only.split(',').any(|w| name.contains(w)) {
+                idle.push((name, idle_cpu(round * 10 + 5 + i, fixed_wait)));
+            }
+        }
         if rounds > 1 {
             println!("\nround {} of {rounds}:", round + 1);
         }
         print(&results);
+        print_idle(&idle);
         if let Some(floor) = floor_of(&results) {
             for r in results.iter().filter(|r| r.name != DDS_ALONE) {
                 let ratio = r.cpu_per_message_us / floor.cpu_per_message_us;
