@@ -30,7 +30,7 @@ ARGUMENTS = {
     "sim_host": ("127.0.0.1", "host of the Kafka broker AeroSim uses"),
     "sim_port": ("9092", "port of the Kafka broker AeroSim uses"),
     "vehicle_ids": ("[actor1]", "AeroSim actors to bridge"),
-    "namespace": ("aerosim", "namespace of the bridge's topics"),
+    "namespace": ("aerosim", "namespace of the bridge's topics (docs/names.md)"),
     "use_sim_time": ("false", "stamp with AeroSim's time and publish /clock"),
     "rviz": ("false", "also start rviz2 with config/aerosim.rviz"),
 }

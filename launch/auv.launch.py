@@ -25,7 +25,7 @@ ARGUMENTS = {
     "emulator": ("false", "also start auv_sim, the built-in emulator of the simulator"),
     "vehicle_ids": ("[0]", "the AUVs to bridge (and to emulate)"),
     "sim_host": ("127.0.0.1", "host of the simulator (the emulator binds there)"),
-    "namespace": ("", "namespace of the bridge and its topics"),
+    "namespace": ("auv", "namespace of the bridge and its topics (docs/names.md)"),
     "rviz": ("false", "also start rviz2 with config/auv.rviz"),
 }
 RENAMED = {"auv_ids": "vehicle_ids"}

@@ -18,7 +18,7 @@ ARGUMENTS = {
     "emulator": ("false", "also start gps_denied_sim, the built-in emulator"),
     "source": ("udp", "udp: JSON datagrams from the simulator; ros: JSON std_msgs/String topics"),
     "sim_host": ("127.0.0.1", "the simulator's host: commands go there, telemetry is accepted from there"),
-    "namespace": ("drone", "namespace of the bridge's topics"),
+    "namespace": ("gps_denied", "namespace of the bridge's topics (docs/names.md)"),
     "use_sim_time": ("false", "stamp with the simulator's time and publish /clock"),
     "rviz": ("false", "also start rviz2 with config/gps_denied.rviz"),
 }

@@ -84,15 +84,15 @@ def wait_for_counts(collector, key, name, expected, timeout=10.0):
 
 def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
     start_bridge(processes, sim.params(), vehicle_ids="[3,200]")
-    pose = collector.subscribe(PoseStamped, "/auv3/pose", RELIABLE)
-    odom = collector.subscribe(Odometry, "/auv3/odom", RELIABLE)
+    pose = collector.subscribe(PoseStamped, "/auv/auv3/pose", RELIABLE)
+    odom = collector.subscribe(Odometry, "/auv/auv3/odom", RELIABLE)
     tf = collector.subscribe(TFMessage, "/tf", RELIABLE)
     tf_static = collector.subscribe(TFMessage, "/tf_static", LATCHED)
-    front_c = collector.subscribe(CompressedImage, "/auv200/front/image_raw/compressed", RELIABLE)
-    bottom_c = collector.subscribe(CompressedImage, "/auv200/bottom/image_raw/compressed", RELIABLE)
-    front_raw = collector.subscribe(Image, "/auv200/front/image_raw", RELIABLE)
-    front_info = collector.subscribe(CameraInfo, "/auv200/front/camera_info", RELIABLE)
-    bottom_info = collector.subscribe(CameraInfo, "/auv200/bottom/camera_info", RELIABLE)
+    front_c = collector.subscribe(CompressedImage, "/auv/auv200/front/image_raw/compressed", RELIABLE)
+    bottom_c = collector.subscribe(CompressedImage, "/auv/auv200/bottom/image_raw/compressed", RELIABLE)
+    front_raw = collector.subscribe(Image, "/auv/auv200/front/image_raw", RELIABLE)
+    front_info = collector.subscribe(CameraInfo, "/auv/auv200/front/camera_info", RELIABLE)
+    bottom_info = collector.subscribe(CameraInfo, "/auv/auv200/bottom/camera_info", RELIABLE)
     front, bottom = jpeg(64, 48, (200, 30, 30)), jpeg(32, 24, (20, 40, 220))
 
     def send():
@@ -102,26 +102,26 @@ def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
 
     feed(send, lambda: all(len(collector.messages(k)) >= 3 for k in (pose, odom, front_c, bottom_c, front_raw, front_info)))
     p = collector.messages(pose)[-1]
-    assert p.header.frame_id == "world"
+    assert p.header.frame_id == "auv/map_enu"
     assert (p.pose.position.x, p.pose.position.y, p.pose.position.z) == (2.0, 1.0, -3.0)
     assert same_rotation(p.pose.orientation, (1, 0, 0, 0)), "heading east is ENU yaw 0"
     o = collector.messages(odom)[-1]
-    assert (o.header.frame_id, o.child_frame_id) == ("world", "auv3/base_link")
+    assert (o.header.frame_id, o.child_frame_id) == ("auv/map_enu", "auv/auv3/base_link_flu")
     assert (o.pose.pose.position.x, o.pose.pose.position.y) == (2.0, 1.0)
     assert o.pose.covariance[0] == pytest.approx(1e-6)
     assert abs(o.twist.twist.linear.x) < 1e-6 and o.twist.covariance[0] == pytest.approx(1e-3), "at rest, once known"
-    moves = [t for m in collector.messages(tf) for t in m.transforms if t.child_frame_id == "auv3/base_link"]
-    assert moves and moves[-1].header.frame_id == "world"
+    moves = [t for m in collector.messages(tf) for t in m.transforms if t.child_frame_id == "auv/auv3/base_link_flu"]
+    assert moves and moves[-1].header.frame_id == "auv/map_enu"
     assert (moves[-1].transform.translation.x, moves[-1].transform.translation.z) == (2.0, -3.0)
     mounts = {t.child_frame_id: t for m in collector.wait_for(tf_static) for t in m.transforms}
-    assert {"auv3/front_camera_optical", "auv3/bottom_camera_optical", "auv200/front_camera_optical",
-            "auv200/bottom_camera_optical"} <= set(mounts)
-    assert mounts["auv200/bottom_camera_optical"].header.frame_id == "auv200/base_link"
+    assert {"auv/auv3/front_camera_optical", "auv/auv3/bottom_camera_optical", "auv/auv200/front_camera_optical",
+            "auv/auv200/bottom_camera_optical"} <= set(mounts)
+    assert mounts["auv/auv200/bottom_camera_optical"].header.frame_id == "auv/auv200/base_link_flu"
 
     fc, bc = collector.messages(front_c), collector.messages(bottom_c)
     assert bytes(fc[0].data) == front and bytes(bc[0].data) == bottom, "the JPEG as received"
     assert {m.format for m in fc + bc} == {"jpeg"}, "the issue's format name, not image_transport's"
-    assert (fc[0].header.frame_id, bc[0].header.frame_id) == ("auv200/front_camera_optical", "auv200/bottom_camera_optical")
+    assert (fc[0].header.frame_id, bc[0].header.frame_id) == ("auv/auv200/front_camera_optical", "auv/auv200/bottom_camera_optical")
     # Both cameras of one message share its stamp.
     front_stamps, bottom_stamps = {stamp(m) for m in fc}, {stamp(m) for m in bc}
     assert len(front_stamps & bottom_stamps) >= 2
@@ -142,17 +142,17 @@ def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
 
 def test_degrees_and_an_enu_world(collector, processes, sim):
     start_bridge(processes, sim.params(), vehicle_ids="[0]", angle_unit="deg", sim_axes="enu", world_frame_id="map")
-    pose = collector.subscribe(PoseStamped, "/auv0/pose", RELIABLE)
+    pose = collector.subscribe(PoseStamped, "/auv/auv0/pose", RELIABLE)
     feed(lambda: sim.send_telemetry(0, 1.0, 2.0, -3.0, 90.0, 0.0, 0.0), lambda: collector.messages(pose))
     p = collector.messages(pose)[-1]
-    assert p.header.frame_id == "map"
+    assert p.header.frame_id == "auv/map", "after frame_prefix"
     assert (p.pose.position.x, p.pose.position.y, p.pose.position.z) == (1.0, 2.0, -3.0)
     assert same_rotation(p.pose.orientation, (H, 0, 0, H))
 
 
 def test_odometry_twist_is_in_the_body_frame(collector, processes, sim):
     start_bridge(processes, sim.params(), vehicle_ids="[1]")
-    odom = collector.subscribe(Odometry, "/auv1/odom", RELIABLE)
+    odom = collector.subscribe(Odometry, "/auv/auv1/odom", RELIABLE)
     start = time.monotonic()
     # Heading east at 1 m/s (NED y grows with time): ENU +x, body forward.
     feed(lambda: sim.send_telemetry(1, 0.0, time.monotonic() - start, 2.0, math.pi / 2, 0.0, 0.0),
@@ -167,8 +167,8 @@ def test_thruster_bytes_watchdog_refusals_and_stop_at_shutdown(collector, proces
     bridge = start_bridge(processes, sim.params(), vehicle_ids="[3]", cmd_timeout_s=0.5)
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
     node = collector.node
-    commands = node.create_publisher(ThrusterCommand, "/auv3/thrusters", 10)
-    cmd_vel = node.create_publisher(Twist, "/auv3/cmd_vel", 10)
+    commands = node.create_publisher(ThrusterCommand, "/auv/auv3/thrusters", 10)
+    cmd_vel = node.create_publisher(Twist, "/auv/auv3/cmd_vel", 10)
     deadline = time.monotonic() + 20
     while commands.get_subscription_count() == 0 or cmd_vel.get_subscription_count() == 0:
         assert time.monotonic() < deadline
@@ -214,9 +214,9 @@ def test_start_order_restart_and_no_late_command(collector, processes):
     ports = free_ports(3)
     names = ("image_port", "thruster_port", "telemetry_port")
     start_bridge(processes, dict(zip(names, ports)), vehicle_ids="[2]", cmd_timeout_s=0.3)
-    pose = collector.subscribe(PoseStamped, "/auv2/pose", RELIABLE)
-    front = collector.subscribe(CompressedImage, "/auv2/front/image_raw/compressed", RELIABLE)
-    commands = collector.node.create_publisher(ThrusterCommand, "/auv2/thrusters", 10)
+    pose = collector.subscribe(PoseStamped, "/auv/auv2/pose", RELIABLE)
+    front = collector.subscribe(CompressedImage, "/auv/auv2/front/image_raw/compressed", RELIABLE)
+    commands = collector.node.create_publisher(ThrusterCommand, "/auv/auv2/thrusters", 10)
     time.sleep(1.5)  # the bridge first, the simulator later
     sim = FakeSim(ports)
     try:
@@ -248,9 +248,9 @@ def test_start_order_restart_and_no_late_command(collector, processes):
 
 def test_bad_input_is_counted_and_the_next_good_message_published(collector, processes, sim):
     start_bridge(processes, sim.params(), vehicle_ids="[4]", diagnostics_period_s=0.2)
-    pose = collector.subscribe(PoseStamped, "/auv4/pose", RELIABLE)
-    front = collector.subscribe(CompressedImage, "/auv4/front/image_raw/compressed", RELIABLE)
-    collector.subscribe(Image, "/auv4/front/image_raw", RELIABLE)  # decodes, so a bad JPEG body shows
+    pose = collector.subscribe(PoseStamped, "/auv/auv4/pose", RELIABLE)
+    front = collector.subscribe(CompressedImage, "/auv/auv4/front/image_raw/compressed", RELIABLE)
+    collector.subscribe(Image, "/auv/auv4/front/image_raw", RELIABLE)  # decodes, so a bad JPEG body shows
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
     good = jpeg(16, 16, (10, 10, 10))
     feed(lambda: (sim.send_telemetry(4, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), sim.send_images(4, good, good)),
@@ -284,8 +284,8 @@ def test_bad_input_is_counted_and_the_next_good_message_published(collector, pro
 
 def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes, sim):
     bridge = start_bridge(processes, sim.params(), vehicle_ids="[5]", diagnostics_period_s=0.2)
-    front = collector.subscribe(CompressedImage, "/auv5/front/image_raw/compressed", RELIABLE)
-    collector.subscribe(Image, "/auv5/front/image_raw", RELIABLE)  # each message costs a 1280×720 decode
+    front = collector.subscribe(CompressedImage, "/auv/auv5/front/image_raw/compressed", RELIABLE)
+    collector.subscribe(Image, "/auv/auv5/front/image_raw", RELIABLE)  # each message costs a 1280×720 decode
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
     warm = jpeg(1280, 720, (1, 2, 3))
     feed(lambda: sim.send_images(5, warm, warm), lambda: collector.messages(front))
@@ -313,13 +313,19 @@ def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes,
     assert wait_for_counts(collector, diag, "auv_bridge: auv5 images", expected) == expected
 
 
-def test_a_namespace_moves_every_topic(collector, processes, sim):
-    args = [executable("auv_bridge"), "--ros-args", "-r", "__ns:=/fleet", "-p", "vehicle_ids:=[0]"]
+def test_a_namespace_moves_every_topic_and_frame_prefix_every_frame(collector, processes, sim):
+    args = [executable("auv_bridge"), "--ros-args", "-r", "__ns:=/fleet", "-p", "vehicle_ids:=[0]",
+            "-p", "frame_prefix:=fleet/", "-p", "world_frame_id:=map"]
     for k, v in sim.params().items():
         args += ["-p", f"{k}:={v}"]
     processes.start(args)
     pose = collector.subscribe(PoseStamped, "/fleet/auv0/pose", RELIABLE)
-    feed(lambda: sim.send_telemetry(0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0), lambda: collector.messages(pose))
+    odom = collector.subscribe(Odometry, "/fleet/auv0/odom", RELIABLE)
+    feed(lambda: sim.send_telemetry(0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0),
+         lambda: collector.messages(pose) and collector.messages(odom))
+    assert collector.messages(pose)[-1].header.frame_id == "fleet/map"
+    o = collector.messages(odom)[-1]
+    assert (o.header.frame_id, o.child_frame_id) == ("fleet/map", "fleet/auv0/base_link_flu")
 
 
 def drive_forward(collector, cmd_vel, odom):
@@ -341,9 +347,9 @@ def test_with_the_emulator_cmd_vel_drives_the_auv(collector, processes):
     processes.start([executable("auv_sim"), "--vehicle-ids", "[0,1]", "--width", "320", "--height", "240", "--quiet",
                      *[a for k, v in ports.items() for a in (f"--{k.replace('_', '-')}", str(v))]])
     start_bridge(processes, ports, vehicle_ids="[0,1]")
-    odom = collector.subscribe(Odometry, "/auv1/odom", RELIABLE)
-    raw = collector.subscribe(Image, "/auv1/bottom/image_raw", RELIABLE)
-    cmd_vel = collector.node.create_publisher(Twist, "/auv1/cmd_vel", 10)
+    odom = collector.subscribe(Odometry, "/auv/auv1/odom", RELIABLE)
+    raw = collector.subscribe(Image, "/auv/auv1/bottom/image_raw", RELIABLE)
+    cmd_vel = collector.node.create_publisher(Twist, "/auv/auv1/cmd_vel", 10)
     first = collector.wait_for(odom)[0].pose.pose.position
     # The second AUV starts 3 m east, 2 m deep: ENU (3, 0, −2).
     assert (first.x, first.y, first.z) == (3.0, 0.0, -2.0)
@@ -378,7 +384,7 @@ def test_with_use_sim_time_stamps_are_the_clock_others_publish(collector, proces
     from rosgraph_msgs.msg import Clock
     clock = collector.node.create_publisher(Clock, "/clock", 10)
     start_bridge(processes, sim.params(), vehicle_ids="[6]", use_sim_time="true")
-    pose = collector.subscribe(PoseStamped, "/auv6/pose", RELIABLE)
+    pose = collector.subscribe(PoseStamped, "/auv/auv6/pose", RELIABLE)
     sim_time = Clock()
     sim_time.clock.sec, sim_time.clock.nanosec = 1234, 500_000_000
 
@@ -391,7 +397,7 @@ def test_with_use_sim_time_stamps_are_the_clock_others_publish(collector, proces
     assert stamped and all((s.sec, s.nanosec) == (1234, 500_000_000) for s in stamped), stamped
 
     # Commands are judged on the same clock: stamped on it, taken; stamped on the wall clock, from its future.
-    commands = collector.node.create_publisher(ThrusterCommand, "/auv6/thrusters", 10)
+    commands = collector.node.create_publisher(ThrusterCommand, "/auv/auv6/thrusters", 10)
     deadline = time.monotonic() + 20
     while commands.get_subscription_count() == 0:
         assert time.monotonic() < deadline

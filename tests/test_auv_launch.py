@@ -22,7 +22,7 @@ def test_defaults_start_the_bridge_only():
     started = by_exe(evaluate(LAUNCH))
     assert set(started) == {"auv_bridge"}
     assert started["auv_bridge"]["parameters"] == [PARAMS, {"vehicle_ids": "[0]", "sim_host": "127.0.0.1"}]
-    assert started["auv_bridge"]["namespace"] == ""
+    assert started["auv_bridge"]["namespace"] == "auv"
 
 
 def test_emulator_ids_host_and_namespace_reach_both():
@@ -50,10 +50,10 @@ def test_rviz_config_shows_both_cameras_odometry_pose_and_tf():
         if "Topic" in d:
             topics[d["Class"].split("/")[-1]].append(d["Topic"]["Value"])
             assert d["Topic"]["Reliability Policy"] == "Reliable"
-    assert topics["Image"] == ["/auv0/front/image_raw", "/auv0/bottom/image_raw"]
-    assert topics["Odometry"] == ["/auv0/odom"] and topics["Pose"] == ["/auv0/pose"]
+    assert topics["Image"] == ["/auv/auv0/front/image_raw", "/auv/auv0/bottom/image_raw"]
+    assert topics["Odometry"] == ["/auv/auv0/odom"] and topics["Pose"] == ["/auv/auv0/pose"]
     assert "TF" in topics
-    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "world"
+    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "auv/map_enu"
 
 
 def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):

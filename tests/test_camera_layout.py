@@ -31,7 +31,7 @@ TRANSPORTS = {0: "shm", 1: "jpeg", 2: "raw", 3: "png"}
 
 def test_image_transports_rule_for_the_camera_info_topic():
     assert camera_info_topic("/rflysim/sensor1/img_rgb") == "/rflysim/sensor1/camera_info"
-    assert camera_info_topic("/auv0/front/image_raw") == "/auv0/front/camera_info"
+    assert camera_info_topic("/auv/auv0/front/image_raw") == "/auv/auv0/front/camera_info"
     assert camera_info_topic("/image") == "/camera_info"
 
 
@@ -85,7 +85,7 @@ def test_auv_both_cameras_of_each_auv_pair_with_their_info(collector, processes)
     sim = AuvSim(processes, "--vehicle-ids", "[0,1]", "--quiet")
     start_auv_bridge(processes, {"image_port": sim.image_port, "thruster_port": sim.thruster_port,
                                  "telemetry_port": sim.telemetry_port}, vehicle_ids="[0,1]")
-    topics = [f"/auv{i}/{camera}/image_raw" for i in (0, 1) for camera in ("front", "bottom")]
+    topics = [f"/auv/auv{i}/{camera}/image_raw" for i in (0, 1) for camera in ("front", "bottom")]
     raw, compressed = subscribe_cameras(collector, topics, topics)
     for topic in topics:
         assert raw[topic].info_topic == topic.replace("/image_raw", "/camera_info")
@@ -99,11 +99,11 @@ def test_gps_denied_camera_pairs_with_its_info(collector, processes):
     bridge_port, sim_port = free_port(), free_port()
     start_gps_denied_sim(processes, bridge_port, sim_port)
     start_gps_denied_bridge(processes, ns, bridge_port, sim_port)
-    topic = f"/{ns}/camera/image_raw"
+    topic = f"/{ns}/drone/camera/image_raw"
     raw, compressed = subscribe_cameras(collector, [topic], [topic])
-    assert raw[topic].info_topic == f"/{ns}/camera/camera_info"
+    assert raw[topic].info_topic == f"/{ns}/drone/camera/camera_info"
     for image, info in check_pairs(raw[topic]):
-        assert info.header.frame_id == "camera_optical" and image.encoding == "bgr8"
+        assert info.header.frame_id == "gps_denied/drone/camera_optical" and image.encoding == "bgr8"
     check_pairs(compressed[topic], count=1)
 
 

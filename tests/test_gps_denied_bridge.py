@@ -63,7 +63,8 @@ def subscribe_all(collector, ns):
              "landing_pad/point": PointStamped, "landed": Bool, "camera/image_raw/compressed": CompressedImage,
              "camera/image_raw": Image, "camera/camera_info": CameraInfo, "rover/odom": Odometry}
     for topic, t in types.items():
-        collector.subscribe(t, f"/{ns}/{topic}", qos=RELIABLE, key=topic)
+        vehicle = "" if topic.startswith("rover/") else "drone/"
+        collector.subscribe(t, f"/{ns}/{vehicle}{topic}", qos=RELIABLE, key=topic)
 
 
 def wait_matched(publisher, timeout=15.0):
@@ -90,7 +91,7 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
     started = time.time()
 
     imu = collector.messages("imu")[-1]
-    assert imu.header.frame_id == "base_link"
+    assert imu.header.frame_id == "gps_denied/drone/base_link_flu"
     q = imu.orientation
     for got, want in zip((q.x, q.y, q.z, q.w), quaternion_zyx(0.1, -0.2, 0.3)):
         assert got == pytest.approx(want, abs=1e-12)
@@ -100,7 +101,7 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
     assert imu.linear_acceleration_covariance[8] > 0
 
     alt = collector.messages("altitude")
-    assert alt[-1].header.frame_id == "altimeter" and alt[-1].radiation_type == Range.INFRARED
+    assert alt[-1].header.frame_id == "gps_denied/drone/altimeter" and alt[-1].radiation_type == Range.INFRARED
     ts = [a.range - 5.0 for a in alt]
     assert all(abs(round((t - 1.0) / 0.04) * 0.04 + 1.0 - t) < 1e-4 for t in ts), "altitude is 5 + t"
 
@@ -118,7 +119,7 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
 
     compressed = collector.messages("camera/image_raw/compressed")[-1]
     assert bytes(compressed.data) == picture and "jpeg" in compressed.format
-    assert compressed.header.frame_id == "camera_optical"
+    assert compressed.header.frame_id == "gps_denied/drone/camera_optical"
     raw = collector.messages("camera/image_raw")[-1]
     assert (raw.width, raw.height, raw.encoding) == (320, 240, "bgr8")
     reference = PilImage.open(io.BytesIO(picture)).convert("RGB")
@@ -129,10 +130,10 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
     info = collector.messages("camera/camera_info")[-1]
     assert (info.width, info.height) == (320, 240)
     assert info.k[0] == pytest.approx(160 / math.tan(math.radians(30))) and info.k[0] == info.k[4]
-    assert info.header.frame_id == "camera_optical"
+    assert info.header.frame_id == "gps_denied/drone/camera_optical"
 
     odom = collector.messages("rover/odom")[-1]
-    assert (odom.header.frame_id, odom.child_frame_id) == ("world", "rover")
+    assert (odom.header.frame_id, odom.child_frame_id) == ("gps_denied/map_enu", "gps_denied/rover/base_link_flu")
     p = odom.pose.pose.position
     assert (p.x, p.y, p.z) == (1.5, 0.8, 0.15)
     assert odom.pose.pose.orientation.z == pytest.approx(math.sin(math.pi / 4)), "the rover faces +y"
@@ -147,8 +148,8 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
 
     tf = collector.wait_for("tf_static")[-1]
     children = {t.child_frame_id: t for t in tf.transforms}
-    assert set(children) == {"camera_optical", "altimeter"}
-    assert all(t.header.frame_id == "base_link" for t in tf.transforms)
+    assert set(children) == {"gps_denied/drone/camera_optical", "gps_denied/drone/altimeter"}
+    assert all(t.header.frame_id == "gps_denied/drone/base_link_flu" for t in tf.transforms)
 
 
 def test_a_pad_out_of_view_is_reported_not_detected_and_gets_no_point(collector, processes, sim):
@@ -168,8 +169,8 @@ def test_a_pad_out_of_view_is_reported_not_detected_and_gets_no_point(collector,
 def test_commands_are_the_exact_json_and_out_of_range_sends_nothing(collector, processes, sim):
     ns = "gd_cmd"
     start_bridge(processes, ns, sim.bridge[1], sim.port, "thrust_gain:=0.25", "pitch_gain:=2.0", "cmd_timeout_s:=1.0")
-    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
-    cmd_vel = collector.node.create_publisher(Twist, f"/{ns}/cmd_vel", RELIABLE)
+    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/drone/cmd", RELIABLE)
+    cmd_vel = collector.node.create_publisher(Twist, f"/{ns}/drone/cmd_vel", RELIABLE)
     wait_matched(cmd)
     wait_matched(cmd_vel)
     cmd.publish(AttitudeThrust(thrust=1.5, pitch=0.0, roll=0.0, yaw=0.0))
@@ -200,7 +201,7 @@ def test_silence_and_the_stop_leave_the_drone_on_the_neutral_command(collector, 
     ns = f"gd_watchdog_{stop.name.lower()}"
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", qos=RELIABLE, key="diagnostics")
     bridge = start_bridge(processes, ns, sim.bridge[1], sim.port)
-    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
+    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/drone/cmd", RELIABLE)
     wait_matched(cmd)
     cmd.publish(AttitudeThrust(thrust=0.4, pitch=0.0, roll=0.0, yaw=0.0))
     sent = time.monotonic()
@@ -336,7 +337,7 @@ def test_ros_source_reads_and_writes_json_strings(collector, processes):
     start_bridge(processes, ns, free_port(), free_port(), "source:=ros",
                  f"telemetry_topic:=/{ns}/raw_telemetry", f"command_topic:=/{ns}/raw_command")
     raw = collector.node.create_publisher(String, f"/{ns}/raw_telemetry", RELIABLE)
-    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
+    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/drone/cmd", RELIABLE)
     wait_matched(raw)
     wait_matched(cmd)
     picture = jpeg()
@@ -361,7 +362,7 @@ def climb_then_hold(collector, ns):
     """Thrust on `cmd` lifts the emulated drone above 6 m; then the controller
     goes silent, and the watchdog's neutral command (thrust 0 holds) stops the
     climb. Needs the topics of `subscribe_all`."""
-    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/cmd", RELIABLE)
+    cmd = collector.node.create_publisher(AttitudeThrust, f"/{ns}/drone/cmd", RELIABLE)
     wait_matched(cmd)
     deadline = time.monotonic() + 20
     while collector.messages("altitude")[-1].range < 6.0:

@@ -18,11 +18,11 @@ def by_exe(started):
     return {s["executable"]: s for s in started}
 
 
-def test_defaults_start_the_bridge_alone_under_drone():
+def test_defaults_start_the_bridge_alone_under_gps_denied():
     started = by_exe(evaluate(LAUNCH))
     assert set(started) == {"gps_denied_bridge"}
     bridge = started["gps_denied_bridge"]
-    assert bridge["package"] == "rflysim_bridge" and bridge["namespace"] == "drone"
+    assert bridge["package"] == "rflysim_bridge" and bridge["namespace"] == "gps_denied"
     assert bridge["parameters"] == [PARAMS, {"source": "udp", "sim_host": "127.0.0.1", "use_sim_time": "false"}]
 
 
@@ -41,8 +41,9 @@ def test_rviz_config_shows_the_bridge_topics():
     cfg = yaml.safe_load((ROOT / "config" / "gps_denied.rviz").read_text())
     manager = cfg["Visualization Manager"]
     topics = {d["Topic"]["Value"] for d in manager["Displays"] if "Topic" in d}
-    assert topics == {"/drone/camera/image_raw", "/drone/altitude", "/drone/landing_pad/point"}
-    assert manager["Global Options"]["Fixed Frame"] == "base_link"
+    assert topics == {"/gps_denied/drone/camera/image_raw", "/gps_denied/drone/altitude",
+                      "/gps_denied/drone/landing_pad/point"}
+    assert manager["Global Options"]["Fixed Frame"] == "gps_denied/drone/base_link_flu"
 
 
 def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):

@@ -55,9 +55,9 @@ def test_auv_simulator_on_its_own_pc(collector, processes, pc):
     sim = AuvSim(processes, "--vehicle-ids", "0", "--quiet", host=pc.sim_ip, prefix=pc.prefix)
     # cmd_timeout far beyond the test: the AUV stops only if the bridge's stop sends all-zero.
     bridge = auv.start_bridge(processes, sim.ports(), sim_host=pc.sim_ip, vehicle_ids="[0]", cmd_timeout_s=60.0)
-    odom = collector.subscribe(Odometry, "/auv0/odom", auv.RELIABLE)
-    front = collector.subscribe(CompressedImage, "/auv0/front/image_raw/compressed", auv.RELIABLE)
-    bottom = collector.subscribe(CompressedImage, "/auv0/bottom/image_raw/compressed", auv.RELIABLE)
+    odom = collector.subscribe(Odometry, "/auv/auv0/odom", auv.RELIABLE)
+    front = collector.subscribe(CompressedImage, "/auv/auv0/front/image_raw/compressed", auv.RELIABLE)
+    bottom = collector.subscribe(CompressedImage, "/auv/auv0/bottom/image_raw/compressed", auv.RELIABLE)
     first = collector.wait_for(odom, timeout=30)[0].pose.pose.position
     # AUV 0 starts at the origin, 2 m deep, heading north: ENU (0, 0, −2).
     assert (first.x, first.y, first.z) == (0.0, 0.0, -2.0)
@@ -68,7 +68,7 @@ def test_auv_simulator_on_its_own_pc(collector, processes, pc):
     assert len(front_stamps & {seconds(m.header.stamp) for m in collector.messages(bottom)}) >= 3, \
         "both cameras of one message share its stamp"
 
-    auv.drive_forward(collector, collector.node.create_publisher(Twist, "/auv0/cmd_vel", 10), odom)
+    auv.drive_forward(collector, collector.node.create_publisher(Twist, "/auv/auv0/cmd_vel", 10), odom)
 
     # The simulator's own telemetry, read on its address: the held command
     # keeps the AUV going until the bridge stops and sends all-zero.

@@ -36,7 +36,7 @@ impl ActorFrames {
     pub fn new(world: &str, prefix: &str, actor: &str) -> Self {
         Self {
             world: format!("{prefix}{world}"),
-            base_link: format!("{prefix}{actor}/base_link"),
+            base_link: format!("{prefix}{actor}/base_link_flu"),
             camera_optical: format!("{prefix}{actor}/camera_optical"),
         }
     }

@@ -86,12 +86,11 @@ const CAMERA_NAMES: StringListParam = StringListParam::new(
     &["camera"],
     "the ROS name of each camera of `camera_topics`",
 );
-const WORLD_FRAME_ID: StringParam = StringParam::new(
-    "world_frame_id",
-    "world",
-    "the ENU world frame at AeroSim's origin (with `frame_prefix`)",
-);
-const FRAME_PREFIX: StringParam = StringParam::new("frame_prefix", "", "prefix of every frame id");
+const WORLD_FRAME_ID: StringParam = StringParam {
+    description: "the ENU world frame at AeroSim's origin, after `frame_prefix` ([names](names.md))",
+    ..shared::WORLD_FRAME_ID
+};
+const FRAME_PREFIX: StringParam = shared::frame_prefix("aerosim/");
 const ORIGIN_LATITUDE_DEG: FloatParam = FloatParam::new(
     "origin_latitude_deg",
     0.0,

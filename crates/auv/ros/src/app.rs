@@ -23,6 +23,8 @@ use crate::telemetry::{AuvTelemetry, TelemetrySettings};
 use crate::thrusters::{cmd_vel_loop, thrusters_loop, Thrusters};
 
 const NODE_NAME: &str = "auv_bridge";
+/// Relative topics land here unless the launch or `__ns` says otherwise.
+pub const DEFAULT_NAMESPACE: &str = "auv";
 
 pub fn main() -> std::process::ExitCode {
     ros_common::lifecycle::exit_code(NODE_NAME, run())
@@ -37,7 +39,7 @@ struct AuvStats {
 }
 
 fn run() -> Result<(), String> {
-    let mut bridge = BridgeProcess::start(NODE_NAME, "")?;
+    let mut bridge = BridgeProcess::start(NODE_NAME, DEFAULT_NAMESPACE)?;
     let s = Settings::from_node(&bridge.node)?;
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
@@ -48,7 +50,10 @@ fn run() -> Result<(), String> {
         Stamps::default()
     };
     let tf = if s.publish_tf {
-        bridge.static_tf(s.use_sim_time, &crate::convert::camera_mounts(&s.auv_ids))?;
+        bridge.static_tf(
+            s.use_sim_time,
+            &crate::convert::camera_mounts(&s.frame_prefix, &s.auv_ids),
+        )?;
         Some(SerializedPublisher::new(&mut bridge.node, "/tf", ros_common::qos::tf()).map_err(|e| e.to_string())?)
     } else {
         None
@@ -121,6 +126,7 @@ fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)], st
                 last: None,
             }),
             fov_deg: s.camera_fov_deg,
+            optical_frames: Camera::ALL.map(|camera| names::optical_frame(&s.frame_prefix, *id, camera)),
         });
         auvs.insert(*id, auv.clone());
         let (log, stop) = (bridge.logger.clone(), bridge.stop_signal());
@@ -154,7 +160,8 @@ fn telemetry(
             SerializedPublisher::new(&mut bridge.node, &names::pose_topic(*id), sensor_qos.clone()).map_err(e)?;
         let odom =
             SerializedPublisher::new(&mut bridge.node, &names::odom_topic(*id), sensor_qos.clone()).map_err(e)?;
-        auvs.insert(*id, AuvTelemetry::new(pose, odom, st.telemetry.clone()));
+        let base_link = names::base_link(&s.frame_prefix, *id);
+        auvs.insert(*id, AuvTelemetry::new(pose, odom, st.telemetry.clone(), base_link));
     }
     let ts = TelemetrySettings {
         convention: s.convention,

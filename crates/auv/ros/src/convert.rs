@@ -49,12 +49,17 @@ pub fn camera_mount(camera: Camera) -> (Vec3, Quat) {
 }
 
 /// The camera mounts of every AUV, for `/tf_static`.
-pub fn camera_mounts(ids: &[u8]) -> Vec<Mount> {
+pub fn camera_mounts(frame_prefix: &str, ids: &[u8]) -> Vec<Mount> {
     ids.iter()
         .flat_map(|&id| {
             Camera::ALL.map(|camera| {
                 let (t, q) = camera_mount(camera);
-                Mount::new(&names::base_link(id), &names::optical_frame(id, camera), t, q)
+                Mount::new(
+                    &names::base_link(frame_prefix, id),
+                    &names::optical_frame(frame_prefix, id, camera),
+                    t,
+                    q,
+                )
             })
         })
         .collect()
@@ -70,11 +75,11 @@ pub fn pose_stamped(pose: &Pose, stamp: Time, world_frame: &str) -> PoseStamped 
     }
 }
 
-/// Odometry of AUV `id`: the pose in the world frame, the twist in the body
-/// (child) frame. Without a twist estimate the twist is unknown (REP-145:
+/// Odometry: the pose in the world frame, the twist in the body (child)
+/// frame `base_link`. Without a twist estimate the twist is unknown (REP-145:
 /// covariance[0] = −1).
 pub fn odometry(
-    id: u8,
+    base_link: String,
     pose: &Pose,
     twist: Option<&BodyTwist>,
     stamp: Time,
@@ -96,7 +101,7 @@ pub fn odometry(
     };
     Odometry {
         header: header(stamp, world_frame),
-        child_frame_id: names::base_link(id),
+        child_frame_id: base_link,
         pose: pose_with_covariance(pose.position, pose.orientation, cov),
         twist,
     }
@@ -151,10 +156,10 @@ mod tests {
             close(rotate(q, [0.0, 0.0, 1.0]), [1.0, 0.0, 0.0]),
             "front optical z is forward"
         );
-        let mounts = camera_mounts(&[0, 5]);
+        let mounts = camera_mounts("auv/", &[0, 5]);
         assert_eq!(mounts.len(), 4);
-        assert_eq!(mounts[3].parent, "auv5/base_link");
-        assert_eq!(mounts[3].child, "auv5/bottom_camera_optical");
+        assert_eq!(mounts[3].parent, "auv/auv5/base_link_flu");
+        assert_eq!(mounts[3].child, "auv/auv5/bottom_camera_optical");
     }
 
     #[test]
@@ -171,20 +176,35 @@ mod tests {
         };
         let a = ned.to_enu_flu(&t(0.0, 0.0));
         let b = ned.to_enu_flu(&t(0.05, 0.0));
-        let first = odometry(2, &a, None, Time::default(), "world", &default_covariances());
+        let base_link = names::base_link("auv/", 2);
+        let first = odometry(
+            base_link.clone(),
+            &a,
+            None,
+            Time::default(),
+            "auv/map_enu",
+            &default_covariances(),
+        );
         assert_eq!(first.twist.covariance[0], -1.0);
-        assert_eq!(first.child_frame_id, "auv2/base_link");
+        assert_eq!(first.child_frame_id, "auv/auv2/base_link_flu");
         let p = &first.pose.pose.position;
         assert_eq!((p.x, p.y, p.z), (3.0, 0.0, -2.0));
         let twist = body_twist(&a, &b, 0.1).unwrap();
-        let o = odometry(2, &b, Some(&twist), Time::default(), "world", &default_covariances());
+        let o = odometry(
+            base_link,
+            &b,
+            Some(&twist),
+            Time::default(),
+            "auv/map_enu",
+            &default_covariances(),
+        );
         // 5 cm north in 0.1 s, heading north: 0.5 m/s forward in the body.
         let l = &o.twist.twist.linear;
         assert!(close([l.x, l.y, l.z], [0.5, 0.0, 0.0]), "{l:?}");
         assert_eq!(o.twist.covariance[0], 1e-3);
         assert_eq!(o.pose.covariance[0], 1e-6);
-        let ps = pose_stamped(&b, Time::default(), "world");
-        assert_eq!(ps.header.frame_id, "world");
+        let ps = pose_stamped(&b, Time::default(), "auv/map_enu");
+        assert_eq!(ps.header.frame_id, "auv/map_enu");
         assert!((ps.pose.position.y - 0.05).abs() < 1e-6);
     }
 

@@ -21,7 +21,6 @@ use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::wall_now;
 
 use crate::link::{first_byte, stopping, Part};
-use crate::names;
 use crate::stamps::Stamps;
 use crate::zmtp::Subscriber;
 
@@ -43,6 +42,8 @@ pub struct AuvCameras {
     pub images: Arc<AuvImages>,
     pub cameras: Mutex<Cameras>,
     pub fov_deg: f64,
+    /// The optical frame id of each camera, in `Camera::ALL`'s order.
+    pub optical_frames: [String; 2],
 }
 
 /// The publishers of an AUV's two cameras, and the place of the last
@@ -155,12 +156,13 @@ fn publish(
     let ImageMessage { front, bottom, .. } = message;
     let mut ok = true;
     let mut spent = Vec::with_capacity(2);
-    for ((camera, jpeg), publisher) in Camera::ALL
+    for (((camera, jpeg), publisher), frame_id) in Camera::ALL
         .into_iter()
         .zip([front, bottom])
         .zip(cameras.publishers.iter_mut())
+        .zip(&auv.optical_frames)
     {
-        let h = header(stamp.clone(), &names::optical_frame(id, camera));
+        let h = header(stamp.clone(), frame_id);
         let (buf, at) = jpeg.into_buffer();
         let published = publisher.publish_jpeg_with_room(buf, at, Encoding::Bgr8, auv.fov_deg, h);
         spent.push(published.buffer);

@@ -1,5 +1,6 @@
-//! Topic names (relative: the node's namespace moves them) and frame ids of
-//! one AUV.
+//! Topic names (relative: the node's namespace, `auv` by default, moves
+//! them) and frame ids of one AUV: `<frame_prefix>auv<id>/<frame>`, the
+//! frame named with its axes (REP-105).
 
 use auv_proto::image::Camera;
 
@@ -27,10 +28,12 @@ pub fn cmd_vel_topic(id: u8) -> String {
     format!("auv{id}/cmd_vel")
 }
 
-pub fn base_link(id: u8) -> String {
-    format!("auv{id}/base_link")
+/// The body, FLU.
+pub fn base_link(frame_prefix: &str, id: u8) -> String {
+    format!("{frame_prefix}auv{id}/base_link_flu")
 }
 
-pub fn optical_frame(id: u8, camera: Camera) -> String {
-    format!("auv{id}/{}_camera_optical", camera.name())
+/// A camera's optical frame (z forward, x right, y down).
+pub fn optical_frame(frame_prefix: &str, id: u8, camera: Camera) -> String {
+    format!("{frame_prefix}auv{id}/{}_camera_optical", camera.name())
 }

@@ -19,7 +19,10 @@ pub struct Settings {
     pub telemetry_port: u16,
     pub auv_ids: Vec<u8>,
     pub convention: PoseConvention,
+    /// The world's frame id, `frame_prefix` included.
     pub world_frame_id: String,
+    /// In front of every frame id: `auv/` by default.
+    pub frame_prefix: String,
     /// Stamps follow `/clock` (whatever publishes it): the simulator's messages carry no time.
     pub use_sim_time: bool,
     pub cmd_timeout: Duration,
@@ -78,8 +81,7 @@ const SIM_AXES: ChoiceParam<WorldFrame> = ChoiceParam::new(
     &[("ned", WorldFrame::Ned), ("enu", WorldFrame::Enu)],
     "the telemetry's axes: `ned` (NED world, FRD body) or `enu` (ENU world, FLU body)",
 );
-const WORLD_FRAME_ID: StringParam =
-    StringParam::new("world_frame_id", "world", "the frame of poses, odometry and `/tf`");
+const FRAME_PREFIX: StringParam = shared::frame_prefix("auv/");
 const CAMERA_FOV_DEG: FloatParam = FloatParam::new(
     "camera_fov_deg",
     90.0,
@@ -145,6 +147,7 @@ impl Settings {
         let published = [Variance::POSE, Variance::TWIST].concat();
         let variances = Covariances::from_params(node, default_covariances(), &published)?;
         let g = MixGains::default();
+        let frame_prefix = FRAME_PREFIX.read(node)?;
         Ok(Settings {
             sim_host,
             image_port: IMAGE_PORT.read(node)?,
@@ -155,7 +158,8 @@ impl Settings {
                 angle_unit: ANGLE_UNIT.read(node)?,
                 world_frame: SIM_AXES.read(node)?,
             },
-            world_frame_id: WORLD_FRAME_ID.read(node)?,
+            world_frame_id: format!("{frame_prefix}{}", shared::WORLD_FRAME_ID.read(node)?),
+            frame_prefix,
             use_sim_time: USE_SIM_TIME.read(node)?,
             cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,
             camera_fov_deg: CAMERA_FOV_DEG.read(node)?,

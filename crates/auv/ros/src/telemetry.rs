@@ -1,5 +1,5 @@
 //! Telemetry of every AUV → `auv<N>/pose`, `auv<N>/odom` and TF
-//! `world → auv<N>/base_link`, stamped on arrival.
+//! `auv/map_enu → auv/auv<N>/base_link_flu`, stamped on arrival.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +32,8 @@ pub struct AuvTelemetry {
     pub pose: SerializedPublisher<PoseStamped>,
     pub odom: SerializedPublisher<Odometry>,
     pub stats: Arc<StreamStats>,
+    /// The body's frame id, the odometry's child.
+    base_link: String,
     /// The pose the twist is differenced from, and when it arrived.
     reference: Option<(Pose, Instant)>,
     twist: Option<BodyTwist>,
@@ -50,11 +52,13 @@ impl AuvTelemetry {
         pose: SerializedPublisher<PoseStamped>,
         odom: SerializedPublisher<Odometry>,
         stats: Arc<StreamStats>,
+        base_link: String,
     ) -> Self {
         AuvTelemetry {
             pose,
             odom,
             stats,
+            base_link,
             reference: None,
             twist: None,
         }
@@ -135,7 +139,7 @@ fn publish(
     let odom_wanted = auv.odom.subscribed();
     let odom_sent = if tf.is_some() || odom_wanted {
         let odom = odometry(
-            t.auv_id,
+            auv.base_link.clone(),
             &pose,
             auv.twist.as_ref(),
             stamp.clone(),

@@ -688,7 +688,7 @@ pub fn apply_renamed(node: &Node, tables: &[&[Renamed]]) -> Result<(), String> {
 /// The parameters every bridge that has them reads alike: one name, one
 /// meaning, one default, one range.
 pub mod shared {
-    use super::{BoolParam, FloatParam, IntParam, Renamed};
+    use super::{BoolParam, FloatParam, IntParam, Renamed, StringParam};
 
     pub const QOS_DEPTH: IntParam = IntParam::new(
         "qos_depth",
@@ -726,6 +726,21 @@ pub mod shared {
         Renamed::new("cmd_timeout", "cmd_timeout_s"),
         Renamed::new("diagnostics_period", "diagnostics_period_s"),
     ];
+
+    /// `frame_prefix`, `<simulator>/` by default: frame ids are
+    /// `<simulator>/<vehicle>/<frame>` (docs/names.md).
+    pub const fn frame_prefix(simulator: &'static str) -> StringParam {
+        StringParam::new(
+            "frame_prefix",
+            simulator,
+            "put in front of every frame id: the `<simulator>/` of `<simulator>/<vehicle>/<frame>` ([names](names.md)); empty: none",
+        )
+    }
+    pub const WORLD_FRAME_ID: StringParam = StringParam::new(
+        "world_frame_id",
+        "map_enu",
+        "the ENU world frame of poses, odometry and `/tf`, after `frame_prefix` ([names](names.md))",
+    );
 
     /// A `cmd_vel` gain.
     pub const fn gain(name: &'static str, default: f64, description: &'static str) -> FloatParam {

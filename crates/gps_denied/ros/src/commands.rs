@@ -99,12 +99,12 @@ impl CommandInputs {
         let qos = QosProfile::default().keep_last(10).reliable();
         Ok(Self {
             cmd: node
-                .subscribe::<AttitudeThrust>("cmd", qos.clone())
-                .map_err(|e| format!("cmd: {e}"))?
+                .subscribe::<AttitudeThrust>("drone/cmd", qos.clone())
+                .map_err(|e| format!("drone/cmd: {e}"))?
                 .boxed(),
             cmd_vel: node
-                .subscribe::<Twist>("cmd_vel", qos)
-                .map_err(|e| format!("cmd_vel: {e}"))?
+                .subscribe::<Twist>("drone/cmd_vel", qos)
+                .map_err(|e| format!("drone/cmd_vel: {e}"))?
                 .boxed(),
             inbox,
             gains,

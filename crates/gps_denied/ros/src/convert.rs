@@ -15,7 +15,8 @@ use ros_common::msgs::{diagonal3, diagonal6, point, pose_with_covariance, quater
 use ros_common::msgs::{header, Covariances};
 use ros_common::tf::Mount;
 
-/// The frame ids, each `frame_prefix` + a fixed name.
+/// The frame ids, each `frame_prefix` (`gps_denied/` by default) + the
+/// vehicle + the frame named with its axes (REP-105).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameIds {
     /// The drone's body, FLU.
@@ -34,11 +35,11 @@ impl FrameIds {
     pub fn new(prefix: &str) -> Self {
         let f = |name: &str| format!("{prefix}{name}");
         Self {
-            base: f("base_link"),
-            camera: f("camera_optical"),
-            altimeter: f("altimeter"),
-            world: f("world"),
-            rover: f("rover"),
+            base: f("drone/base_link_flu"),
+            camera: f("drone/camera_optical"),
+            altimeter: f("drone/altimeter"),
+            world: f("map_enu"),
+            rover: f("rover/base_link_flu"),
         }
     }
 }

@@ -107,7 +107,7 @@ fn landing_pad_every_frame_point_only_when_seen() {
 
 #[test]
 fn rover_odometry_faces_its_velocity() {
-    let ids = FrameIds::new("d1/");
+    let ids = FrameIds::new("gps_denied/");
     let cov = Covariances::default();
     let r = RoverTelemetry {
         position: Some(Vector3::new(1.5, 0.8, 0.15)),
@@ -118,7 +118,7 @@ fn rover_odometry_faces_its_velocity() {
     let o = rover_odometry(&r, None, Time::default(), &ids, &cov).unwrap();
     assert_eq!(
         (o.header.frame_id.as_str(), o.child_frame_id.as_str()),
-        ("d1/world", "d1/rover")
+        ("gps_denied/map_enu", "gps_denied/rover/base_link_flu")
     );
     assert_eq!(o.pose.pose.position.y, 0.8);
     let q = &o.pose.pose.orientation;
@@ -181,10 +181,13 @@ fn static_mounts_look_down() {
     let ids = FrameIds::new("");
     let m = mounts(&ids);
     let q = |i: usize| m[i].rotation;
-    assert_eq!(m[0].child, "camera_optical");
+    assert_eq!(
+        (m[0].parent.as_str(), m[0].child.as_str()),
+        ("drone/base_link_flu", "drone/camera_optical")
+    );
     let view = rotate(q(0), [0.0, 0.0, 1.0]);
     assert!((view[2] + 1.0).abs() < 1e-12, "the camera's z looks down");
-    assert_eq!(m[1].child, "altimeter");
+    assert_eq!(m[1].child, "drone/altimeter");
     let ray = rotate(q(1), [1.0, 0.0, 0.0]);
     assert!((ray[2] + 1.0).abs() < 1e-12, "the altimeter's x looks down");
 }

@@ -25,7 +25,7 @@ use crate::telemetry::{Outputs, TelemetryBridge, TelemetryInput};
 
 pub const NODE_NAME: &str = "gps_denied_bridge";
 /// Relative topics land here unless the launch or `__ns` says otherwise.
-pub const DEFAULT_NAMESPACE: &str = "drone";
+pub const DEFAULT_NAMESPACE: &str = "gps_denied";
 
 /// The bridge's one UDP socket: telemetry in (on a thread of its own),
 /// commands out (a clone, for the command sender's thread).
@@ -111,7 +111,7 @@ fn run() -> Result<(), String> {
     let (inbox, sender) = ros_common::command::command_path(
         sink,
         settings.cmd_timeout,
-        vec![DEFAULT_NAMESPACE.into()],
+        vec!["drone".into()],
         vec![command_stats.clone()],
         &logger,
     );

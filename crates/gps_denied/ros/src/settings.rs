@@ -114,11 +114,7 @@ const MAX_MESSAGE_BYTES: IntParam = IntParam::new(
     1 << 10..=64 << 20,
     "the largest telemetry message (or base64 image) taken; a longer one is refused unread",
 );
-const FRAME_PREFIX: StringParam = StringParam::new(
-    "frame_prefix",
-    "",
-    "prefix of every frame id (`base_link`, `camera_optical`, `altimeter`, `world`, `rover`)",
-);
+const FRAME_PREFIX: StringParam = shared::frame_prefix("gps_denied/");
 
 /// The former names of the GPS-denied bridge's parameters.
 pub const RENAMED: &[Renamed] = &[

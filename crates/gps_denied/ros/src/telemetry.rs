@@ -81,16 +81,18 @@ impl Outputs {
         ) -> Result<SerializedPublisher<T>, String> {
             SerializedPublisher::new(node, topic, qos.clone()).map_err(|err| format!("{topic}: {err}"))
         }
-        let topics = CameraTopics::beside("camera/image_raw", true);
+        let topics = CameraTopics::beside("drone/camera/image_raw", true);
         Ok(Self {
-            imu: serialized(node, "imu", qos)?,
-            altitude: node.create_publisher("altitude", qos.clone()).map_err(e("altitude"))?,
-            velocity: serialized(node, "velocity", qos)?,
+            imu: serialized(node, "drone/imu", qos)?,
+            altitude: node
+                .create_publisher("drone/altitude", qos.clone())
+                .map_err(e("drone/altitude"))?,
+            velocity: serialized(node, "drone/velocity", qos)?,
             landing_pad: node
-                .create_publisher("landing_pad", qos.clone())
-                .map_err(e("landing_pad"))?,
-            pad_point: serialized(node, "landing_pad/point", qos)?,
-            landed: serialized(node, "landed", qos)?,
+                .create_publisher("drone/landing_pad", qos.clone())
+                .map_err(e("drone/landing_pad"))?,
+            pad_point: serialized(node, "drone/landing_pad/point", qos)?,
+            landed: serialized(node, "drone/landed", qos)?,
             rover: serialized(node, "rover/odom", qos)?,
             camera: CameraPublisher::new(node, &topics, qos, MAX_IMAGE_PIXELS, settings.decode_images_always)?,
         })
