@@ -279,16 +279,16 @@ fn dds_alone(namespace: &str, log: &Path) {
     let (w, h) = CAMERA;
     let jpeg = aerosim_sim::render::jpeg(&aerosim_sim::render::horizon(w, h, 0.1, 0.05, 90.0), w, h, 80).unwrap();
     let mut odom = Odometry::default();
-    odom.header.frame_id = "world".into();
-    odom.child_frame_id = format!("{ACTOR}/base_link");
+    odom.header.frame_id = "aerosim/map_enu".into();
+    odom.child_frame_id = format!("aerosim/{ACTOR}/base_link_flu");
     let mut display = FlightDisplay::default();
-    display.header.frame_id = format!("{ACTOR}/base_link");
+    display.header.frame_id = format!("aerosim/{ACTOR}/base_link_flu");
     let mut image = CompressedImage {
         format: "jpeg".into(),
         data: jpeg,
         ..Default::default()
     };
-    image.header.frame_id = format!("{ACTOR}/camera_optical");
+    image.header.frame_id = format!("aerosim/{ACTOR}/camera_optical");
     let mut tf = ros_common::tf::odometry_tf(&odom);
     let mut clock = Clock::default();
     let stop = ros_common::lifecycle::stop_flag_at_signal();

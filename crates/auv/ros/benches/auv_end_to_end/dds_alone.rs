@@ -49,7 +49,7 @@ pub fn run(namespace: &str, log: &Path) {
                     format: "jpeg".into(),
                     ..Default::default()
                 };
-                message.header.frame_id = format!("auv{id}/{camera}_camera_optical");
+                message.header.frame_id = format!("auv/auv{id}/{camera}_camera_optical");
                 (camera, jpeg, publisher, message)
             })
             .collect();
@@ -70,7 +70,7 @@ pub fn run(namespace: &str, log: &Path) {
             .create_publisher::<PoseStamped>(&format!("auv{id}/pose"), qos.clone())
             .unwrap();
         let mut pose = PoseStamped::default();
-        pose.header.frame_id = "world".into();
+        pose.header.frame_id = "auv/map_enu".into();
         streams.push(bench_support::PacedStream {
             name: &names[2 * i + 1],
             hz: TELEMETRY_HZ,

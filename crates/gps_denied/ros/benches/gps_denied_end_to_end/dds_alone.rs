@@ -24,7 +24,7 @@ pub fn run(namespace: &str, log: &Path, hz: f64) {
     let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
     macro_rules! publisher {
         ($t:ty, $topic:expr) => {
-            node.create_publisher::<$t>($topic, qos.clone()).unwrap()
+            node.create_publisher::<$t>(&format!("drone/{}", $topic), qos.clone()).unwrap()
         };
     }
     let imu = publisher!(Imu, "imu");
@@ -48,34 +48,34 @@ pub fn run(namespace: &str, log: &Path, hz: f64) {
         ..Default::default()
     };
     let mut m_imu = Imu {
-        header: header("base_link"),
+        header: header("gps_denied/drone/base_link_flu"),
         ..Default::default()
     };
     let mut m_altitude = Range {
-        header: header("altimeter"),
+        header: header("gps_denied/drone/altimeter"),
         max_range: 100.0,
         ..Default::default()
     };
     let mut m_velocity = TwistStamped {
-        header: header("base_link"),
+        header: header("gps_denied/drone/base_link_flu"),
         ..Default::default()
     };
     let mut m_pad = LandingPad {
-        header: header("base_link"),
+        header: header("gps_denied/drone/base_link_flu"),
         detected: true,
         ..Default::default()
     };
     let mut m_point = PointStamped {
-        header: header("base_link"),
+        header: header("gps_denied/drone/base_link_flu"),
         ..Default::default()
     };
     let mut m_jpeg = CompressedImage {
-        header: header("camera_optical"),
+        header: header("gps_denied/drone/camera_optical"),
         format: "jpeg".into(),
         data: jpeg,
     };
     let mut m_info = CameraInfo {
-        header: header("camera_optical"),
+        header: header("gps_denied/drone/camera_optical"),
         width: geometry.width,
         height: geometry.height,
         ..Default::default()

@@ -60,14 +60,14 @@ def diagonal3(v):
 class Republisher:
     def __init__(self, node):
         qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
-        self.imu = node.create_publisher(Imu, "imu", qos)
-        self.altitude = node.create_publisher(Range, "altitude", qos)
-        self.velocity = node.create_publisher(TwistStamped, "velocity", qos)
-        self.pad = node.create_publisher(LandingPad, "landing_pad", qos)
-        self.pad_point = node.create_publisher(PointStamped, "landing_pad/point", qos)
-        self.landed = node.create_publisher(Bool, "landed", qos)
-        self.compressed = node.create_publisher(CompressedImage, "camera/image_raw/compressed", qos)
-        self.info = node.create_publisher(CameraInfo, "camera/camera_info", qos)
+        self.imu = node.create_publisher(Imu, "drone/imu", qos)
+        self.altitude = node.create_publisher(Range, "drone/altitude", qos)
+        self.velocity = node.create_publisher(TwistStamped, "drone/velocity", qos)
+        self.pad = node.create_publisher(LandingPad, "drone/landing_pad", qos)
+        self.pad_point = node.create_publisher(PointStamped, "drone/landing_pad/point", qos)
+        self.landed = node.create_publisher(Bool, "drone/landed", qos)
+        self.compressed = node.create_publisher(CompressedImage, "drone/camera/image_raw/compressed", qos)
+        self.info = node.create_publisher(CameraInfo, "drone/camera/camera_info", qos)
         self.clock = node.create_publisher(Clock, "/clock", QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE))
 
     def frame(self, t):
@@ -80,7 +80,7 @@ class Republisher:
         o, w, a = imu["orientation"], imu["angular_velocity"], imu["linear_acceleration"]
         m = Imu()
         m.header.stamp = stamp
-        m.header.frame_id = "base_link"
+        m.header.frame_id = "gps_denied/drone/base_link_flu"
         q = quaternion_zyx(o["roll"], o["pitch"], o["yaw"])
         m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w = q
         m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = w["x"], w["y"], w["z"]
@@ -92,7 +92,7 @@ class Republisher:
 
         r = Range()
         r.header.stamp = stamp
-        r.header.frame_id = "altimeter"
+        r.header.frame_id = "gps_denied/drone/altimeter"
         r.radiation_type = Range.INFRARED
         r.field_of_view, r.min_range, r.max_range = 0.05, 0.0, 100.0
         r.range = float(t["altimeter"]["altitude"])
@@ -101,7 +101,7 @@ class Republisher:
         v = t["velocity"]
         tw = TwistStamped()
         tw.header.stamp = stamp
-        tw.header.frame_id = "base_link"
+        tw.header.frame_id = "gps_denied/drone/base_link_flu"
         tw.twist.linear.x, tw.twist.linear.y, tw.twist.linear.z = v["x"], v["y"], v["z"]
         tw.twist.angular = m.angular_velocity
         self.velocity.publish(tw)
@@ -109,7 +109,7 @@ class Republisher:
         p = t.get("landing_pad")
         pad = LandingPad()
         pad.header.stamp = stamp
-        pad.header.frame_id = "base_link"
+        pad.header.frame_id = "gps_denied/drone/base_link_flu"
         if p is not None:
             pad.detected = True
             pad.relative_x, pad.relative_y = float(p["relative_x"]), float(p["relative_y"])
@@ -130,7 +130,7 @@ class Republisher:
         if image_b64:
             c = CompressedImage()
             c.header.stamp = stamp
-            c.header.frame_id = "camera_optical"
+            c.header.frame_id = "gps_denied/drone/camera_optical"
             c.format = "bgr8; jpeg compressed bgr8"
             c.data = base64.b64decode(image_b64)
             self.compressed.publish(c)

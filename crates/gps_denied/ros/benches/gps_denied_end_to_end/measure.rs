@@ -47,7 +47,7 @@ pub fn subscribe(node: &mut r2r::Node, namespace: &str) -> Streams {
         ($topic:expr, $t:ty) => {{
             let topic = TOPICS.iter().position(|t| *t == $topic).unwrap();
             let s = node
-                .subscribe_native::<$t>(&format!("{namespace}/{}", $topic), qos.clone())
+                .subscribe_native::<$t>(&format!("{namespace}/drone/{}", $topic), qos.clone())
                 .unwrap();
             subs.push(Box::new(s.map(move |m| {
                 let s = &m.header.stamp;
@@ -68,7 +68,7 @@ pub fn subscribe(node: &mut r2r::Node, namespace: &str) -> Streams {
     stamped!("camera/camera_info", CameraInfo);
     let landed = TOPICS.iter().position(|t| *t == "landed").unwrap();
     let s = node
-        .subscribe_native::<Bool>(&format!("{namespace}/landed"), qos.clone())
+        .subscribe_native::<Bool>(&format!("{namespace}/drone/landed"), qos.clone())
         .unwrap();
     subs.push(Box::new(s.map(move |_| Receipt {
         topic: landed,
