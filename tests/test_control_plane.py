@@ -128,7 +128,7 @@ def test_invalid_commands_send_nothing_and_say_why(collector, processes, tmp_pat
     assert rfly.requests(timeout=1.5) == []
     # Logged at a limited rate (the first one), every one counted.
     log = processes.output(node)
-    assert "refused, nothing sent (invalid): Camera" in log, log
+    assert "command dropped: invalid: Camera" in log, log
     diag = collector.subscribe(DiagnosticArray, "/diagnostics")
     assert dropped_count(collector, diag, "gimbal commands", "invalid", 5) == 5
 

@@ -459,28 +459,34 @@ mod tests {
 
     #[test]
     fn every_status_is_named_node_subject_stream_on_simulator_slash_device() {
-        let imu = StatusId::of("rflysim_bridge", Simulator::RflySim, "uav1", "imu");
-        assert_eq!(
-            (imu.name.as_str(), imu.hardware_id.as_str()),
-            ("rflysim_bridge: uav1 imu", "rflysim/uav1")
-        );
-        let images = StatusId::of("auv_bridge", Simulator::Auv, "auv0", "images");
-        assert_eq!(
-            (images.name.as_str(), images.hardware_id.as_str()),
-            ("auv_bridge: auv0 images", "auv/auv0")
-        );
-        let telemetry = StatusId::of("gps_denied_bridge", Simulator::GpsDenied, "drone", "telemetry");
-        assert_eq!(
-            (telemetry.name.as_str(), telemetry.hardware_id.as_str()),
-            ("gps_denied_bridge: drone telemetry", "gps_denied/drone")
-        );
-        let time = StatusId::bridge_wide("aerosim_bridge", Simulator::AeroSim, "broker", "time base");
-        assert_eq!(
-            (time.name.as_str(), time.hardware_id.as_str()),
-            ("aerosim_bridge: time base", "aerosim/broker")
-        );
-        let memory = StatusId::own("/auv_bridge", keys::MEMORY);
-        assert_eq!(memory.name, format!("/auv_bridge{}", keys::MEMORY_SUFFIX));
-        assert_eq!(memory.hardware_id, "");
+        let id = |name: &str, hardware_id: &str| StatusId {
+            name: name.into(),
+            hardware_id: hardware_id.into(),
+        };
+        let cases = [
+            (
+                StatusId::of("rflysim_bridge", Simulator::RflySim, "uav1", "imu"),
+                id("rflysim_bridge: uav1 imu", "rflysim/uav1"),
+            ),
+            (
+                StatusId::of("auv_bridge", Simulator::Auv, "auv0", "images"),
+                id("auv_bridge: auv0 images", "auv/auv0"),
+            ),
+            (
+                StatusId::of("gps_denied_bridge", Simulator::GpsDenied, "drone", "telemetry"),
+                id("gps_denied_bridge: drone telemetry", "gps_denied/drone"),
+            ),
+            (
+                StatusId::bridge_wide("aerosim_bridge", Simulator::AeroSim, "broker", "time base"),
+                id("aerosim_bridge: time base", "aerosim/broker"),
+            ),
+            (
+                StatusId::own("/auv_bridge", keys::MEMORY),
+                id(&format!("/auv_bridge{}", keys::MEMORY_SUFFIX), ""),
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
     }
 }
