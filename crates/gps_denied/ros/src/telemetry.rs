@@ -279,7 +279,7 @@ impl TelemetryBridge {
             Err(e) => {
                 stats.drop_frame(e.reason());
                 let stream = if rover { "rover telemetry" } else { "drone telemetry" };
-                if let Some(line) = self.bad_input_log.dropped(stream, "frame", &e) {
+                if let Some(line) = self.bad_input_log.dropped(stream, "frame", e) {
                     r2r::log_warn!(&self.logger, "{line}");
                 }
                 None

@@ -180,7 +180,7 @@ impl CopterBridge {
                                 Ok(m) => m,
                                 Err(e) => {
                                     self.imu_stats.drop_frame(e.reason());
-                                    if let Some(line) = warn.dropped(format_args!("uav{} imu", self.copter), "sample", &e) {
+                                    if let Some(line) = warn.dropped(format_args!("uav{} imu", self.copter), "sample", e) {
                                         r2r::log_warn!(&self.logger, "{line}");
                                     }
                                     continue;
@@ -252,7 +252,7 @@ impl StatePart {
                                 Err(e) => {
                                     self.stats.drop_frame(e.reason());
                                     let stream = format_args!("uav{} true state", self.copter);
-                                    if let Some(line) = warn.dropped(stream, "sample", &e) {
+                                    if let Some(line) = warn.dropped(stream, "sample", e) {
                                         r2r::log_warn!(&self.logger, "{line}");
                                     }
                                     continue;
