@@ -165,7 +165,7 @@ def test_bad_records_never_stop_the_next_good_one(broker, processes, collector):
     while time.monotonic() < deadline and drops < len(bad):
         for m in collector.messages("diag"):
             for s in m.status:
-                if s.name.endswith("actor1: vehicle_state"):
+                if s.name == "aerosim_bridge: actor1 vehicle_state" and s.hardware_id == "aerosim/actor1":
                     drops = sum(int(kv.value) for kv in s.values if kv.key.startswith("dropped_")
                                 and kv.value.isdigit())
         time.sleep(0.1)
@@ -360,7 +360,7 @@ def test_latest_only_for_images_when_the_bridge_falls_behind(broker, processes, 
         assert time.monotonic() < deadline, f"superseded {superseded}, expected {len(burst) - published}"
         for m in collector.messages("diag"):
             for st in m.status:
-                if st.name.endswith(": camera"):
+                if st.name.endswith(": renderer camera") and st.hardware_id == "aerosim/renderer":
                     superseded = next((int(kv.value) for kv in st.values if kv.key == "dropped_superseded"), 0)
         time.sleep(0.1)
 

@@ -285,7 +285,7 @@ def test_an_oversized_or_compressed_record_is_skipped_and_stops_nothing(broker, 
     fd = collector.wait_for("fd", n_fd + 10)[n_fd:]
     assert [round(m.pose.pose.position.x) for m in odom] == list(range(10))
     assert [m.altitude_ft for m in fd] == list(range(10))
-    assert diagnostics_drops(collector, "diag", "actor1: vehicle_state", "record_unreadable", 2) == 2
+    assert diagnostics_drops(collector, "diag", ": actor1 vehicle_state", "record_unreadable", 2) == 2
     grew = peak_rss_kib(bridge.pid) - hwm_before
     assert grew < 32 << 10, f"peak memory grew {grew / 1024:.0f} MiB"
     assert bridge.poll() is None
@@ -353,7 +353,7 @@ def test_png_images_and_the_record_limit_for_cameras(broker, processes, collecto
     peer.send(topic, small)
     collector.wait_for("png", n + 1)
     assert all(len(m.data) < 1_000_000 for m in collector.messages("png"))
-    assert diagnostics_drops(collector, "diag", "camera", "too_large", 1) == 1
+    assert diagnostics_drops(collector, "diag", ": renderer camera", "too_large", 1) == 1
 
 
 def test_clock_carries_aerosim_clock_ticks_only(broker, processes, collector):

@@ -67,6 +67,8 @@ def diagnostics_values(collector, key, name, timeout=10.0):
         for array in reversed(collector.messages(key)):
             for status in array.status:
                 if status.name == name:
+                    # `auv_bridge: auv3 thrusters` is on `auv/auv3`.
+                    assert status.hardware_id == "auv/" + name.split(": ")[1].split()[0], status.hardware_id
                     return {kv.key: kv.value for kv in status.values}
         time.sleep(0.1)
     raise AssertionError(f"no diagnostics for {name}")

@@ -128,7 +128,7 @@ def test_invalid_commands_send_nothing_and_say_why(collector, processes, tmp_pat
     assert rfly.requests(timeout=1.5) == []
     # Logged at a limited rate (the first one), every one counted.
     log = processes.output(node)
-    assert "refused, nothing sent (invalid): Camera" in log, log
+    assert "command dropped: invalid: Camera" in log, log
     diag = collector.subscribe(DiagnosticArray, "/diagnostics")
     assert dropped_count(collector, diag, "gimbal commands", "invalid", 5) == 5
 
@@ -220,7 +220,7 @@ def test_a_refused_command_changes_nothing_later_requests_are_built_from(collect
     for r, what in zip(got, ("the FOV command", "the rate command", "the watchdog's neutral")):
         assert r["euler"] == pytest.approx(configured, abs=1e-6), f"{what} carries the refused pitch: {r['euler']}"
         assert r["fov"] == 40.0, what
-    assert "command refused, nothing sent (stale)" in processes.output(node)
+    assert ": command dropped: stale: " in processes.output(node)
     assert commands_diagnostics(collector, diag, "dropped_stale", "1") == "1"
 
 

@@ -214,7 +214,7 @@ def test_silence_and_the_stop_leave_the_drone_on_the_neutral_command(collector, 
 
     # Per vehicle in /diagnostics: what is in force, and the neutrals sent.
     deadline = time.monotonic() + 5
-    while (values := telemetry_status(collector, "commands")).get("neutral_commands_sent") != "1":
+    while (values := telemetry_status(collector, "drone commands")).get("neutral_commands_sent") != "1":
         assert time.monotonic() < deadline, values
         time.sleep(0.1)
     assert values["command_in_force"] == "neutral" and values["command_age_s"] == "none", values
@@ -234,10 +234,11 @@ def test_silence_and_the_stop_leave_the_drone_on_the_neutral_command(collector, 
     assert sim.received()[4:] == []
 
 
-def telemetry_status(collector, name="telemetry"):
+def telemetry_status(collector, name="drone telemetry"):
     for array in reversed(collector.messages("diagnostics")):
         for s in array.status:
-            if s.name == f"gps_denied_bridge: {name}":
+            # `<node>: <subject> <stream>` on `gps_denied/<subject>`.
+            if s.name == f"gps_denied_bridge: {name}" and s.hardware_id == f"gps_denied/{name.split()[0]}":
                 return {kv.key: kv.value for kv in s.values}
     return {}
 
@@ -305,7 +306,7 @@ def test_bad_input_of_every_kind_is_counted_and_never_stops_the_next_frame(colle
             break
         assert time.monotonic() < deadline, values
         time.sleep(0.1)
-    camera = telemetry_status(collector, "camera")
+    camera = telemetry_status(collector, "drone camera")
     assert int(camera.get("dropped_bad_image", 0)) >= 3, camera
     assert processes.procs[0].poll() is None
 

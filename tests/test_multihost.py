@@ -115,7 +115,7 @@ def test_a_third_host_cannot_inject_frames_or_heartbeats(collector, processes, t
     sender = Path(__file__).with_name("foreign_sender.py")
     subprocess.run([*h.prefix, sys.executable, sender, h.third_host, h.this_host, str(port), str(HEARTBEAT_PORT)],
                    check=True, timeout=30)
-    refused = f"datagram from {h.third_host} ignored: only {h.sim_ip}, 127.0.0.0/8 may send here"
+    refused = f"datagram from {h.third_host} dropped: only {h.sim_ip}, 127.0.0.0/8 may send here"
     judge_injection(collector, img, diag, during, "sensor917", refused_log=refused if allowed == "default" else None,
                     bridge_output=sc.bridge_output)
 

@@ -19,6 +19,7 @@ use std::time::Duration;
 use aerosim_link::{Closer, Fetched, Link};
 use aerosim_proto::topics::{Stream as Topic, Topics};
 use ros_common::bridge::BridgeProcess;
+use ros_common::diagnostics::{Simulator, StatusId};
 use ros_common::latest::Latest;
 use ros_common::stats::StreamStats;
 use ros_common::tf::{optical_rotation, Mount};
@@ -63,7 +64,7 @@ fn run() -> Result<(), String> {
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
     let (time, clock) = bridge.time_base(s.use_sim_time, s.stamp_source)?;
-    bridge.watch_time_base(format!("{NODE_NAME}: time base"), "aerosim".into(), time.clone());
+    bridge.watch_time_base(broker_wide("time base"), time.clone());
     let plan = Plan {
         topics: Topics::new(&s.topic_prefix),
         link: Link::new(&s.bootstrap_servers, NODE_NAME, s.max_record_bytes + FETCH_SLACK),
@@ -83,7 +84,13 @@ fn run() -> Result<(), String> {
     if plan.s.use_sim_time {
         let ticks = Stream::new("clock".into(), &plan.shared).moving_the_clock();
         let r = plan.reader(&plan.topics.clock());
-        readings.push(watched(&mut bridge, r, ticks, "aerosim", telemetry::clock_ticks));
+        readings.push(watched(
+            &mut bridge,
+            r,
+            ticks,
+            broker_wide("clock"),
+            telemetry::clock_ticks,
+        ));
     }
     cameras(&mut bridge, &plan, &mounts[0], &mut readings)?;
     // The topics reader blocks on its socket for each fetch: a thread of its
@@ -141,19 +148,19 @@ fn actors(
             s.covariances,
             s.origin,
         )?;
-        let state = Stream::new(format!("{actor}: vehicle_state"), &plan.shared);
+        let state = Stream::new(format!("{actor} vehicle_state"), &plan.shared);
         let r = plan.reader(&plan.topics.actor(actor, Topic::VehicleState));
         let each = |state| telemetry::vehicle_states(state, outputs, last_states.clone(), i);
-        readings.push(watched(bridge, r, state, actor, each));
+        readings.push(watched(bridge, r, state, of_actor(actor, "vehicle_state"), each));
         let outputs = DisplayOutputs {
             display: publisher(&mut bridge.node, format!("{actor}/flight_display"), &plan.qos)?,
             marker: publisher(&mut bridge.node, format!("{actor}/flight_display/marker"), &plan.qos)?,
             base_link: frames.base_link.clone(),
         };
-        let display = Stream::new(format!("{actor}: flight_display"), &plan.shared);
+        let display = Stream::new(format!("{actor} flight_display"), &plan.shared);
         let r = plan.reader(&plan.topics.actor(actor, Topic::PrimaryFlightDisplayData));
         let each = |display| telemetry::flight_displays(display, outputs);
-        readings.push(watched(bridge, r, display, actor, each));
+        readings.push(watched(bridge, r, display, of_actor(actor, "flight_display"), each));
         mounts.push(frames);
     }
     Ok(mounts)
@@ -169,9 +176,12 @@ fn cameras(
     readings: &mut Vec<Reading>,
 ) -> Result<(), String> {
     for (topic, name) in &plan.s.cameras {
-        let stream = Stream::new(name.clone(), &plan.shared);
+        let stream = Stream::new(format!("{RENDERER} {name}"), &plan.shared);
         let stats = stream.stats.clone();
-        bridge.watch(format!("{NODE_NAME}: {name}"), "aerosim_renderer".into(), stats.clone());
+        bridge.watch(
+            StatusId::of(NODE_NAME, Simulator::AeroSim, RENDERER, name),
+            stats.clone(),
+        );
         let mut camera = Camera::new(
             &mut bridge.node,
             name,
@@ -214,7 +224,7 @@ fn commands(
     let s = &plan.s;
     let stats: Vec<Arc<StreamStats>> = s.actors.iter().map(|_| Arc::default()).collect();
     for (actor, stats) in s.actors.iter().zip(&stats) {
-        bridge.watch(format!("{NODE_NAME}: {actor}: commands"), actor.clone(), stats.clone());
+        bridge.watch(of_actor(actor, "commands"), stats.clone());
     }
     let topics: Vec<(String, String)> = s
         .actors
@@ -264,21 +274,30 @@ fn publisher<T: r2r::WrappedTypesupport>(
         .map_err(|e| format!("{topic}: {e}"))
 }
 
-/// Watches `stream` in `/diagnostics`; its records go to what `handler`
-/// makes of the stream.
+/// The device of the renderer's cameras in `/diagnostics` and the logs.
+const RENDERER: &str = "renderer";
+
+/// Actor `actor`'s `stream` in `/diagnostics`: `aerosim_bridge: <actor> <stream>`, `aerosim/<actor>`.
+fn of_actor(actor: &str, stream: &str) -> StatusId {
+    StatusId::of(NODE_NAME, Simulator::AeroSim, actor, stream)
+}
+
+/// A stream of the whole broker (its clock, the time base): `aerosim/broker`.
+fn broker_wide(stream: &str) -> StatusId {
+    StatusId::bridge_wide(NODE_NAME, Simulator::AeroSim, "broker", stream)
+}
+
+/// Watches `stream` in `/diagnostics` as `id`; its records go to what
+/// `handler` makes of the stream.
 fn watched<F: FnMut(Vec<Fetched>) + Send + 'static>(
     bridge: &mut BridgeProcess,
     reader: aerosim_link::Reader,
     stream: Stream,
-    hardware_id: &str,
+    id: StatusId,
     handler: impl FnOnce(Stream) -> F,
 ) -> Reading {
     let stats = stream.stats.clone();
-    bridge.watch(
-        format!("{NODE_NAME}: {}", stream.name),
-        hardware_id.to_string(),
-        stats.clone(),
-    );
+    bridge.watch(id, stats.clone());
     Reading {
         reader,
         stats,

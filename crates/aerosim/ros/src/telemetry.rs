@@ -66,12 +66,11 @@ impl Stream {
     /// Counts a record that is not published and says why (limited in rate).
     pub fn refuse(&mut self, reason: &'static str, detail: impl std::fmt::Display) {
         self.stats.drop_frame(reason);
-        if let Some(held) = self.log.allow() {
-            r2r::log_warn!(
-                &self.shared.logger,
-                "{}: record dropped, {reason}: {detail} ({held} more since the last report)",
-                self.name
-            );
+        if let Some(line) = self
+            .log
+            .dropped(&self.name, "record", format_args!("{reason}: {detail}"))
+        {
+            r2r::log_warn!(&self.shared.logger, "{line}");
         }
     }
 
@@ -193,12 +192,8 @@ pub fn read_until_stopped(
                         return;
                     }
                     stats.drop_frame(e.reason);
-                    if let Some(held) = log.allow() {
-                        r2r::log_warn!(
-                            &logger,
-                            "{}: {e}; trying again ({held} more since the last report)",
-                            topics[i]
-                        );
+                    if let Some(line) = log.event(&topics[i], format_args!("{e}; trying again")) {
+                        r2r::log_warn!(&logger, "{line}");
                     }
                 }
             }

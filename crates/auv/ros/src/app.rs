@@ -10,6 +10,7 @@ use r2r::tf2_msgs::msg::TFMessage;
 use r2r::QosProfile;
 use ros_common::bridge::BridgeProcess;
 use ros_common::camera::{CameraPublisher, CameraTopics};
+use ros_common::diagnostics::{Simulator, StatusId};
 use ros_common::msgs::JpegFormatName;
 use ros_common::serialized::SerializedPublisher;
 use ros_common::stats::StreamStats;
@@ -68,8 +69,8 @@ fn run() -> Result<(), String> {
             ("telemetry", st.telemetry.clone()),
             ("thrusters", st.thrusters.clone()),
         ] {
-            let prefix = names::auv_prefix(*id);
-            bridge.watch(format!("{NODE_NAME}: {prefix} {what}"), prefix, stream);
+            let status = StatusId::of(NODE_NAME, Simulator::Auv, &names::auv_prefix(*id), what);
+            bridge.watch(status, stream);
         }
     }
     r2r::log_info!(

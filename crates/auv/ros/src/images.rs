@@ -97,8 +97,8 @@ pub fn receive(
                 }
                 Err(e) => {
                     stats.drop_frame(e.kind());
-                    if let Some(held) = warn.allow() {
-                        r2r::log_warn!(&logger, "image message dropped: {e} ({held} more not shown)");
+                    if let Some(line) = warn.dropped("images", "message", &e) {
+                        r2r::log_warn!(&logger, "{line}");
                     }
                 }
             }
@@ -169,8 +169,9 @@ fn publish(
         if let Err(e) = published.result {
             ok = false;
             stats.drop_frame(e.reason());
-            if let Some(held) = warn.allow() {
-                r2r::log_warn!(logger, "auv{id} {} camera: {e} ({held} more not shown)", camera.name());
+            let what = format_args!("{} camera image", camera.name());
+            if let Some(line) = warn.dropped(format_args!("auv{id} images"), what, &e) {
+                r2r::log_warn!(logger, "{line}");
             }
         }
     }

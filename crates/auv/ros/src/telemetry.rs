@@ -95,8 +95,8 @@ pub fn receive(
                 Ok(t) => publish(auv, &t, tf.as_mut(), &settings),
                 Err(e) => {
                     auv.stats.drop_frame(e.kind());
-                    if let Some(held) = warn.allow() {
-                        r2r::log_warn!(&logger, "telemetry message dropped: {e} ({held} more not shown)");
+                    if let Some(line) = warn.dropped("telemetry", "message", &e) {
+                        r2r::log_warn!(&logger, "{line}");
                     }
                 }
             }

@@ -15,7 +15,7 @@ use tokio::runtime::{Handle, Runtime};
 use tokio::sync::watch;
 
 use crate::command::{CommandSender, CommandTransport};
-use crate::diagnostics::{Reporter, Watched, WatchedClock};
+use crate::diagnostics::{Reporter, StatusId, Watched, WatchedClock};
 use crate::lifecycle::{SpinnerTask, SpunNode, StopSignal};
 use crate::stats::StreamStats;
 use crate::tf::Mount;
@@ -134,23 +134,15 @@ impl BridgeProcess {
         Ok(())
     }
 
-    /// A stream `/diagnostics` reports on.
-    pub fn watch(&mut self, name: String, hardware_id: String, stats: Arc<StreamStats>) {
-        self.watched.push(Watched {
-            name,
-            hardware_id,
-            stats,
-        });
+    /// A stream `/diagnostics` reports on, as `id`.
+    pub fn watch(&mut self, id: StatusId, stats: Arc<StreamStats>) {
+        self.watched.push(Watched { id, stats });
     }
 
     /// A simulator instance's time base `/diagnostics` reports on: where
     /// its stamps come from, the simulator PC's clock offset and drift.
-    pub fn watch_time_base(&mut self, name: String, hardware_id: String, base: Arc<TimeBase>) {
-        self.clocks.push(WatchedClock {
-            name,
-            hardware_id,
-            base,
-        });
+    pub fn watch_time_base(&mut self, id: StatusId, base: Arc<TimeBase>) {
+        self.clocks.push(WatchedClock { id, base });
     }
 
     /// A node of the process besides the main one (add it with [`Self::add_node`]).

@@ -204,8 +204,19 @@ impl Report {
     /// Counts under `reason` and logs `what` (limited in rate).
     fn warn(&self, vehicle: usize, reason: &'static str, what: std::fmt::Arguments) {
         self.count(vehicle, reason);
-        if let Some(held) = self.log.lock().unwrap_or_else(|e| e.into_inner()).allow() {
-            r2r::log_warn!(&self.logger, "{}: {what} ({held} more not shown)", self.name(vehicle));
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(line) = log.event(self.name(vehicle), what) {
+            r2r::log_warn!(&self.logger, "{line}");
+        }
+    }
+
+    /// Counts under `reason` a command not sent and logs why (limited in rate).
+    fn dropped(&self, vehicle: usize, reason: &'static str, detail: &str) {
+        self.count(vehicle, reason);
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let why = format_args!("{reason}: {detail}; nothing sent");
+        if let Some(line) = log.dropped(self.name(vehicle), "command", why) {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 }
@@ -242,11 +253,7 @@ impl<C: Send + 'static> CommandInbox<C> {
 
     /// Counts and logs (limited in rate) a command that is not sent.
     pub fn refuse(&self, vehicle: usize, reason: &'static str, detail: &str) {
-        self.report.warn(
-            vehicle,
-            reason,
-            format_args!("command refused, nothing sent ({reason}): {detail}"),
-        );
+        self.report.dropped(vehicle, reason, detail);
     }
 }
 

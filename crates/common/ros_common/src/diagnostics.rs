@@ -26,7 +26,10 @@ pub mod keys {
     /// Followed by the reason: `dropped_bad_length`, …
     pub const DROPPED_PREFIX: &str = "dropped_";
     /// The process's status, `<node>: memory`: see `crate::memory::MemoryUsage`.
+    pub const MEMORY: &str = "memory";
     pub const MEMORY_SUFFIX: &str = ": memory";
+    /// The process's status once `/diagnostics` arrays failed to go out.
+    pub const DIAGNOSTICS_PUBLISHER: &str = "diagnostics publisher";
     pub const RESIDENT_KIB: &str = "resident_kib";
     pub const HEAP_IN_USE_KIB: &str = "heap_in_use_kib";
     pub const HEAP_HELD_KIB: &str = "heap_held_kib";
@@ -48,6 +51,70 @@ pub mod keys {
     pub const RESTARTS: &str = "restarts";
     /// A time base's: where its stamps come from.
     pub const STAMPS: &str = "stamps";
+}
+
+/// The simulator a status is about: the first part of its `hardware_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Simulator {
+    RflySim,
+    Auv,
+    GpsDenied,
+    AeroSim,
+}
+
+impl Simulator {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Simulator::RflySim => "rflysim",
+            Simulator::Auv => "auv",
+            Simulator::GpsDenied => "gps_denied",
+            Simulator::AeroSim => "aerosim",
+        }
+    }
+}
+
+/// The name and `hardware_id` of one status, worded the one way every
+/// bridge words them: name `<node>: <subject> <stream>` (`<node>: <stream>`
+/// for a stream of the whole bridge), `hardware_id` `<simulator>/<device>`.
+/// The `status` view groups by what precedes the first `": "`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusId {
+    pub name: String,
+    pub hardware_id: String,
+}
+
+impl StatusId {
+    /// A stream of one vehicle, sensor or device, `subject` (`uav1`,
+    /// `sensor3`, `drone`, an actor): it names the device in both.
+    pub fn of(node: &str, simulator: Simulator, subject: &str, stream: &str) -> Self {
+        Self {
+            name: format!("{node}: {subject} {stream}"),
+            hardware_id: hardware_id(simulator, subject),
+        }
+    }
+
+    /// A stream of the whole bridge (a time base, a port every device shares)
+    /// whose device is `device` (`broker`, `coptersim`).
+    pub fn bridge_wide(node: &str, simulator: Simulator, device: &str, stream: &str) -> Self {
+        Self {
+            name: format!("{node}: {stream}"),
+            hardware_id: hardware_id(simulator, device),
+        }
+    }
+
+    /// A status of the bridge process itself (its memory, its diagnostics
+    /// publisher): no simulator device, so no `hardware_id`.
+    pub fn own(node: &str, what: &str) -> Self {
+        Self {
+            name: format!("{node}: {what}"),
+            hardware_id: String::new(),
+        }
+    }
+}
+
+/// `<simulator>/<device>`: `auv/auv0`, `aerosim/renderer`.
+pub fn hardware_id(simulator: Simulator, device: &str) -> String {
+    format!("{}/{device}", simulator.as_str())
 }
 
 /// Where a process's diagnostics go: `/diagnostics`, in the name of one of
@@ -74,22 +141,20 @@ pub fn publisher(node: &mut Node) -> r2r::Result<Output> {
 /// One stream the diagnostics report on.
 #[derive(Debug, Clone)]
 pub struct Watched {
-    pub name: String,
-    pub hardware_id: String,
+    pub id: StatusId,
     pub stats: Arc<StreamStats>,
 }
 
 /// One simulator instance's time base the diagnostics report on.
 #[derive(Debug, Clone)]
 pub struct WatchedClock {
-    pub name: String,
-    pub hardware_id: String,
+    pub id: StatusId,
     pub base: Arc<TimeBase>,
 }
 
 /// A time base's status: where its stamps come from, the simulator PC's
 /// clock offset and drift, anchors refused. WARN while anchors are refused.
-fn clock_status(name: &str, hardware_id: &str, r: &TimeBaseReport) -> DiagnosticStatus {
+fn clock_status(id: &StatusId, r: &TimeBaseReport) -> DiagnosticStatus {
     let stamps = match r.kind {
         TimeSourceKind::None => "no sample yet",
         TimeSourceKind::Heartbeat | TimeSourceKind::Arrivals => "this machine's clock, from arrivals",
@@ -114,9 +179,9 @@ fn clock_status(name: &str, hardware_id: &str, r: &TimeBaseReport) -> Diagnostic
     };
     DiagnosticStatus {
         level,
-        name: name.to_string(),
+        name: id.name.clone(),
         message,
-        hardware_id: hardware_id.to_string(),
+        hardware_id: id.hardware_id.clone(),
         values: vec![
             kv(keys::STAMPS, stamps),
             kv(keys::CLOCK_OFFSET_MS, offset.unwrap_or_else(|| "unknown".into())),
@@ -208,20 +273,21 @@ fn status(w: &Watched, prev: &mut Previous, dt: f64, now: f64) -> DiagnosticStat
     };
     DiagnosticStatus {
         level,
-        name: w.name.clone(),
+        name: w.id.name.clone(),
         message,
-        hardware_id: w.hardware_id.clone(),
+        hardware_id: w.id.hardware_id.clone(),
         values,
     }
 }
 
 /// The diagnostics' own failed publishes, once there are any.
-fn own_status(failed_publishes: u64) -> Option<DiagnosticStatus> {
+fn own_status(node_name: &str, failed_publishes: u64) -> Option<DiagnosticStatus> {
+    let id = StatusId::own(node_name, keys::DIAGNOSTICS_PUBLISHER);
     (failed_publishes > 0).then(|| DiagnosticStatus {
         level: DiagnosticStatus::WARN as u8,
-        name: "/diagnostics publisher".into(),
+        name: id.name,
         message: format!("{failed_publishes} diagnostics arrays not published"),
-        hardware_id: String::new(),
+        hardware_id: id.hardware_id,
         values: vec![kv(&format!("{}publish_failed", keys::DROPPED_PREFIX), failed_publishes)],
     })
 }
@@ -229,16 +295,17 @@ fn own_status(failed_publishes: u64) -> Option<DiagnosticStatus> {
 /// The memory of the process whose node is `node_name`.
 fn memory_status(node_name: &str, usage: crate::memory::MemoryUsage) -> DiagnosticStatus {
     let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+    let id = StatusId::own(node_name, keys::MEMORY);
     DiagnosticStatus {
         level: DiagnosticStatus::OK as u8,
-        name: format!("{node_name}{}", keys::MEMORY_SUFFIX),
+        name: id.name,
         message: format!(
             "resident {:.1} MiB, heap in use {:.1} MiB of {:.1} MiB held",
             mib(usage.resident),
             mib(usage.heap_in_use),
             mib(usage.heap_held)
         ),
-        hardware_id: String::new(),
+        hardware_id: id.hardware_id,
         values: vec![
             kv(keys::RESIDENT_KIB, usage.resident / 1024),
             kv(keys::HEAP_IN_USE_KIB, usage.heap_in_use / 1024),
@@ -282,13 +349,9 @@ impl Reporter {
             .zip(self.prev.iter_mut())
             .map(|(w, p)| status(w, p, dt, now))
             .collect();
-        statuses.extend(
-            self.clocks
-                .iter()
-                .map(|c| clock_status(&c.name, &c.hardware_id, &c.base.report())),
-        );
+        statuses.extend(self.clocks.iter().map(|c| clock_status(&c.id, &c.base.report())));
         statuses.extend(crate::memory::usage().map(|u| memory_status(&self.output.node_name, u)));
-        statuses.extend(own_status(self.failed_publishes));
+        statuses.extend(own_status(&self.output.node_name, self.failed_publishes));
         let msg = DiagnosticArray {
             header: crate::msgs::header(to_ros_time(now), ""),
             status: statuses,
@@ -327,8 +390,7 @@ mod tests {
         stats.count_publish(Err(()), "tf_publish_failed");
         stats.count_publish(Err(()), "clock_publish_failed");
         let w = Watched {
-            name: "uav1 true state".into(),
-            hardware_id: "rflysim/uav1".into(),
+            id: StatusId::of("rflysim_bridge", Simulator::RflySim, "uav1", "true state"),
             stats,
         };
         let s = status(&w, &mut Previous::default(), 1.0, wall_now());
@@ -361,13 +423,13 @@ mod tests {
             anchors_refused: 0,
             restarts: 1,
         };
-        let s = clock_status("uav1 time base", "rflysim/uav1", &r);
+        let id = StatusId::of("rflysim_bridge", Simulator::RflySim, "uav1", "time base");
+        let s = clock_status(&id, &r);
         assert_eq!(value(&s, keys::CLOCK_OFFSET_MS), Some("10000.2"));
         assert_eq!(value(&s, keys::CLOCK_DRIFT_PPM), Some("unknown"));
         assert_eq!(s.level, DiagnosticStatus::OK as u8);
         let refused = clock_status(
-            "t",
-            "h",
+            &id,
             &TimeBaseReport {
                 anchors_refused: 2,
                 ..r
@@ -376,8 +438,7 @@ mod tests {
         assert_eq!(refused.level, DiagnosticStatus::WARN as u8);
         assert_eq!(value(&refused, keys::ANCHORS_REFUSED), Some("2"));
         let none = clock_status(
-            "t",
-            "h",
+            &id,
             &TimeBaseReport {
                 clock_offset_ms: None,
                 kind: TimeSourceKind::Arrivals,
@@ -389,9 +450,43 @@ mod tests {
 
     #[test]
     fn the_diagnostics_report_their_own_failed_publishes() {
-        assert!(own_status(0).is_none());
-        let s = own_status(3).unwrap();
+        assert!(own_status("/auv_bridge", 0).is_none());
+        let s = own_status("/auv_bridge", 3).unwrap();
+        assert_eq!(s.name, "/auv_bridge: diagnostics publisher");
         assert_eq!(s.level, DiagnosticStatus::WARN as u8);
         assert_eq!(value(&s, "dropped_publish_failed"), Some("3"));
+    }
+
+    #[test]
+    fn every_status_is_named_node_subject_stream_on_simulator_slash_device() {
+        let id = |name: &str, hardware_id: &str| StatusId {
+            name: name.into(),
+            hardware_id: hardware_id.into(),
+        };
+        let cases = [
+            (
+                StatusId::of("rflysim_bridge", Simulator::RflySim, "uav1", "imu"),
+                id("rflysim_bridge: uav1 imu", "rflysim/uav1"),
+            ),
+            (
+                StatusId::of("auv_bridge", Simulator::Auv, "auv0", "images"),
+                id("auv_bridge: auv0 images", "auv/auv0"),
+            ),
+            (
+                StatusId::of("gps_denied_bridge", Simulator::GpsDenied, "drone", "telemetry"),
+                id("gps_denied_bridge: drone telemetry", "gps_denied/drone"),
+            ),
+            (
+                StatusId::bridge_wide("aerosim_bridge", Simulator::AeroSim, "broker", "time base"),
+                id("aerosim_bridge: time base", "aerosim/broker"),
+            ),
+            (
+                StatusId::own("/auv_bridge", keys::MEMORY),
+                id(&format!("/auv_bridge{}", keys::MEMORY_SUFFIX), ""),
+            ),
+        ];
+        for (got, want) in cases {
+            assert_eq!(got, want);
+        }
     }
 }

@@ -551,14 +551,16 @@ impl SenderGate {
             return true;
         }
         self.stats.drop_frame(FOREIGN_SENDER);
-        if let Some(held) = self.warn.allow() {
-            r2r::log_warn!(
-                &self.logger,
-                "UDP {}: datagram from {} ignored: only {} may send here (parameter allowed_senders widens it; {held} more held back)",
-                self.port,
-                from.ip(),
-                self.filter.describe()
-            );
+        let stream = format_args!("UDP {}", self.port);
+        let why = format_args!(
+            "only {} may send here (parameter allowed_senders widens it)",
+            self.filter.describe()
+        );
+        if let Some(line) = self
+            .warn
+            .dropped(stream, format_args!("datagram from {}", from.ip()), why)
+        {
+            r2r::log_warn!(&self.logger, "{line}");
         }
         false
     }

@@ -2,6 +2,7 @@
 //! log lines limited in rate, so that bad input is visible without flooding.
 
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -144,6 +145,35 @@ impl RateLimitedLog {
         self.last = Some(now);
         Some(std::mem::take(&mut self.suppressed))
     }
+
+    /// The warning about input `stream` did not take, when one may be
+    /// written now: see [`dropped_line`].
+    pub fn dropped(&mut self, stream: impl Display, what: impl Display, reason: impl Display) -> Option<String> {
+        self.allow().map(|held| dropped_line(stream, what, reason, held))
+    }
+
+    /// A warning of `stream` that is not about a drop (a neutral not
+    /// confirmed, an anchor refused), when one may be written now: see
+    /// [`event_line`].
+    pub fn event(&mut self, stream: impl Display, event: impl Display) -> Option<String> {
+        self.allow().map(|held| event_line(stream, event, held))
+    }
+}
+
+/// The one wording of a rate-limited warning about dropped input:
+/// `<stream>: <what> dropped: <reason> (<n> more held back)`, without the
+/// parenthesis when nothing was held back.
+pub fn dropped_line(stream: impl Display, what: impl Display, reason: impl Display, held_back: u64) -> String {
+    event_line(stream, format_args!("{what} dropped: {reason}"), held_back)
+}
+
+/// The same for any other rate-limited warning: `<stream>: <event> (<n> more held back)`.
+pub fn event_line(stream: impl Display, event: impl Display, held_back: u64) -> String {
+    if held_back == 0 {
+        format!("{stream}: {event}")
+    } else {
+        format!("{stream}: {event} ({held_back} more held back)")
+    }
 }
 
 #[cfg(test)]
@@ -158,6 +188,34 @@ mod tests {
         assert_eq!(l.allow(), None);
         l.last = Some(Instant::now() - Duration::from_secs(61));
         assert_eq!(l.allow(), Some(2));
+    }
+
+    #[test]
+    fn every_rate_limited_line_is_worded_stream_what_dropped_reason_held_back() {
+        assert_eq!(
+            dropped_line("uav1 imu", "datagram", "bad length 12", 0),
+            "uav1 imu: datagram dropped: bad length 12"
+        );
+        assert_eq!(
+            dropped_line("auv0 images", "message", "not JSON", 3),
+            "auv0 images: message dropped: not JSON (3 more held back)"
+        );
+        assert_eq!(
+            event_line("sensor2 gimbal", "neutral not confirmed", 1),
+            "sensor2 gimbal: neutral not confirmed (1 more held back)"
+        );
+        let mut l = RateLimitedLog::new(Duration::from_secs(60));
+        assert_eq!(
+            l.dropped("scene", "vehicle 3", "pos_ned is not finite").as_deref(),
+            Some("scene: vehicle 3 dropped: pos_ned is not finite")
+        );
+        assert_eq!(l.dropped("scene", "vehicle 3", "again"), None);
+        assert_eq!(l.event("scene", "held"), None);
+        l.last = Some(Instant::now() - Duration::from_secs(61));
+        assert_eq!(
+            l.dropped("scene", "vehicle 4", "x").as_deref(),
+            Some("scene: vehicle 4 dropped: x (2 more held back)")
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use r2r::QosProfile;
 use ros_common::bridge::BridgeProcess;
+use ros_common::diagnostics::{Simulator, StatusId};
 use ros_common::net::{BlockingUdp, SenderFilter, SenderGate};
 use ros_common::stats::StreamStats;
 
@@ -98,11 +99,8 @@ fn run() -> Result<(), String> {
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
     let (time, clock) = bridge.time_base(settings.use_sim_time, settings.stamp_source)?;
-    bridge.watch_time_base(
-        format!("{NODE_NAME}: time base"),
-        "gps_denied_drone".into(),
-        time.clone(),
-    );
+    let time_base = StatusId::bridge_wide(NODE_NAME, Simulator::GpsDenied, "simulator", "time base");
+    bridge.watch_time_base(time_base, time.clone());
     let node = &mut bridge.node;
     let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
     let outputs = Outputs::new(node, &settings, &qos)?;
@@ -122,13 +120,13 @@ fn run() -> Result<(), String> {
     let diagnostics_period = settings.diagnostics_period;
     let use_sim_time = settings.use_sim_time;
     let telemetry = TelemetryBridge::new(outputs, settings, time, clock, logger.clone());
-    for (name, stats) in [
-        ("telemetry", telemetry.stats.telemetry.clone()),
-        ("camera", telemetry.stats.camera.clone()),
-        ("rover", telemetry.stats.rover.clone()),
-        ("commands", command_stats),
+    for (subject, stream, stats) in [
+        ("drone", "telemetry", telemetry.stats.telemetry.clone()),
+        ("drone", "camera", telemetry.stats.camera.clone()),
+        ("rover", "telemetry", telemetry.stats.rover.clone()),
+        ("drone", "commands", command_stats),
     ] {
-        bridge.watch(format!("{NODE_NAME}: {name}"), "gps_denied_drone".into(), stats);
+        bridge.watch(StatusId::of(NODE_NAME, Simulator::GpsDenied, subject, stream), stats);
     }
     match input {
         TelemetryInput::Udp(socket) => {

@@ -203,12 +203,12 @@ impl TelemetryBridge {
         }
         self.counters.foreign_sender += 1;
         self.report_counts();
-        if let Some(held) = self.bad_input_log.allow() {
-            r2r::log_warn!(
-                &self.logger,
-                "datagram from {from} ignored: telemetry is accepted from the simulator's host and \
-                 loopback only (allowed_senders widens it) ({held} more bad inputs held back)"
-            );
+        let why = "telemetry is accepted from the simulator's host and loopback only (allowed_senders widens it)";
+        if let Some(line) = self
+            .bad_input_log
+            .dropped("telemetry", format_args!("datagram from {from}"), why)
+        {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 
@@ -223,11 +223,8 @@ impl TelemetryBridge {
         let parsed = match result {
             Ok(p) => p,
             Err(err) => {
-                if let Some(held) = self.bad_input_log.allow() {
-                    r2r::log_warn!(
-                        &self.logger,
-                        "telemetry message dropped: {err} ({held} more bad inputs held back)"
-                    );
+                if let Some(line) = self.bad_input_log.dropped("telemetry", "message", &err) {
+                    r2r::log_warn!(&self.logger, "{line}");
                 }
                 return;
             }
@@ -255,13 +252,9 @@ impl TelemetryBridge {
     }
 
     fn log_faults(&mut self, faults: &PartFaults) {
-        if let Some(held) = self.bad_input_log.allow() {
-            let list: Vec<&str> = faults.iter().map(|(p, f)| p.key(f)).collect();
-            r2r::log_warn!(
-                &self.logger,
-                "telemetry parts not published: {} ({held} more bad inputs held back)",
-                list.join(", ")
-            );
+        let list: Vec<&str> = faults.iter().map(|(p, f)| p.key(f)).collect();
+        if let Some(line) = self.bad_input_log.dropped("telemetry", "parts", list.join(", ")) {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 
@@ -287,11 +280,9 @@ impl TelemetryBridge {
             }
             Err(e) => {
                 stats.drop_frame(e.reason());
-                if let Some(held) = self.bad_input_log.allow() {
-                    r2r::log_warn!(
-                        &self.logger,
-                        "telemetry frame dropped: {e} ({held} more bad inputs held back)"
-                    );
+                let stream = if rover { "rover telemetry" } else { "drone telemetry" };
+                if let Some(line) = self.bad_input_log.dropped(stream, "frame", e) {
+                    r2r::log_warn!(&self.logger, "{line}");
                 }
                 None
             }
@@ -346,8 +337,8 @@ impl TelemetryBridge {
                 Ok(()) => self.stats.camera.published(len),
                 Err(err) => {
                     self.stats.camera.drop_frame(err.reason());
-                    if let Some(held) = self.camera_log.allow() {
-                        r2r::log_warn!(&self.logger, "camera frame dropped: {err} ({held} more held back)");
+                    if let Some(line) = self.camera_log.dropped("drone camera", "frame", &err) {
+                        r2r::log_warn!(&self.logger, "{line}");
                     }
                 }
             }

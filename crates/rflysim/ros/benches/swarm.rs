@@ -87,7 +87,7 @@ fn streams(n: u16) -> Vec<Stream> {
     let absolute = |t: String| format!("/{t}");
     let sensor = |seq_id: u16, topic: &str, kind| Stream {
         logged_as: seq_id.to_string(),
-        diagnosed_as: names::diagnostic_name(&format!("sensor{seq_id} ")),
+        diagnosed_as: names::diagnostics_id(&format!("sensor{seq_id}"), "").name,
         topic: absolute(names::sensor_topic(seq_id, topic)),
         kind,
         port: port_of(seq_id),
@@ -100,7 +100,7 @@ fn streams(n: u16) -> Vec<Stream> {
                 sensor(lidar, "livox_lidar", Kind::Cloud),
                 Stream {
                     logged_as: format!("imu{v}"),
-                    diagnosed_as: names::diagnostic_name(&format!("uav{v} imu")),
+                    diagnosed_as: names::diagnostics_id(&format!("uav{v}"), "imu").name,
                     topic: absolute(names::imu_topic(v, n > 1)),
                     kind: Kind::Imu,
                     port: imu_data_port(v),

@@ -10,10 +10,11 @@ use rflysim_proto::config::{load_config_report, udp_port_clashes, SensorConfig, 
 use rflysim_proto::sensor::SensorClass;
 
 use crate::coptersim::{run_heartbeat, CopterBridge};
-use crate::names::diagnostic_name;
+use crate::names::{bridge_diagnostics_id, diagnostics_id};
 use crate::sensor::SensorPipeline;
 use crate::settings::{ConfigChoice, Settings};
 use ros_common::bridge::BridgeProcess;
+use ros_common::diagnostics::StatusId;
 use ros_common::stats::StreamStats;
 use ros_common::time::{ClockPublisher, TimeBases};
 
@@ -181,8 +182,8 @@ impl Startup {
         })
     }
 
-    fn watch(&mut self, what: &str, hardware_id: String, stats: Arc<StreamStats>) {
-        self.bridge.watch(diagnostic_name(what), hardware_id, stats);
+    fn watch(&mut self, id: StatusId, stats: Arc<StreamStats>) {
+        self.bridge.watch(id, stats);
     }
 
     /// CopterSim `id`'s time base, reported in `/diagnostics` from its first use.
@@ -190,11 +191,8 @@ impl Startup {
         let known = self.time.existing(i64::from(id)).is_some();
         let base = self.time.instance(i64::from(id));
         if !known {
-            self.bridge.watch_time_base(
-                diagnostic_name(&format!("uav{id} time base")),
-                format!("rflysim/uav{id}"),
-                base.clone(),
-            );
+            self.bridge
+                .watch_time_base(diagnostics_id(&format!("uav{id}"), "time base"), base.clone());
         }
         base
     }
@@ -204,7 +202,7 @@ impl Startup {
     /// receiver of the status port for both, on another.
     fn control_plane(&mut self, sensors: &[SensorConfig], scene: bool) -> Result<(), String> {
         let stats = Arc::new(StreamStats::default());
-        self.watch("gimbal status", "rflysim/gimbal".into(), stats.clone());
+        self.watch(diagnostics_id("gimbal", "status"), stats.clone());
         let stop = self.bridge.stop_signal();
         let mut command_stats = Vec::new();
         let started = crate::gimbal_node::start(
@@ -221,11 +219,7 @@ impl Startup {
             stop.clone(),
         )?;
         for (seq, s) in command_stats {
-            self.watch(
-                &format!("sensor{seq} gimbal commands"),
-                format!("rflysim/sensor{seq}"),
-                s,
-            );
+            self.watch(diagnostics_id(&format!("sensor{seq}"), "gimbal commands"), s);
         }
         let mut handlers: Vec<Box<dyn StatusHandler>> = Vec::new();
         let read_after_stop = started.settled;
@@ -242,7 +236,7 @@ impl Startup {
         }
         if scene {
             let stats = Arc::new(StreamStats::default());
-            self.watch("scene", "rflysim/scene".into(), stats.clone());
+            self.watch(bridge_diagnostics_id("scene", "scene"), stats.clone());
             let ids = self.settings.copters.ids.clone();
             // Bulk poses on a node of their own: its spinner wakes for them
             // alone, with no services to wait on, and sends them itself.
@@ -262,7 +256,7 @@ impl Startup {
         }
         if !handlers.is_empty() {
             let stats = Arc::new(StreamStats::default());
-            self.watch("status port", "rflysim/status".into(), stats.clone());
+            self.watch(bridge_diagnostics_id("status", "status port"), stats.clone());
             let g = &self.settings.gimbal;
             let input = StatusInput {
                 port: g.status_port,
@@ -305,8 +299,7 @@ impl Startup {
             ) {
                 Ok(p) => {
                     self.watch(
-                        &format!("sensor{} {}", cfg.seq_id, p.topic()),
-                        format!("rflysim/sensor{}", cfg.seq_id),
+                        diagnostics_id(&format!("sensor{}", cfg.seq_id), &p.topic()),
                         p.stats.clone(),
                     );
                     self.requested.push((cfg.clone(), p.stats.clone()));
@@ -327,9 +320,9 @@ impl Startup {
             let mut node = self.bridge.create_node(&format!("rflysim_uav{id}"))?;
             let base = self.time_base(id);
             let copter = CopterBridge::new(&mut node, id, base, &self.settings).map_err(|e| e.to_string())?;
-            let hardware_id = format!("rflysim/uav{id}");
-            self.watch(&format!("uav{id} imu"), hardware_id.clone(), copter.imu_stats.clone());
-            self.watch(&format!("uav{id} true state"), hardware_id, copter.state_stats.clone());
+            let subject = format!("uav{id}");
+            self.watch(diagnostics_id(&subject, "imu"), copter.imu_stats.clone());
+            self.watch(diagnostics_id(&subject, "true state"), copter.state_stats.clone());
             self.bridge
                 .handle()
                 .spawn(copter.with_clock(self.clock.clone()).run(self.bridge.stop_signal()));
@@ -341,7 +334,7 @@ impl Startup {
     /// Each CopterSim's heartbeat anchors its vehicle's time base.
     fn heartbeat(&mut self) {
         let stats = Arc::new(StreamStats::default());
-        self.watch("CopterSim heartbeat", "rflysim/coptersim".into(), stats.clone());
+        self.watch(bridge_diagnostics_id("coptersim", "CopterSim heartbeat"), stats.clone());
         self.bridge.handle().spawn(run_heartbeat(
             self.settings.time.heartbeat_port,
             self.settings.time.heartbeat_multicast,

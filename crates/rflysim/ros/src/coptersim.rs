@@ -180,8 +180,8 @@ impl CopterBridge {
                                 Ok(m) => m,
                                 Err(e) => {
                                     self.imu_stats.drop_frame(e.reason());
-                                    if let Some(held) = warn.allow() {
-                                        r2r::log_warn!(&self.logger, "uav{}: IMU sample dropped: {e} ({held} more held back)", self.copter);
+                                    if let Some(line) = warn.dropped(format_args!("uav{} imu", self.copter), "sample", e) {
+                                        r2r::log_warn!(&self.logger, "{line}");
                                     }
                                     continue;
                                 }
@@ -197,8 +197,8 @@ impl CopterBridge {
                         }
                         Err(e) => {
                             self.imu_stats.drop_frame(e.reason());
-                            if let Some(held) = warn.allow() {
-                                r2r::log_warn!(&self.logger, "uav{}: IMU datagram dropped: {e} ({held} more held back)", self.copter);
+                            if let Some(line) = warn.dropped(format_args!("uav{} imu", self.copter), "datagram", &e) {
+                                r2r::log_warn!(&self.logger, "{line}");
                             }
                         }
                     }
@@ -251,8 +251,9 @@ impl StatePart {
                                 Ok(t) => ros_common::time::to_ros_time(t.seconds),
                                 Err(e) => {
                                     self.stats.drop_frame(e.reason());
-                                    if let Some(held) = warn.allow() {
-                                        r2r::log_warn!(&self.logger, "uav{}: true state dropped: {e} ({held} more held back)", self.copter);
+                                    let stream = format_args!("uav{} true state", self.copter);
+                                    if let Some(line) = warn.dropped(stream, "sample", e) {
+                                        r2r::log_warn!(&self.logger, "{line}");
                                     }
                                     continue;
                                 }
@@ -274,8 +275,9 @@ impl StatePart {
                         Ok(_) => self.stats.drop_frame("other_vehicle"),
                         Err(e) => {
                             self.stats.drop_frame(e.reason());
-                            if let Some(held) = warn.allow() {
-                                r2r::log_warn!(&self.logger, "uav{}: true-state datagram dropped: {e} ({held} more held back)", self.copter);
+                            let stream = format_args!("uav{} true state", self.copter);
+                            if let Some(line) = warn.dropped(stream, "datagram", &e) {
+                                r2r::log_warn!(&self.logger, "{line}");
                             }
                         }
                     }
@@ -333,9 +335,10 @@ pub async fn run_heartbeat(
                         if let Some(line) = announced.line(h.copter_id, epoch, &report) {
                             r2r::log_info!(&logger, "{line}");
                         }
-                        if let Some(line) = announced.refusals(h.copter_id, epoch, &report) {
-                            if let Some(held) = refused_log.allow() {
-                                r2r::log_warn!(&logger, "{line} ({held} more held back)");
+                        if let Some(refused) = announced.refusals(h.copter_id, epoch, &report) {
+                            let stream = format_args!("uav{} time base", h.copter_id);
+                            if let Some(line) = refused_log.event(stream, refused) {
+                                r2r::log_warn!(&logger, "{line}");
                             }
                         }
                     }
@@ -380,7 +383,7 @@ impl AnnouncedOffsets {
         }
         entry.2 = r.anchors_refused;
         Some(format!(
-            "time base of uav{copter}: CopterSim heartbeat anchors refused ({} so far, the latest {epoch:.3} s): \
+            "CopterSim heartbeat anchors refused ({} so far, the latest {epoch:.3} s): \
              they disagree with the vehicle's running stream (two CopterSims with one id, or a PC clock stepped)",
             r.anchors_refused
         ))

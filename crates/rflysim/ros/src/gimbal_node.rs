@@ -30,7 +30,7 @@ use crate::names;
 use crate::settings::Settings;
 use crate::status_port::StatusHandler;
 use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Delivery, Offer, SHUTDOWN_BUDGET};
-use ros_common::stats::{RateLimitedLog, StreamStats};
+use ros_common::stats::{event_line, RateLimitedLog, StreamStats};
 use ros_common::time::TimeBases;
 
 /// How long a neutral waits for an echo showing both rates 0 before it is
@@ -160,15 +160,14 @@ impl GimbalRequests {
             .is_some_and(|e| now.saturating_duration_since(e.at) <= ECHO_HEARD_WITHIN);
         if !echo_flows && link.neutral.is_none() {
             link.stats.drop_frame(UNCONFIRMED);
-            if let Some(held) = self.log.allow() {
-                r2r::log_warn!(
-                    &self.logger,
-                    "{}: no echo of it on {} for {ECHO_HEARD_WITHIN:?} (RflySim3D's status output off, or sent to a \
-                     multicast group not joined): its neutral (both rates 0) cannot be confirmed; sent once, \
-                     unconfirmed ({held} more not shown)",
-                    self.name(gimbal),
-                    self.status_port
-                );
+            let event = format_args!(
+                "no echo of it on {} for {ECHO_HEARD_WITHIN:?} (RflySim3D's status output off, or sent to a \
+                 multicast group not joined): its neutral (both rates 0) cannot be confirmed; sent once, \
+                 unconfirmed",
+                self.status_port
+            );
+            if let Some(line) = self.log.event(self.name(gimbal), event) {
+                r2r::log_warn!(&self.logger, "{line}");
             }
             return Offer::Taken;
         }
@@ -195,17 +194,17 @@ impl GimbalRequests {
             ),
             _ => "no echo of it came since".to_string(),
         };
-        let what = format!(
-            "{}: the neutral (both rates 0) was not confirmed: {} datagram(s) in {:.2} s, {seen}; the gimbal may \
-             keep turning",
-            self.name(gimbal),
+        let what = format_args!(
+            "the neutral (both rates 0) was not confirmed: {} datagram(s) in {:.2} s, {seen}; the gimbal may keep \
+             turning",
             sent.datagrams,
             sent.last.saturating_duration_since(sent.first).as_secs_f64() + CONFIRM_WAIT.as_secs_f64(),
         );
+        let name = self.name(gimbal);
         if at_stop {
-            r2r::log_error!(&self.logger, "{what}");
-        } else if let Some(held) = self.log.allow() {
-            r2r::log_warn!(&self.logger, "{what} ({held} more not shown)");
+            r2r::log_error!(&self.logger, "{}", event_line(name, what, 0));
+        } else if let Some(line) = self.log.event(name, what) {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 }

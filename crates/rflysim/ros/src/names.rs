@@ -8,6 +8,7 @@
 //! which the SDK's absolute names could not.
 
 use rflysim_proto::config::SensorConfig;
+use ros_common::diagnostics::{Simulator, StatusId};
 
 pub fn sensor_topic(seq_id: u16, suffix: &str) -> String {
     format!("rflysim/sensor{seq_id}/{suffix}")
@@ -56,9 +57,15 @@ pub fn optical_frame(cfg: &SensorConfig) -> String {
 /// `status` view picks them by it).
 pub const DIAGNOSTICS_PREFIX: &str = "rflysim_bridge";
 
-/// The `/diagnostics` name of a stream: `rflysim_bridge: <what>`.
-pub fn diagnostic_name(what: &str) -> String {
-    format!("{DIAGNOSTICS_PREFIX}: {what}")
+/// The `/diagnostics` name and hardware id of RflySim device `subject`'s
+/// (`uav1`, `sensor3`) `stream`: `rflysim_bridge: uav1 imu`, `rflysim/uav1`.
+pub fn diagnostics_id(subject: &str, stream: &str) -> StatusId {
+    StatusId::of(DIAGNOSTICS_PREFIX, Simulator::RflySim, subject, stream)
+}
+
+/// The same for a stream of the whole bridge on `device`: `rflysim_bridge: scene`.
+pub fn bridge_diagnostics_id(device: &str, stream: &str) -> StatusId {
+    StatusId::bridge_wide(DIAGNOSTICS_PREFIX, Simulator::RflySim, device, stream)
 }
 
 #[cfg(test)]

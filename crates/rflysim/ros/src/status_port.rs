@@ -91,8 +91,8 @@ pub async fn run(
                 }
                 Err(e) => {
                     input.stats.drop_frame(e.reason());
-                    if let Some(held) = warn.allow() {
-                        r2r::log_warn!(&logger, "status datagram of {n} bytes ignored: {e} ({held} more held back)");
+                    if let Some(line) = warn.dropped("status port", format_args!("datagram of {n} bytes"), &e) {
+                        r2r::log_warn!(&logger, "{line}");
                     }
                 }
             },

@@ -201,8 +201,8 @@ impl SceneCore {
     }
 
     fn warn(&self, what: std::fmt::Arguments) {
-        if let Some(held) = self.log.lock().unwrap().allow() {
-            r2r::log_warn!(&self.logger, "scene: {what} ({held} more held back)");
+        if let Some(line) = self.log.lock().unwrap().event("scene", what) {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 
@@ -274,11 +274,9 @@ impl SceneCore {
     /// logged at a limited rate, and not taken.
     fn refuse_not_finite(&self, what: &str, field: &str) {
         self.stats.drop_frame("not_finite");
-        if let Some(held) = self.dropped_log.lock().unwrap().allow() {
-            r2r::log_warn!(
-                &self.logger,
-                "scene: {what} dropped: {field} is not finite ({held} more held back)"
-            );
+        let reason = format_args!("{field} is not finite");
+        if let Some(line) = self.dropped_log.lock().unwrap().dropped("scene", what, reason) {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 

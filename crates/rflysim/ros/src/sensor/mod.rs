@@ -270,17 +270,13 @@ impl SensorPipeline {
 
     fn warn_drop(&mut self, reason: &'static str, detail: &str) {
         self.stats.drop_frame(reason);
-        if let Some(held_back) = self.warn_limit.allow() {
-            let more = if held_back > 0 {
-                format!(" ({held_back} more since the last report)")
-            } else {
-                String::new()
-            };
-            r2r::log_warn!(
-                &self.logger,
-                "sensor {}: frame dropped, {reason}: {detail}{more}",
-                self.cfg().seq_id
-            );
+        let seq_id = self.cfg().seq_id;
+        let stream = format_args!("sensor{seq_id}");
+        if let Some(line) = self
+            .warn_limit
+            .dropped(stream, "frame", format_args!("{reason}: {detail}"))
+        {
+            r2r::log_warn!(&self.logger, "{line}");
         }
     }
 

@@ -191,17 +191,17 @@ fn receive(p: SensorPipeline, mut sock: BlockingUdp, granted: usize) {
             }
         }
         if counts.input_dropped() != last_counts.input_dropped() {
-            if let Some(held_back) = warn_limit.allow() {
-                r2r::log_warn!(
-                    &logger,
-                    "sensor {seq_id}: dropping input: {} lost, {} missing, {} garbage, {} bad length, {} inconsistent, {} oversize so far ({held_back} similar reports held back)",
-                    counts.frames_lost(),
-                    counts.frames_missing,
-                    counts.garbage,
-                    counts.bad_length,
-                    counts.inconsistent,
-                    counts.oversize
-                );
+            let so_far = format_args!(
+                "{} frames lost, {} missing, {} garbage, {} bad length, {} inconsistent, {} oversize so far",
+                counts.frames_lost(),
+                counts.frames_missing,
+                counts.garbage,
+                counts.bad_length,
+                counts.inconsistent,
+                counts.oversize
+            );
+            if let Some(line) = warn_limit.dropped(format_args!("sensor{seq_id}"), "input", so_far) {
+                r2r::log_warn!(&logger, "{line}");
             }
         }
         if counts.restarts > last_counts.restarts {
