@@ -171,11 +171,15 @@ def test_labels_reach_rflysim3d_as_its_commands_and_malformed_ones_never(collect
     assert sim_log_after(': RflySetMsgLabel 1 "battery 80%" 00FF00 12.5 5 -1\n'), processes.output(sim)
 
     # Each of these would reach RflySim3D misread, or as two commands: refused, nothing sent.
-    for bad in (label(text='say "hi"'), label(text="x | RflyDelVehicles 1"), label(text="a\nb"),
+    bad_ones = (label(text='say "hi"'), label(text="x | RflyDelVehicles 1"), label(text="a\nb"),
                 label(text="x" * 129), label(rgb=(2.0, 0.0, 0.0)), label(size=0.0), label(size=math.nan),
                 label(VehicleLabel.KIND_MESSAGE, seconds=5.0, line=5), label(VehicleLabel.KIND_MESSAGE, seconds=-1.0),
-                label(kind=9)):
+                label(kind=9))
+    for i, bad in enumerate(bad_ones, 1):
         pub.publish(bad)
+        # The label topic keeps the last 10 (commands' QoS): no burst longer than that.
+        if i == 5:
+            assert dropped_count(collector, diag, "scene", "label_refused", 5) == 5
     pub.publish(label(text="after the bad ones"))
     assert sim_log_after('"after the bad ones"'), processes.output(sim)
     sent = [line for line in processes.output(sim).splitlines() if "console command" in line and "Label" in line]
