@@ -177,6 +177,8 @@ struct Connection {
     parts: Vec<Part>,
     /// The last read stopped at [`MAX_MESSAGES`]: more may be buffered.
     cut_short: bool,
+    /// `read` calls made, for the tests.
+    reads: u64,
     /// Sent at the peer's READY.
     subscriptions: Vec<u8>,
 }
@@ -366,6 +368,7 @@ impl Subscriber {
             body: None,
             parts: Vec::new(),
             cut_short: false,
+            reads: 0,
             subscriptions: self.subscriptions.clone(),
         })
     }
@@ -407,7 +410,9 @@ fn read_into_spare(stream: &TcpStream, buf: &mut Vec<u8>, n: usize) -> io::Resul
 }
 
 /// Reads what the socket has (no wait), handing on each whole message, up
-/// to [`MAX_MESSAGES`].
+/// to [`MAX_MESSAGES`]. A read that filled less than it asked for emptied
+/// the socket: the caller waits next, with no read to be told `EAGAIN`
+/// (a system call per burst of messages).
 fn read_available(
     c: &mut Connection,
     limits: &Limits,
@@ -420,24 +425,34 @@ fn read_available(
         each(m)
     };
     c.cut_short = false;
+    let mut drained = false;
     loop {
         if handed.get() >= MAX_MESSAGES {
             c.cut_short = true;
             return Ok(());
         }
+        let asked;
         let got = if let Some(body) = &mut c.body {
             if body.missing == 0 {
                 let body = c.body.take().expect("a frame under way");
                 finish_frame(c, body, each);
                 continue;
             }
+            if drained {
+                return Ok(());
+            }
             // A large frame's rest goes straight into its buffer; a dropped one's through the input.
+            c.reads += 1;
             match &mut body.buf {
-                Some((buf, _)) => read_into_spare(&c.stream, buf, body.missing),
+                Some((buf, _)) => {
+                    asked = body.missing;
+                    read_into_spare(&c.stream, buf, asked)
+                }
                 None => {
                     c.input.clear();
                     c.taken = 0;
-                    read_into_spare(&c.stream, &mut c.input, body.missing.min(READ_CHUNK)).inspect(|_| c.input.clear())
+                    asked = body.missing.min(READ_CHUNK);
+                    read_into_spare(&c.stream, &mut c.input, asked).inspect(|_| c.input.clear())
                 }
             }
             .inspect(|&n| body.missing -= n.min(body.missing))
@@ -445,15 +460,20 @@ fn read_available(
             if decode(c, limits, spare, each)? {
                 continue;
             }
+            if drained {
+                return Ok(());
+            }
             if c.taken > 0 {
                 c.input.drain(..c.taken);
                 c.taken = 0;
             }
-            read_into_spare(&c.stream, &mut c.input, READ_CHUNK)
+            c.reads += 1;
+            asked = READ_CHUNK;
+            read_into_spare(&c.stream, &mut c.input, asked)
         };
         match got {
             Ok(0) => return Err(Dropped::Closed),
-            Ok(_) => {}
+            Ok(n) => drained = n < asked,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
@@ -668,6 +688,31 @@ mod tests {
         let got = collect(&mut sub, 3);
         // Id 8 was not subscribed to: the publisher keeps it.
         assert_eq!(got, vec![sent[0].clone(), sent[2].clone(), sent[3].clone()]);
+    }
+
+    /// A burst is read until a read comes back short, not until one says
+    /// `EAGAIN`: a message that arrived whole costs one read.
+    #[test]
+    fn a_burst_is_read_with_no_read_past_its_end() {
+        let ctx = zmq::Context::new();
+        let (pub_, port) = publisher(&ctx);
+        let mut sub = subscriber(port, &[3], limits(4));
+        joined(&pub_, &mut sub, &[vec![3u8]]);
+        let reads = |sub: &Subscriber| match &sub.state {
+            State::Open(c) => c.reads,
+            _ => panic!("not connected"),
+        };
+        let jpeg: Vec<u8> = (0..(DIRECT_READ as u32 * 2)).map(|i| (i % 251) as u8).collect();
+        for message in [vec![vec![3u8], vec![1, 2, 3]], vec![vec![3u8], jpeg.clone()]] {
+            // Sent whole before the subscriber looks, so that one wait finds it all.
+            pub_.send_multipart(&message, 0).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            let before = reads(&sub);
+            let got = collect(&mut sub, 1);
+            assert_eq!(got, vec![message.clone()]);
+            let made = reads(&sub) - before;
+            assert_eq!(made, 1, "reads for a message of {} bytes", message[1].len());
+        }
     }
 
     #[test]

@@ -51,13 +51,19 @@ pub fn decode_base64_jpeg(text: &str, max_base64_len: usize) -> Result<Vec<u8>, 
         });
     }
     let bytes = text.as_bytes();
-    let decoded = if bytes.iter().any(u8::is_ascii_whitespace) {
-        let compact: Vec<u8> = bytes.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
-        LENIENT.decode(compact)
-    } else {
-        LENIENT.decode(bytes)
-    }
-    .map_err(|_| ImageError::BadBase64)?;
+    // Whitespace is no base64 byte: the text is looked at for it only when
+    // it does not decode as it is (most images have none).
+    let decoded = LENIENT
+        .decode(bytes)
+        .or_else(|e| {
+            if bytes.iter().any(u8::is_ascii_whitespace) {
+                let compact: Vec<u8> = bytes.iter().copied().filter(|b| !b.is_ascii_whitespace()).collect();
+                LENIENT.decode(compact)
+            } else {
+                Err(e)
+            }
+        })
+        .map_err(|_| ImageError::BadBase64)?;
     if decoded.starts_with(&JPEG_START) {
         Ok(decoded)
     } else {

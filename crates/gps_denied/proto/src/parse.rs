@@ -4,7 +4,9 @@
 //! missing or bad is reported part by part (`PartFaults`) for the bridge's
 //! counters. A datagram that is not a JSON object at all is an error.
 
-use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::image::{decode_base64_jpeg, ImageError};
 use crate::telemetry::{
@@ -233,14 +235,21 @@ pub fn parse_telemetry(input: &[u8], limits: &Limits) -> Result<Parsed, Telemetr
             max: limits.max_message_bytes,
         });
     }
-    let value: Value = match serde_json::from_slice(input) {
+    let value: Json<'_> = match serde_json::from_slice(input) {
         Ok(v) => v,
-        Err(e) => match non_finite_as_null(input) {
-            Some(repaired) => serde_json::from_slice(&repaired).map_err(|_| TelemetryError::Malformed(e))?,
-            None => return Err(TelemetryError::Malformed(e)),
-        },
+        Err(e) => {
+            let Some(repaired) = non_finite_as_null(input) else {
+                return Err(TelemetryError::Malformed(e));
+            };
+            let value: Json<'_> = serde_json::from_slice(&repaired).map_err(|_| TelemetryError::Malformed(e))?;
+            return parsed(value, limits);
+        }
     };
-    let Value::Object(map) = value else {
+    parsed(value, limits)
+}
+
+fn parsed(value: Json<'_>, limits: &Limits) -> Result<Parsed, TelemetryError> {
+    let Json::Object(map) = value else {
         return Err(TelemetryError::NotAnObject);
     };
     let mut faults = PartFaults::default();
@@ -250,6 +259,132 @@ pub fn parse_telemetry(input: &[u8], limits: &Limits) -> Result<Parsed, Telemetr
         Telemetry::Drone(drone(&map, limits, &mut faults))
     };
     Ok(Parsed { telemetry, faults })
+}
+
+/// A JSON value as the parts are read from it: strings without escapes
+/// (the base64 image) borrowed from the datagram, numbers as `f64` (as
+/// `serde_json::Value::as_f64` gives them), no key copied. The same JSON is
+/// accepted and refused as by `serde_json::Value`.
+enum Json<'a> {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(Cow<'a, str>),
+    /// No part is an array: its elements are parsed (and checked) and dropped.
+    Array,
+    Object(Object<'a>),
+}
+
+/// An object's members in their order; of a repeated key the last counts.
+struct Object<'a>(Vec<(Cow<'a, str>, Json<'a>)>);
+
+impl<'a> Object<'a> {
+    fn get(&self, key: &str) -> Option<&Json<'a>> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+}
+
+impl Json<'_> {
+    fn as_f64(&self) -> Option<f64> {
+        match self {
+            Json::Number(x) => Some(*x),
+            _ => None,
+        }
+    }
+
+    fn as_bool(&self) -> Option<bool> {
+        match self {
+            Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    fn is_null(&self) -> bool {
+        matches!(self, Json::Null)
+    }
+}
+
+/// An object key, borrowed when it has no escape.
+struct Key<'a>(Cow<'a, str>);
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool(b))
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(n as f64))
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(n as f64))
+    }
+    fn visit_f64<E>(self, x: f64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(x))
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(s)))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        while seq.next_element::<Json<'de>>()?.is_some() {}
+        Ok(Json::Array)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0).min(16));
+        while let Some((Key(k), v)) = map.next_entry::<Key<'de>, Json<'de>>()? {
+            members.push((k, v));
+        }
+        Ok(Json::Object(Object(members)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Json<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(s)))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(s)))
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
 }
 
 /// Python's `json.dumps` writes `NaN`, `Infinity` and `-Infinity`, which
@@ -287,8 +422,8 @@ const DRONE_KEYS: [&str; 5] = ["imu", "altimeter", "camera", "landing_pad", "lan
 
 /// A rover object has a `position` or `pattern` and none of the drone's
 /// own objects.
-fn is_rover(map: &Map<String, Value>) -> bool {
-    (map.contains_key("position") || map.contains_key("pattern")) && !DRONE_KEYS.iter().any(|k| map.contains_key(*k))
+fn is_rover(map: &Object<'_>) -> bool {
+    (map.contains_key("position") || map.contains_key("pattern")) && !DRONE_KEYS.iter().any(|k| map.contains_key(k))
 }
 
 /// Records the fault of `part` and turns the result into an `Option`.
@@ -296,49 +431,49 @@ fn keep<T>(faults: &mut PartFaults, part: Part, r: Result<T, Fault>) -> Option<T
     r.map_err(|f| faults.set(part, f)).ok()
 }
 
-fn field<'a>(map: Option<&'a Map<String, Value>>, key: &str) -> Result<&'a Value, Fault> {
+fn field<'a>(map: Option<&'a Object<'a>>, key: &str) -> Result<&'a Json<'a>, Fault> {
     map.and_then(|m| m.get(key)).ok_or(Fault::Missing)
 }
 
 /// A sub-object: `Err(Missing)` when absent, `Err(Invalid)` when not an object.
-fn object<'a>(map: &'a Map<String, Value>, key: &str) -> Result<&'a Map<String, Value>, Fault> {
+fn object<'a>(map: &'a Object<'a>, key: &str) -> Result<&'a Object<'a>, Fault> {
     match map.get(key) {
         None => Err(Fault::Missing),
-        Some(Value::Object(o)) => Ok(o),
+        Some(Json::Object(o)) => Ok(o),
         Some(_) => Err(Fault::Invalid),
     }
 }
 
 /// A finite number that a ROS message's `float32` holds (beyond ±3.4e38 it
 /// would become ±inf there): nothing a simulator measures is larger.
-fn number(v: &Value) -> Result<f64, Fault> {
+fn number(v: &Json<'_>) -> Result<f64, Fault> {
     v.as_f64()
         .filter(|x| x.abs() <= f64::from(f32::MAX))
         .ok_or(Fault::Invalid)
 }
 
-fn number_field(map: Option<&Map<String, Value>>, key: &str) -> Result<f64, Fault> {
+fn number_field(map: Option<&Object<'_>>, key: &str) -> Result<f64, Fault> {
     number(field(map, key)?)
 }
 
-fn three(v: &Value, keys: [&str; 3]) -> Result<[f64; 3], Fault> {
-    let Value::Object(o) = v else {
+fn three(v: &Json<'_>, keys: [&str; 3]) -> Result<[f64; 3], Fault> {
+    let Json::Object(o) = v else {
         return Err(Fault::Invalid);
     };
     let get = |k: &str| o.get(k).ok_or(Fault::Invalid).and_then(number);
     Ok([get(keys[0])?, get(keys[1])?, get(keys[2])?])
 }
 
-fn vector(v: &Value) -> Result<Vector3, Fault> {
+fn vector(v: &Json<'_>) -> Result<Vector3, Fault> {
     three(v, ["x", "y", "z"]).map(|[x, y, z]| Vector3 { x, y, z })
 }
 
 /// The enclosing object's own fault is its parts' fault.
-fn inner<'a>(outer: Result<&'a Map<String, Value>, Fault>, key: &str) -> Result<&'a Value, Fault> {
+fn inner<'a>(outer: Result<&'a Object<'a>, Fault>, key: &str) -> Result<&'a Json<'a>, Fault> {
     outer?.get(key).ok_or(Fault::Missing)
 }
 
-fn dimension(v: &Value) -> Result<u32, Fault> {
+fn dimension(v: &Json<'_>) -> Result<u32, Fault> {
     let x = number(v)?;
     if x.fract() == 0.0 && (1.0..=f64::from(MAX_IMAGE_DIMENSION)).contains(&x) {
         Ok(x as u32)
@@ -347,8 +482,8 @@ fn dimension(v: &Value) -> Result<u32, Fault> {
     }
 }
 
-fn landing_pad(v: &Value) -> Result<PadReport, Fault> {
-    let Value::Object(o) = v else {
+fn landing_pad(v: &Json<'_>) -> Result<PadReport, Fault> {
+    let Json::Object(o) = v else {
         return if v.is_null() {
             Ok(PadReport::NotVisible)
         } else {
@@ -369,7 +504,7 @@ fn landing_pad(v: &Value) -> Result<PadReport, Fault> {
     }
 }
 
-fn camera(o: &Map<String, Value>) -> Result<CameraGeometry, Fault> {
+fn camera(o: &Object<'_>) -> Result<CameraGeometry, Fault> {
     let get = |k: &str| o.get(k).ok_or(Fault::Missing);
     // A wrong value outweighs a missing one: it is the likelier schema change.
     let (width, height, fov) = (get("width"), get("height"), get("fov"));
@@ -394,18 +529,18 @@ fn camera(o: &Map<String, Value>) -> Result<CameraGeometry, Fault> {
 }
 
 /// `null` and `""` mean "no image in this frame", which is no fault.
-fn image(camera: Result<&Map<String, Value>, Fault>, limits: &Limits) -> Result<Option<Vec<u8>>, Fault> {
+fn image(camera: Result<&Object<'_>, Fault>, limits: &Limits) -> Result<Option<Vec<u8>>, Fault> {
     match inner(camera, "image")? {
-        Value::Null => Ok(None),
-        Value::String(s) if s.is_empty() => Ok(None),
-        Value::String(s) => decode_base64_jpeg(s, limits.max_image_base64_bytes)
+        Json::Null => Ok(None),
+        Json::String(s) if s.is_empty() => Ok(None),
+        Json::String(s) => decode_base64_jpeg(s, limits.max_image_base64_bytes)
             .map(Some)
             .map_err(Fault::from),
         _ => Err(Fault::Invalid),
     }
 }
 
-fn timestamp(map: &Map<String, Value>) -> Result<f64, Fault> {
+fn timestamp(map: &Object<'_>) -> Result<f64, Fault> {
     let t = number_field(Some(map), "timestamp")?;
     if t >= 0.0 {
         Ok(t)
@@ -414,7 +549,7 @@ fn timestamp(map: &Map<String, Value>) -> Result<f64, Fault> {
     }
 }
 
-fn drone(map: &Map<String, Value>, limits: &Limits, faults: &mut PartFaults) -> DroneTelemetry {
+fn drone(map: &Object<'_>, limits: &Limits, faults: &mut PartFaults) -> DroneTelemetry {
     let imu = object(map, "imu");
     let altimeter = object(map, "altimeter");
     let camera_object = object(map, "camera");
@@ -460,9 +595,9 @@ fn drone(map: &Map<String, Value>, limits: &Limits, faults: &mut PartFaults) -> 
 /// Longer pattern names are taken as wrong rather than copied.
 const MAX_PATTERN_LEN: usize = 64;
 
-fn rover(map: &Map<String, Value>, faults: &mut PartFaults) -> RoverTelemetry {
+fn rover(map: &Object<'_>, faults: &mut PartFaults) -> RoverTelemetry {
     let pattern = field(Some(map), "pattern").and_then(|v| match v {
-        Value::String(s) if s.len() <= MAX_PATTERN_LEN => Ok(s.clone()),
+        Json::String(s) if s.len() <= MAX_PATTERN_LEN => Ok(s.to_string()),
         _ => Err(Fault::Invalid),
     });
     RoverTelemetry {
