@@ -24,7 +24,8 @@ pub fn run(namespace: &str, log: &Path, hz: f64) {
     let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
     macro_rules! publisher {
         ($t:ty, $topic:expr) => {
-            node.create_publisher::<$t>(&format!("drone/{}", $topic), qos.clone()).unwrap()
+            node.create_publisher::<$t>(&format!("drone/{}", $topic), qos.clone())
+                .unwrap()
         };
     }
     let imu = publisher!(Imu, "imu");
