@@ -26,7 +26,9 @@
 #               the bridge's receive buffer at several net.core.rmem_max
 #               (needs root for the network namespace; says so otherwise)
 #   auv         4 AUVs × 2 JPEG cameras @ 30 Hz + telemetry @ 100 Hz, next
-#               to DDS alone and a pyzmq + rclpy reference
+#               to DDS alone, the bridge's receive path alone and a pyzmq +
+#               rclpy reference, AUV_BENCH_ROUNDS (3) rounds in turn, each
+#               CPU ratio's median
 #   gps-denied  the GPS-denied drone at 25 Hz and flat out, next to DDS
 #               alone and a socket + json + rclpy reference
 #   aerosim     AeroSim over Kafka, next to DDS alone and a confluent-kafka +

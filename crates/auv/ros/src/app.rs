@@ -89,20 +89,15 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// Room kept in front of a received JPEG for its `CompressedImage`'s other
-/// fields (some 70 bytes with this bridge's frame ids).
-const JPEG_HEADROOM: usize = 256;
-
 /// Images: one receiving (and publishing) thread, one decoding thread per AUV.
 fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)], stamps: Stamps) -> Result<(), String> {
     let max_pixels = 8192 * 8192;
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
-    let socket = link::subscriber(
+    let socket = crate::images::subscriber(
         &s.sim_host,
         s.image_port,
         &s.auv_ids,
-        2 * s.max_jpeg_bytes + 64,
-        JPEG_HEADROOM,
+        s.max_jpeg_bytes,
         s.reconnect_interval,
     );
     let mut auvs: HashMap<u8, Arc<AuvCameras>> = HashMap::new();
@@ -153,7 +148,7 @@ fn telemetry(
     stamps: Stamps,
 ) -> Result<(), String> {
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
-    let socket = link::subscriber(&s.sim_host, s.telemetry_port, &s.auv_ids, 1024, 0, s.reconnect_interval);
+    let socket = crate::telemetry::subscriber(&s.sim_host, s.telemetry_port, &s.auv_ids, s.reconnect_interval);
     let e = |err: r2r::Error| err.to_string();
     let mut auvs = HashMap::new();
     for (id, st) in stats {

@@ -20,7 +20,7 @@ use ros_common::msgs::header;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::wall_now;
 
-use crate::link::{first_byte, stopping, Part};
+use crate::link::{self, first_byte, stopping, Part};
 use crate::stamps::Stamps;
 use crate::zmtp::Subscriber;
 
@@ -61,6 +61,17 @@ impl std::fmt::Debug for AuvCameras {
             .field("id", &self.id)
             .finish_non_exhaustive()
     }
+}
+
+/// Room kept in front of a received JPEG for its `CompressedImage`'s other
+/// fields (some 70 bytes with this bridge's frame ids).
+const JPEG_HEADROOM: usize = 256;
+
+/// The image SUB of `ids` as the bridge reads it: a message of two JPEGs of
+/// up to `max_jpeg_bytes` each, every JPEG read into a buffer of its own
+/// with room in front for the rest of its `CompressedImage`.
+pub fn subscriber(host: &str, port: u16, ids: &[u8], max_jpeg_bytes: usize, reconnect: Duration) -> Subscriber {
+    link::subscriber(host, port, ids, 2 * max_jpeg_bytes + 64, JPEG_HEADROOM, reconnect)
 }
 
 /// Receives image messages until the stop; bad input is counted on the

@@ -16,7 +16,7 @@ use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::wall_now;
 
 use crate::convert::{odometry, pose_stamped};
-use crate::link::{first_byte, stopping, Part};
+use crate::link::{self, first_byte, stopping, Part};
 use crate::zmtp::Subscriber;
 use ros_common::msgs::Covariances;
 
@@ -71,6 +71,11 @@ pub struct TelemetrySettings {
     pub world_frame_id: String,
     pub variances: Covariances,
     pub stamps: crate::stamps::Stamps,
+}
+
+/// The telemetry SUB of `ids` as the bridge reads it (a message is well under 1 KiB).
+pub fn subscriber(host: &str, port: u16, ids: &[u8], reconnect: Duration) -> Subscriber {
+    link::subscriber(host, port, ids, 1024, 0, reconnect)
 }
 
 pub fn receive(

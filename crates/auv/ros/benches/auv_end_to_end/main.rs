@@ -12,12 +12,20 @@
 //! matched to the latest message of its AUV logged as sent before its stamp
 //! (the republisher's arrival time) plus [`LOG_SLACK_S`].
 //!
+//! The "receive floor" (`receive_floor.rs`) is the bridge's receive path
+//! publishing nothing, fed by `auv_sim`: its CPU per simulator message is
+//! printed next to what the bridge spends over DDS alone per message.
+//!
 //! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
-//! cargo bench -p auv_ros --bench auv_end_to_end`). Prints a table; asserts
-//! nothing. `AUV_BENCH_SECONDS` sets the measuring window (default 8).
+//! cargo bench -p auv_ros --bench auv_end_to_end`). Prints a table per
+//! round and, over the rounds, each bridge case's CPU over DDS alone;
+//! asserts nothing. `AUV_BENCH_SECONDS` sets the measuring window (default
+//! 8), `AUV_BENCH_ROUNDS` the rounds of the cases in turn (default 3),
+//! `AUV_BENCH_CASES` picks cases by name.
 
 mod dds_alone;
 mod measure;
+mod receive_floor;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -61,6 +69,8 @@ enum Republisher {
     Python,
     /// No simulator: this executable publishing pre-built messages (`dds_alone`).
     DdsAlone,
+    /// This executable receiving and parsing as the bridge does, publishing nothing (`receive_floor`).
+    ReceiveFloor,
 }
 
 struct Case {
@@ -114,6 +124,7 @@ fn start_republisher(case: &Case, ports: Ports, namespace: &str, log: &Path) -> 
             start_python_reference(&script, &["127.0.0.1", &image, &telemetry, &ids_csv()], namespace)
         }
         Republisher::DdsAlone => bench_support::start_dds_alone(namespace, log),
+        Republisher::ReceiveFloor => receive_floor::start(ports),
     }
 }
 
@@ -158,11 +169,23 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
     result
 }
 
+/// One round's window moves the bridge's CPU over DDS alone by up to ±20 %:
+/// the cases run this many times in turn (default 3).
+fn rounds() -> usize {
+    std::env::var("AUV_BENCH_ROUNDS")
+        .map_or(Ok(3), |r| r.parse())
+        .unwrap_or(3)
+        .max(1)
+}
+
 fn main() {
     match bench_support::bench_role() {
         BenchRole::Listing => return,
         BenchRole::DdsAlone(namespace, log) => return dds_alone::run(&namespace, &log),
         BenchRole::Bench => {}
+    }
+    if let Some((image_port, telemetry_port)) = receive_floor::arguments() {
+        return receive_floor::run(image_port, telemetry_port);
     }
     let ctx = r2r::Context::create().unwrap();
     let base = 30_000 + (std::process::id() % 9_000) as u16 * 3;
@@ -175,6 +198,12 @@ fn main() {
         Case {
             name: "DDS alone (compressed + pose, pre-built)",
             republisher: Republisher::DdsAlone,
+            raw: false,
+            every_topic: false,
+        },
+        Case {
+            name: measure::RECEIVE_FLOOR,
+            republisher: Republisher::ReceiveFloor,
             raw: false,
             every_topic: false,
         },
@@ -212,13 +241,26 @@ fn main() {
     // AUV_BENCH_CASES=python runs only the cases whose name contains "python" (case-insensitive).
     let only = std::env::var("AUV_BENCH_CASES").unwrap_or_default().to_lowercase();
     let load_at_start = loadavg_line();
-    let results: Vec<CaseResult> = cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| only.is_empty() || only.split(',').any(|w| c.name.to_lowercase().contains(w)))
-        .map(|(i, c)| run_case(&ctx, i, c, ports))
-        .collect();
-    measure::print(&results, window(), WARMUP_S, AUV_IDS.len(), IMAGE_HZ, TELEMETRY_HZ);
+    let rounds = rounds();
+    let mut all_rounds = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        // Names of their own per round: DDS may still know the last round's.
+        let results: Vec<CaseResult> = cases
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| only.is_empty() || only.split(',').any(|w| c.name.to_lowercase().contains(w)))
+            .map(|(i, c)| run_case(&ctx, round * 100 + i, c, ports))
+            .collect();
+        if rounds > 1 {
+            println!("round {} of {rounds}:", round + 1);
+        }
+        measure::print(&results, window(), WARMUP_S, AUV_IDS.len(), IMAGE_HZ, TELEMETRY_HZ);
+        println!();
+        all_rounds.push(results);
+    }
+    if rounds > 1 {
+        measure::print_rounds_summary(&all_rounds);
+    }
     // On a shared machine, figures taken under a high load are to be repeated.
     println!(
         "/proc/loadavg at start: {load_at_start}; at end: {}; {} cores",

@@ -113,6 +113,9 @@ pub fn subscribe(node: &mut r2r::Node, namespace: &str, ids: &[u8], raw: bool, e
     Subscriptions(subs)
 }
 
+/// The case of the bridge's receive path alone (`receive_floor`).
+pub const RECEIVE_FLOOR: &str = "receive floor: the bridge's SUB readers + parsing, publishing nothing";
+
 #[derive(Debug, Default)]
 pub struct CaseResult {
     pub name: String,
@@ -252,9 +255,18 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
             } else {
                 ("", String::new(), String::new(), String::new())
             };
+            // The receive floor publishes nothing: there is nothing to deliver or time.
+            let delivery = if r.name == RECEIVE_FLOOR {
+                "– | – | – | – | –".to_string()
+            } else {
+                format!(
+                    "{:.1} | {} | {:.2} | {:.2} | {:.2}",
+                    s.delivered_hz, s.missed, s.p50_ms, s.p99_ms, s.max_ms
+                )
+            };
             println!(
-                "| {name} | {stream} | {:.1} | {:.1} | {} | {:.2} | {:.2} | {:.2} | {cpu} | {sim} | {load} |",
-                s.offered_hz, s.delivered_hz, s.missed, s.p50_ms, s.p99_ms, s.max_ms
+                "| {name} | {stream} | {:.1} | {delivery} | {cpu} | {sim} | {load} |",
+                s.offered_hz
             );
         }
     }
@@ -270,7 +282,11 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
     }
     let python = results.iter().find(|r| r.name.starts_with("Python"));
     let floor = results.iter().find(|r| r.name.starts_with("DDS alone"));
-    for r in results.iter().filter(|r| !r.name.starts_with("DDS alone")) {
+    let receive_floor = results.iter().find(|r| r.name == RECEIVE_FLOOR);
+    for r in results
+        .iter()
+        .filter(|r| !r.name.starts_with("DDS alone") && r.name != RECEIVE_FLOOR)
+    {
         if let Some(f) = floor {
             println!(
                 "{}: CPU × {:.2} that of DDS alone at the same rates",
@@ -279,7 +295,24 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
             );
         }
     }
-    for r in results.iter().filter(|r| !r.name.starts_with("Python")) {
+    if let Some(receive) = receive_floor {
+        println!(
+            "{RECEIVE_FLOOR}: {:.1} µs CPU per simulator message",
+            us_per_message(receive)
+        );
+        for r in results.iter().filter(|r| is_bridge(r)) {
+            if let Some(over) = floor.map(|f| us_over(r, f)) {
+                println!(
+                    "{}: bridge − DDS alone = {over:.1} µs CPU per simulator message",
+                    r.name
+                );
+            }
+        }
+    }
+    for r in results
+        .iter()
+        .filter(|r| !r.name.starts_with("Python") && r.name != RECEIVE_FLOOR)
+    {
         let ratio = python.map_or("–".into(), |p| format!("{:.3}", r.cpu_percent / p.cpu_percent));
         let delivered = r.compressed.missed == 0 && r.pose.missed == 0 && r.raw.as_ref().is_none_or(|s| s.missed == 0);
         println!(
@@ -289,6 +322,86 @@ pub fn print(results: &[CaseResult], window: f64, warmup: f64, auvs: usize, imag
             if delivered { "yes" } else { "no" },
             r.compressed.p99_ms,
             r.pose.p99_ms
+        );
+    }
+}
+
+fn is_bridge(r: &CaseResult) -> bool {
+    r.name.starts_with("auv_bridge")
+}
+
+/// Messages the simulator sent per second in the window (an image message
+/// carries both cameras); DDS alone's log counts the same.
+fn messages_per_second(r: &CaseResult) -> f64 {
+    r.compressed.offered_hz / 2.0 + r.pose.offered_hz
+}
+
+/// CPU µs of the case's process per simulator message.
+fn us_per_message(r: &CaseResult) -> f64 {
+    r.cpu_percent * 1e4 / messages_per_second(r)
+}
+
+/// What `bridge` spends over DDS alone, CPU µs per simulator message.
+fn us_over(bridge: &CaseResult, dds_alone: &CaseResult) -> f64 {
+    (bridge.cpu_percent - dds_alone.cpu_percent) * 1e4 / messages_per_second(bridge)
+}
+
+/// Each bridge case's CPU over DDS alone in every round, their median and
+/// spread, the ratio of the rounds' mean CPU, and what the bridge spends
+/// over DDS alone per message next to the receive floor's.
+pub fn print_rounds_summary(rounds: &[Vec<CaseResult>]) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let floors: Vec<f64> = rounds
+        .iter()
+        .filter_map(|rows| rows.iter().find(|r| r.name == RECEIVE_FLOOR))
+        .map(us_per_message)
+        .collect();
+    let floor = if floors.is_empty() {
+        "–".to_string()
+    } else {
+        format!("{:.1}", mean(&floors))
+    };
+    println!(
+        "over {} rounds: CPU × DDS alone at the same rates; µs: CPU per simulator message, mean of the rounds",
+        rounds.len()
+    );
+    println!(
+        "| case | ratio per round | median | min–max | ratio of means | bridge − DDS alone µs | receive floor µs |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
+    let mut names: Vec<&str> = Vec::new();
+    for r in rounds.iter().flatten().filter(|r| is_bridge(r)) {
+        if !names.contains(&r.name.as_str()) {
+            names.push(&r.name);
+        }
+    }
+    for name in names {
+        let (mut ratios, mut bridge_cpu, mut dds_cpu, mut over) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for rows in rounds {
+            let bridge = rows.iter().find(|r| r.name == name);
+            let dds_alone = rows.iter().find(|r| r.name.starts_with("DDS alone"));
+            let (Some(b), Some(d)) = (bridge, dds_alone) else {
+                continue;
+            };
+            ratios.push(b.cpu_percent / d.cpu_percent);
+            bridge_cpu.push(b.cpu_percent);
+            dds_cpu.push(d.cpu_percent);
+            over.push(us_over(b, d));
+        }
+        if ratios.is_empty() {
+            continue;
+        }
+        let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        let mut sorted = ratios.clone();
+        sorted.sort_by(f64::total_cmp);
+        println!(
+            "| {name} | {} | {:.2} | {:.2}–{:.2} | {:.2} | {:.1} | {floor} |",
+            listed.join(", "),
+            bench_support::median(&sorted),
+            sorted[0],
+            sorted[sorted.len() - 1],
+            mean(&bridge_cpu) / mean(&dds_cpu),
+            mean(&over),
         );
     }
 }
