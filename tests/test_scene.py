@@ -498,10 +498,13 @@ def test_a_spawn_storm_stops_at_max_scene_entities_and_starves_no_lookup(collect
     node = start_scene_node(processes, cfg, window, status_port, "max_scene_entities:=1000")
     n = collector.node
     wait_until_found(n, "Building_1")
-    before = len(call(n, GetEntities, "/get_entities", GetEntities.Request()).entities)
     spawner = n.create_client(SpawnEntity, "/spawn_entity")
     looker = n.create_client(GetEntityState, "/get_entity_state")
-    assert spawner.wait_for_service(timeout_sec=10) and looker.wait_for_service(timeout_sec=10)
+    # A fresh client's first request can be lost while discovery still runs both ways: one answered call each first.
+    assert answer(spawner, "/spawn_entity", spawn_request("first"), 10.0).result.result == Result.RESULT_OK
+    assert answer(looker, "/get_entity_state", GetEntityState.Request(entity="Building_1"), 10.0).result.result \
+        == Result.RESULT_OK
+    before = len(call(n, GetEntities, "/get_entities", GetEntities.Request()).entities)
     spawns, lookups, in_flight = [], [], []
     for i in range(3000):
         # A few calls at a time: a service's request queue holds 10 (the default QoS), and DDS drops the rest.
@@ -551,8 +554,12 @@ def test_lookups_of_unknown_names_neither_crowd_out_known_ones_nor_ask_again(col
     bogus = n.create_client(GetEntityState, "/get_entity_state")
     states = n.create_client(GetEntityState, "/get_entity_state")
     boxes = n.create_client(GetEntityBounds, "/get_entity_bounds")
-    for c in (bogus, states, boxes):
-        assert c.wait_for_service(timeout_sec=10)
+    # A fresh client's first request can be lost while discovery still runs both ways: one answered call each
+    # first, so every ghost below reaches the bridge.
+    for c, name, request in ((bogus, "/get_entity_state", GetEntityState.Request(entity="Building_1")),
+                             (states, "/get_entity_state", GetEntityState.Request(entity="Building_1")),
+                             (boxes, "/get_entity_bounds", GetEntityBounds.Request(entity="uav1"))):
+        assert answer(c, name, request, 10.0).result.result == Result.RESULT_OK
     began = time.monotonic()
     pending = []
     answered_at = {}
@@ -662,7 +669,10 @@ def test_values_not_finite_in_f32_neither_leave_nor_are_published(collector, pro
 
     # A reply whose box is not finite is dropped; the good one after it answers the call.
     asking = n.create_client(GetEntityBounds, "/get_entity_bounds")
-    assert asking.wait_for_service(timeout_sec=10)
+    # A fresh client's first request can be lost while discovery still runs both ways: one answered call first
+    # (a name no entity can have, refused without asking RflySim3D).
+    refused = answer(asking, "/get_entity_bounds", GetEntityBounds.Request(entity="no name"), 10.0)
+    assert refused.result.result == Result.RESULT_NOT_FOUND, refused.result.error_message
     rfly.drain(0.2)
     future = asking.call_async(GetEntityBounds.Request(entity="uav1"))
     deadline = time.monotonic() + 5
