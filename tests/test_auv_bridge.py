@@ -249,7 +249,7 @@ def test_start_order_restart_and_no_late_command(collector, processes):
 
 
 def test_bad_input_is_counted_and_the_next_good_message_published(collector, processes, sim):
-    start_bridge(processes, sim.params(), vehicle_ids="[4]", diagnostics_period_s=0.2)
+    bridge = start_bridge(processes, sim.params(), vehicle_ids="[4]", diagnostics_period_s=0.2)
     pose = collector.subscribe(PoseStamped, "/auv/auv4/pose", RELIABLE)
     front = collector.subscribe(CompressedImage, "/auv/auv4/front/image_raw/compressed", RELIABLE)
     collector.subscribe(Image, "/auv/auv4/front/image_raw", RELIABLE)  # decodes, so a bad JPEG body shows
@@ -282,6 +282,8 @@ def test_bad_input_is_counted_and_the_next_good_message_published(collector, pro
     assert wait_for_counts(collector, diag, "auv_bridge: auv4 telemetry", telemetry) == telemetry
     images = {"wrong_part_count": 1, "wrong_id_length": 1, "corrupt_jpeg": 2, "bad_image": 1}
     assert wait_for_counts(collector, diag, "auv_bridge: auv4 images", images) == images
+    logged = processes.output(bridge)
+    assert "auv4 telemetry: message dropped:" in logged and "auv4 images: message dropped:" in logged, logged
 
 
 def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes, sim):

@@ -108,7 +108,8 @@ pub fn receive(
                 }
                 Err(e) => {
                     stats.drop_frame(e.kind());
-                    if let Some(line) = warn.dropped("images", "message", &e) {
+                    let stream = format!("{} images", crate::names::auv_prefix(auv.id));
+                    if let Some(line) = warn.dropped(&stream, "message", &e) {
                         r2r::log_warn!(&logger, "{line}");
                     }
                 }

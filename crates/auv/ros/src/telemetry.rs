@@ -89,7 +89,7 @@ pub fn receive(
     let mut warn = RateLimitedLog::new(Duration::from_secs(5));
     while !stopping(&stop) {
         socket.receive_all(|parts| {
-            let Some(auv) = first_byte(&parts).and_then(|id| auvs.get_mut(&id)) else {
+            let Some((id, auv)) = first_byte(&parts).and_then(|id| auvs.get_mut(&id).map(|auv| (id, auv))) else {
                 return;
             };
             let bytes: usize = parts.iter().map(Part::len).sum();
@@ -100,7 +100,8 @@ pub fn receive(
                 Ok(t) => publish(auv, &t, tf.as_mut(), &settings),
                 Err(e) => {
                     auv.stats.drop_frame(e.kind());
-                    if let Some(line) = warn.dropped("telemetry", "message", &e) {
+                    let stream = format!("{} telemetry", crate::names::auv_prefix(id));
+                    if let Some(line) = warn.dropped(&stream, "message", &e) {
                         r2r::log_warn!(&logger, "{line}");
                     }
                 }

@@ -20,7 +20,7 @@
 //! cargo bench -p auv_ros --bench auv_end_to_end`). Prints a table per
 //! round and, over the rounds, each bridge case's CPU over DDS alone;
 //! asserts nothing. `AUV_BENCH_SECONDS` sets the measuring window (default
-//! 8), `AUV_BENCH_ROUNDS` the rounds of the cases in turn (default 3),
+//! 16), `AUV_BENCH_ROUNDS` the rounds of the cases in turn (default 3),
 //! `AUV_BENCH_CASES` picks cases by name.
 
 mod dds_alone;
@@ -47,7 +47,7 @@ const TAIL_S: f64 = 0.5;
 const LOG_SLACK_S: f64 = 0.002;
 
 fn window() -> f64 {
-    bench_support::seconds_from_env("AUV_BENCH_SECONDS", 8.0)
+    bench_support::seconds_from_env("AUV_BENCH_SECONDS", 16.0)
 }
 
 /// `AUV_BENCH_BIN_DIR` runs other builds of `auv_sim` and `auv_bridge` (an older commit's, to compare).

@@ -362,13 +362,14 @@ pub fn print_rounds_summary(rounds: &[Vec<CaseResult>]) {
         format!("{:.1}", mean(&floors))
     };
     println!(
-        "over {} rounds: CPU × DDS alone at the same rates; µs: CPU per simulator message, mean of the rounds",
+        "over {} rounds: CPU × DDS alone at the same rates; µs: CPU per simulator message, mean of the rounds; \
+         × floor: CPU over that of DDS alone and the receive floor together (the least a bridge can spend), median",
         rounds.len()
     );
     println!(
-        "| case | ratio per round | median | min–max | ratio of means | bridge − DDS alone µs | receive floor µs |"
+        "| case | ratio per round | median | min–max | ratio of means | bridge − DDS alone µs | receive floor µs | × floor |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|");
     let mut names: Vec<&str> = Vec::new();
     for r in rounds.iter().flatten().filter(|r| is_bridge(r)) {
         if !names.contains(&r.name.as_str()) {
@@ -377,6 +378,7 @@ pub fn print_rounds_summary(rounds: &[Vec<CaseResult>]) {
     }
     for name in names {
         let (mut ratios, mut bridge_cpu, mut dds_cpu, mut over) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut over_floor = Vec::new();
         for rows in rounds {
             let bridge = rows.iter().find(|r| r.name == name);
             let dds_alone = rows.iter().find(|r| r.name.starts_with("DDS alone"));
@@ -387,6 +389,9 @@ pub fn print_rounds_summary(rounds: &[Vec<CaseResult>]) {
             bridge_cpu.push(b.cpu_percent);
             dds_cpu.push(d.cpu_percent);
             over.push(us_over(b, d));
+            if let Some(f) = rows.iter().find(|r| r.name == RECEIVE_FLOOR) {
+                over_floor.push(b.cpu_percent / (d.cpu_percent + f.cpu_percent));
+            }
         }
         if ratios.is_empty() {
             continue;
@@ -394,8 +399,14 @@ pub fn print_rounds_summary(rounds: &[Vec<CaseResult>]) {
         let listed: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
         let mut sorted = ratios.clone();
         sorted.sort_by(f64::total_cmp);
+        over_floor.sort_by(f64::total_cmp);
+        let times_floor = if over_floor.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{:.2}", bench_support::median(&over_floor))
+        };
         println!(
-            "| {name} | {} | {:.2} | {:.2}–{:.2} | {:.2} | {:.1} | {floor} |",
+            "| {name} | {} | {:.2} | {:.2}–{:.2} | {:.2} | {:.1} | {floor} | {times_floor} |",
             listed.join(", "),
             bench_support::median(&sorted),
             sorted[0],
