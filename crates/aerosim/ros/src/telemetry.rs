@@ -66,12 +66,12 @@ impl Stream {
     /// Counts a record that is not published and says why (limited in rate).
     pub fn refuse(&mut self, reason: &'static str, detail: impl std::fmt::Display) {
         self.stats.drop_frame(reason);
-        if let Some(line) = self
-            .log
-            .dropped(&self.name, "record", format_args!("{reason}: {detail}"))
-        {
-            r2r::log_warn!(&self.shared.logger, "{line}");
-        }
+        self.log.warn_dropped(
+            &self.shared.logger,
+            &self.name,
+            "record",
+            format_args!("{reason}: {detail}"),
+        );
     }
 
     /// This stream's records move `/clock` (AeroSim's clock ticks, under
@@ -192,9 +192,7 @@ pub fn read_until_stopped(
                         return;
                     }
                     stats.drop_frame(e.reason);
-                    if let Some(line) = log.event(&topics[i], format_args!("{e}; trying again")) {
-                        r2r::log_warn!(&logger, "{line}");
-                    }
+                    log.warn_event(&logger, &topics[i], format_args!("{e}; trying again"));
                 }
             }
         }

@@ -108,10 +108,7 @@ pub fn receive(
                 }
                 Err(e) => {
                     stats.drop_frame(e.kind());
-                    let stream = format!("{} images", crate::names::auv_prefix(auv.id));
-                    if let Some(line) = warn.dropped(&stream, "message", &e) {
-                        r2r::log_warn!(&logger, "{line}");
-                    }
+                    warn.warn_dropped(&logger, format_args!("auv{} images", auv.id), "message", &e);
                 }
             }
         });
@@ -182,9 +179,7 @@ fn publish(
             ok = false;
             stats.drop_frame(e.reason());
             let what = format_args!("{} camera image", camera.name());
-            if let Some(line) = warn.dropped(format_args!("auv{id} images"), what, &e) {
-                r2r::log_warn!(logger, "{line}");
-            }
+            warn.warn_dropped(logger, format_args!("auv{id} images"), what, &e);
         }
     }
     if ok {

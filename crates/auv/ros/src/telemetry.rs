@@ -100,10 +100,7 @@ pub fn receive(
                 Ok(t) => publish(auv, &t, tf.as_mut(), &settings),
                 Err(e) => {
                     auv.stats.drop_frame(e.kind());
-                    let stream = format!("{} telemetry", crate::names::auv_prefix(id));
-                    if let Some(line) = warn.dropped(&stream, "message", &e) {
-                        r2r::log_warn!(&logger, "{line}");
-                    }
+                    warn.warn_dropped(&logger, format_args!("auv{id} telemetry"), "message", &e);
                 }
             }
         });

@@ -205,9 +205,7 @@ impl Report {
     fn warn(&self, vehicle: usize, reason: &'static str, what: std::fmt::Arguments) {
         self.count(vehicle, reason);
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(line) = log.event(self.name(vehicle), what) {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        log.warn_event(&self.logger, self.name(vehicle), what);
     }
 
     /// Counts under `reason` a command not sent and logs why (limited in rate).
@@ -215,9 +213,7 @@ impl Report {
         self.count(vehicle, reason);
         let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         let why = format_args!("{reason}: {detail}; nothing sent");
-        if let Some(line) = log.dropped(self.name(vehicle), "command", why) {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        log.warn_dropped(&self.logger, self.name(vehicle), "command", why);
     }
 }
 

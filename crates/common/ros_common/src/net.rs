@@ -556,12 +556,8 @@ impl SenderGate {
             "only {} may send here (parameter allowed_senders widens it)",
             self.filter.describe()
         );
-        if let Some(line) = self
-            .warn
-            .dropped(stream, format_args!("datagram from {}", from.ip()), why)
-        {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        self.warn
+            .warn_dropped(&self.logger, stream, format_args!("datagram from {}", from.ip()), why);
         false
     }
 }

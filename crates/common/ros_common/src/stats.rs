@@ -158,6 +158,20 @@ impl RateLimitedLog {
     pub fn event(&mut self, stream: impl Display, event: impl Display) -> Option<String> {
         self.allow().map(|held| event_line(stream, event, held))
     }
+
+    /// [`Self::dropped`], written as a warning of `logger`.
+    pub fn warn_dropped(&mut self, logger: &str, stream: impl Display, what: impl Display, reason: impl Display) {
+        if let Some(line) = self.dropped(stream, what, reason) {
+            r2r::log_warn!(logger, "{line}");
+        }
+    }
+
+    /// [`Self::event`], written as a warning of `logger`.
+    pub fn warn_event(&mut self, logger: &str, stream: impl Display, event: impl Display) {
+        if let Some(line) = self.event(stream, event) {
+            r2r::log_warn!(logger, "{line}");
+        }
+    }
 }
 
 /// The one wording of a rate-limited warning about dropped input:

@@ -204,12 +204,8 @@ impl TelemetryBridge {
         self.counters.foreign_sender += 1;
         self.report_counts();
         let why = "telemetry is accepted from the simulator's host and loopback only (allowed_senders widens it)";
-        if let Some(line) = self
-            .bad_input_log
-            .dropped("telemetry", format_args!("datagram from {from}"), why)
-        {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        self.bad_input_log
+            .warn_dropped(&self.logger, "telemetry", format_args!("datagram from {from}"), why);
     }
 
     fn message(&mut self, data: &[u8]) {
@@ -223,9 +219,8 @@ impl TelemetryBridge {
         let parsed = match result {
             Ok(p) => p,
             Err(err) => {
-                if let Some(line) = self.bad_input_log.dropped("telemetry", "message", &err) {
-                    r2r::log_warn!(&self.logger, "{line}");
-                }
+                self.bad_input_log
+                    .warn_dropped(&self.logger, "telemetry", "message", &err);
                 return;
             }
         };
@@ -253,9 +248,8 @@ impl TelemetryBridge {
 
     fn log_faults(&mut self, faults: &PartFaults) {
         let list: Vec<&str> = faults.iter().map(|(p, f)| p.key(f)).collect();
-        if let Some(line) = self.bad_input_log.dropped("telemetry", "parts", list.join(", ")) {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        self.bad_input_log
+            .warn_dropped(&self.logger, "telemetry", "parts", list.join(", "));
     }
 
     /// One stamp for every topic of a frame, through the shared time base
@@ -281,9 +275,7 @@ impl TelemetryBridge {
             Err(e) => {
                 stats.drop_frame(e.reason());
                 let stream = if rover { "rover telemetry" } else { "drone telemetry" };
-                if let Some(line) = self.bad_input_log.dropped(stream, "frame", e) {
-                    r2r::log_warn!(&self.logger, "{line}");
-                }
+                self.bad_input_log.warn_dropped(&self.logger, stream, "frame", e);
                 None
             }
         }
@@ -337,9 +329,8 @@ impl TelemetryBridge {
                 Ok(()) => self.stats.camera.published(len),
                 Err(err) => {
                     self.stats.camera.drop_frame(err.reason());
-                    if let Some(line) = self.camera_log.dropped("drone camera", "frame", &err) {
-                        r2r::log_warn!(&self.logger, "{line}");
-                    }
+                    self.camera_log
+                        .warn_dropped(&self.logger, "drone camera", "frame", &err);
                 }
             }
         }

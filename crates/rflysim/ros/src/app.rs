@@ -14,7 +14,6 @@ use crate::names::{bridge_diagnostics_id, diagnostics_id};
 use crate::sensor::SensorPipeline;
 use crate::settings::{ConfigChoice, Settings};
 use ros_common::bridge::BridgeProcess;
-use ros_common::diagnostics::StatusId;
 use ros_common::stats::StreamStats;
 use ros_common::time::{ClockPublisher, TimeBases};
 
@@ -182,10 +181,6 @@ impl Startup {
         })
     }
 
-    fn watch(&mut self, id: StatusId, stats: Arc<StreamStats>) {
-        self.bridge.watch(id, stats);
-    }
-
     /// CopterSim `id`'s time base, reported in `/diagnostics` from its first use.
     fn time_base(&mut self, id: u16) -> Arc<ros_common::time::TimeBase> {
         let known = self.time.existing(i64::from(id)).is_some();
@@ -202,7 +197,7 @@ impl Startup {
     /// receiver of the status port for both, on another.
     fn control_plane(&mut self, sensors: &[SensorConfig], scene: bool) -> Result<(), String> {
         let stats = Arc::new(StreamStats::default());
-        self.watch(diagnostics_id("gimbal", "status"), stats.clone());
+        self.bridge.watch(diagnostics_id("gimbal", "status"), stats.clone());
         let stop = self.bridge.stop_signal();
         let mut command_stats = Vec::new();
         let started = crate::gimbal_node::start(
@@ -219,7 +214,8 @@ impl Startup {
             stop.clone(),
         )?;
         for (seq, s) in command_stats {
-            self.watch(diagnostics_id(&format!("sensor{seq}"), "gimbal commands"), s);
+            self.bridge
+                .watch(diagnostics_id(&format!("sensor{seq}"), "gimbal commands"), s);
         }
         let mut handlers: Vec<Box<dyn StatusHandler>> = Vec::new();
         let read_after_stop = started.settled;
@@ -236,7 +232,8 @@ impl Startup {
         }
         if scene {
             let stats = Arc::new(StreamStats::default());
-            self.watch(bridge_diagnostics_id("scene", "scene"), stats.clone());
+            self.bridge
+                .watch(bridge_diagnostics_id("scene", "scene"), stats.clone());
             let ids = self.settings.copters.ids.clone();
             // Bulk poses on a node of their own: its spinner wakes for them
             // alone, with no services to wait on, and sends them itself.
@@ -256,7 +253,8 @@ impl Startup {
         }
         if !handlers.is_empty() {
             let stats = Arc::new(StreamStats::default());
-            self.watch(bridge_diagnostics_id("status", "status port"), stats.clone());
+            self.bridge
+                .watch(bridge_diagnostics_id("status", "status port"), stats.clone());
             let g = &self.settings.gimbal;
             let input = StatusInput {
                 port: g.status_port,
@@ -298,7 +296,7 @@ impl Startup {
                 &self.settings,
             ) {
                 Ok(p) => {
-                    self.watch(
+                    self.bridge.watch(
                         diagnostics_id(&format!("sensor{}", cfg.seq_id), &p.topic()),
                         p.stats.clone(),
                     );
@@ -321,8 +319,10 @@ impl Startup {
             let base = self.time_base(id);
             let copter = CopterBridge::new(&mut node, id, base, &self.settings).map_err(|e| e.to_string())?;
             let subject = format!("uav{id}");
-            self.watch(diagnostics_id(&subject, "imu"), copter.imu_stats.clone());
-            self.watch(diagnostics_id(&subject, "true state"), copter.state_stats.clone());
+            self.bridge
+                .watch(diagnostics_id(&subject, "imu"), copter.imu_stats.clone());
+            self.bridge
+                .watch(diagnostics_id(&subject, "true state"), copter.state_stats.clone());
             self.bridge
                 .handle()
                 .spawn(copter.with_clock(self.clock.clone()).run(self.bridge.stop_signal()));
@@ -334,7 +334,8 @@ impl Startup {
     /// Each CopterSim's heartbeat anchors its vehicle's time base.
     fn heartbeat(&mut self) {
         let stats = Arc::new(StreamStats::default());
-        self.watch(bridge_diagnostics_id("coptersim", "CopterSim heartbeat"), stats.clone());
+        self.bridge
+            .watch(bridge_diagnostics_id("coptersim", "CopterSim heartbeat"), stats.clone());
         self.bridge.handle().spawn(run_heartbeat(
             self.settings.time.heartbeat_port,
             self.settings.time.heartbeat_multicast,

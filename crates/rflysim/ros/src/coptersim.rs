@@ -180,9 +180,7 @@ impl CopterBridge {
                                 Ok(m) => m,
                                 Err(e) => {
                                     self.imu_stats.drop_frame(e.reason());
-                                    if let Some(line) = warn.dropped(format_args!("uav{} imu", self.copter), "sample", e) {
-                                        r2r::log_warn!(&self.logger, "{line}");
-                                    }
+                                    warn.warn_dropped(&self.logger, format_args!("uav{} imu", self.copter), "sample", e);
                                     continue;
                                 }
                             };
@@ -197,9 +195,7 @@ impl CopterBridge {
                         }
                         Err(e) => {
                             self.imu_stats.drop_frame(e.reason());
-                            if let Some(line) = warn.dropped(format_args!("uav{} imu", self.copter), "datagram", &e) {
-                                r2r::log_warn!(&self.logger, "{line}");
-                            }
+                            warn.warn_dropped(&self.logger, format_args!("uav{} imu", self.copter), "datagram", &e);
                         }
                     }
                 }
@@ -252,9 +248,7 @@ impl StatePart {
                                 Err(e) => {
                                     self.stats.drop_frame(e.reason());
                                     let stream = format_args!("uav{} true state", self.copter);
-                                    if let Some(line) = warn.dropped(stream, "sample", e) {
-                                        r2r::log_warn!(&self.logger, "{line}");
-                                    }
+                                    warn.warn_dropped(&self.logger, stream, "sample", e);
                                     continue;
                                 }
                             };
@@ -276,9 +270,7 @@ impl StatePart {
                         Err(e) => {
                             self.stats.drop_frame(e.reason());
                             let stream = format_args!("uav{} true state", self.copter);
-                            if let Some(line) = warn.dropped(stream, "datagram", &e) {
-                                r2r::log_warn!(&self.logger, "{line}");
-                            }
+                            warn.warn_dropped(&self.logger, stream, "datagram", &e);
                         }
                     }
                 }
@@ -337,9 +329,7 @@ pub async fn run_heartbeat(
                         }
                         if let Some(refused) = announced.refusals(h.copter_id, epoch, &report) {
                             let stream = format_args!("uav{} time base", h.copter_id);
-                            if let Some(line) = refused_log.event(stream, refused) {
-                                r2r::log_warn!(&logger, "{line}");
-                            }
+                            refused_log.warn_event(&logger, stream, refused);
                         }
                     }
                     Err(e) => stats.drop_frame(e.reason()),

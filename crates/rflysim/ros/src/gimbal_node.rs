@@ -166,9 +166,7 @@ impl GimbalRequests {
                  unconfirmed",
                 self.status_port
             );
-            if let Some(line) = self.log.event(self.name(gimbal), event) {
-                r2r::log_warn!(&self.logger, "{line}");
-            }
+            self.log.warn_event(&self.logger, self.name(gimbal), event);
             return Offer::Taken;
         }
         let sent = link.neutral.get_or_insert(NeutralSent {
@@ -203,8 +201,8 @@ impl GimbalRequests {
         let name = self.name(gimbal);
         if at_stop {
             r2r::log_error!(&self.logger, "{}", event_line(name, what, 0));
-        } else if let Some(line) = self.log.event(name, what) {
-            r2r::log_warn!(&self.logger, "{line}");
+        } else {
+            self.log.warn_event(&self.logger, name, what);
         }
     }
 }

@@ -91,9 +91,7 @@ pub async fn run(
                 }
                 Err(e) => {
                     input.stats.drop_frame(e.reason());
-                    if let Some(line) = warn.dropped("status port", format_args!("datagram of {n} bytes"), &e) {
-                        r2r::log_warn!(&logger, "{line}");
-                    }
+                    warn.warn_dropped(&logger, "status port", format_args!("datagram of {n} bytes"), &e);
                 }
             },
             _ = tick.tick() => {

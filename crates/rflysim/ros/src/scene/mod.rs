@@ -201,9 +201,7 @@ impl SceneCore {
     }
 
     fn warn(&self, what: std::fmt::Arguments) {
-        if let Some(line) = self.log.lock().unwrap().event("scene", what) {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        self.log.lock().unwrap().warn_event(&self.logger, "scene", what);
     }
 
     /// Sends a console request to the node's window; whether it left.
@@ -275,9 +273,10 @@ impl SceneCore {
     fn refuse_not_finite(&self, what: &str, field: &str) {
         self.stats.drop_frame("not_finite");
         let reason = format_args!("{field} is not finite");
-        if let Some(line) = self.dropped_log.lock().unwrap().dropped("scene", what, reason) {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        self.dropped_log
+            .lock()
+            .unwrap()
+            .warn_dropped(&self.logger, "scene", what, reason);
     }
 
     fn answered(&self, what: &Awaited, reply: &Reply) {

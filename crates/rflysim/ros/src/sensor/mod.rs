@@ -272,12 +272,8 @@ impl SensorPipeline {
         self.stats.drop_frame(reason);
         let seq_id = self.cfg().seq_id;
         let stream = format_args!("sensor{seq_id}");
-        if let Some(line) = self
-            .warn_limit
-            .dropped(stream, "frame", format_args!("{reason}: {detail}"))
-        {
-            r2r::log_warn!(&self.logger, "{line}");
-        }
+        self.warn_limit
+            .warn_dropped(&self.logger, stream, "frame", format_args!("{reason}: {detail}"));
     }
 
     /// `handle_frame`, for a frame whose decode takes milliseconds (a JPEG

@@ -200,9 +200,7 @@ fn receive(p: SensorPipeline, mut sock: BlockingUdp, granted: usize) {
                 counts.inconsistent,
                 counts.oversize
             );
-            if let Some(line) = warn_limit.dropped(format_args!("sensor{seq_id}"), "input", so_far) {
-                r2r::log_warn!(&logger, "{line}");
-            }
+            warn_limit.warn_dropped(&logger, format_args!("sensor{seq_id}"), "input", so_far);
         }
         if counts.restarts > last_counts.restarts {
             r2r::log_info!(
