@@ -42,6 +42,21 @@ def answer(client, name, request, timeout):
     return future.result()
 
 
+def service_client(node, srv_type, name):
+    """The node's one client of service `name`, made at its first use: every
+    new client is discovered anew, and a call made meanwhile can lose its
+    request or its answer."""
+    clients = node.__dict__.setdefault("service_clients", {})
+    if (srv_type, name) not in clients:
+        clients[(srv_type, name)] = node.create_client(srv_type, name)
+    return clients[(srv_type, name)]
+
+
+def call(node, srv_type, name, request, timeout=10.0):
+    """`answer` through the node's one client of service `name`."""
+    return answer(service_client(node, srv_type, name), name, request, timeout)
+
+
 def dropped_count(collector, diagnostics, status_part, reason, want, timeout=10.0):
     """The `dropped_<reason>` count of the /diagnostics status whose name holds
     `status_part` (subscribed as `diagnostics`), once it is `want` or when

@@ -11,7 +11,7 @@ import struct
 import time
 
 import pytest
-from conftest import answer, executable
+from conftest import answer, call, executable, service_client
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Pose
 from nav_msgs.msg import Odometry
@@ -35,10 +35,6 @@ def start_scene_node(processes, cfg, window, status_port, *params):
     for p in params:
         args += ["-p", p]
     return processes.start(args, name="scene_node")
-
-
-def call(node, srv_type, name, request, timeout=10.0):
-    return answer(node.create_client(srv_type, name), name, request, timeout)
 
 
 def empty_config(tmp_path):
@@ -84,14 +80,26 @@ def console_commands(processes, sim):
 
 
 def wait_until_found(node, name, timeout=15.0):
-    """Asks for `name` until the scene node has it from RflySim3D (both may still be starting)."""
+    """Asks for `name` until the scene node has it from RflySim3D (both may
+    still be starting). A lookup changes nothing, so one whose answer is lost
+    (a reply sent before the node has discovered this client) is asked again."""
     deadline = time.monotonic() + timeout
-    while True:
-        r = call(node, GetEntityState, "/get_entity_state", GetEntityState.Request(entity=name))
-        if r.result.result == Result.RESULT_OK:
-            return r
-        assert time.monotonic() < deadline, r.result.error_message
+    client = service_client(node, GetEntityState, "/get_entity_state")
+    assert client.wait_for_service(timeout_sec=timeout), "no service /get_entity_state"
+    why = "no answer"
+    while time.monotonic() < deadline:
+        future = client.call_async(GetEntityState.Request(entity=name))
+        until = min(deadline, time.monotonic() + 5.0)
+        while not future.done() and time.monotonic() < until:
+            time.sleep(0.01)
+        if future.done():
+            r = future.result()
+            if r.result.result == Result.RESULT_OK:
+                client.answered_before = True
+                return r
+            why = r.result.error_message
         time.sleep(0.2)
+    raise AssertionError(f"{name} not found within {timeout} s: {why}")
 
 
 def scene_drops(collector, diag, reason):

@@ -11,7 +11,7 @@ import json
 import math
 import time
 
-from conftest import answer, dropped_count, executable
+from conftest import call, dropped_count, executable
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import PointCloud2
@@ -49,10 +49,6 @@ def start(processes, tmp_path, window, status_port, world="Grasslands", *params)
         args += ["-p", p]
     node = processes.start(args, name="scene_node")
     return sim, node, maps
-
-
-def call(node, srv_type, name, request, timeout=10.0):
-    return answer(node.create_client(srv_type, name), name, request, timeout)
 
 
 def height(n, x, y):

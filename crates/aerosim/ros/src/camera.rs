@@ -18,7 +18,8 @@ use ros_common::time::to_ros_time;
 
 use crate::telemetry::Stream;
 
-fn is_image(record: &Fetched) -> bool {
+/// Whether a camera topic's record is an image (the renderer answers requests on the same topic in JSON).
+pub fn is_image(record: &Fetched) -> bool {
     classify(&record.value) != PayloadKind::Json
 }
 
@@ -31,7 +32,7 @@ pub fn superseded(stats: &StreamStats, records: &[Fetched]) {
 }
 
 /// The largest image decoded, in pixels (4K).
-const MAX_PIXELS: usize = 3840 * 2160;
+pub const MAX_PIXELS: usize = 3840 * 2160;
 
 #[allow(missing_debug_implementations)] // the camera publisher is not Debug
 pub struct Camera {

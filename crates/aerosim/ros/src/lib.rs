@@ -46,16 +46,25 @@ struct Plan {
     s: Settings,
     topics: Topics,
     link: Link,
-    fetch_bytes: i32,
     qos: r2r::QosProfile,
     shared: Shared,
 }
 
 impl Plan {
     fn reader(&self, topic: &str) -> aerosim_link::Reader {
-        self.link
-            .reader(topic, self.s.start_from, self.s.fetch_wait, self.fetch_bytes)
+        reader(&self.s, &self.link, topic)
     }
+}
+
+/// The Kafka link of settings `s`, as the bridge opens it.
+pub fn link(s: &Settings, client_id: &str) -> Link {
+    Link::new(&s.bootstrap_servers, client_id, s.max_record_bytes + FETCH_SLACK)
+}
+
+/// The reader of `topic` on `link`, as the bridge opens it with settings `s`.
+pub fn reader(s: &Settings, link: &Link, topic: &str) -> aerosim_link::Reader {
+    let fetch_bytes = i32::try_from(s.max_record_bytes + FETCH_SLACK).unwrap_or(i32::MAX);
+    link.reader(topic, s.start_from, s.fetch_wait, fetch_bytes)
 }
 
 fn run() -> Result<(), String> {
@@ -67,8 +76,7 @@ fn run() -> Result<(), String> {
     bridge.watch_time_base(broker_wide("time base"), time.clone());
     let plan = Plan {
         topics: Topics::new(&s.topic_prefix),
-        link: Link::new(&s.bootstrap_servers, NODE_NAME, s.max_record_bytes + FETCH_SLACK),
-        fetch_bytes: i32::try_from(s.max_record_bytes + FETCH_SLACK).unwrap_or(i32::MAX),
+        link: link(&s, NODE_NAME),
         qos: ros_common::qos::sensor_publisher(s.qos_depth),
         shared: Shared {
             time: time.clone(),

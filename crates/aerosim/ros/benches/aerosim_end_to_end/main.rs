@@ -10,6 +10,9 @@
 //! The bridge runs twice: with its fetch wait growing while idle (its
 //! default) and held at `fetch_wait_ms` ("fixed wait"); the "idle" cases
 //! run each with no emulator, for the CPU the fetches cost on their own.
+//! The "receive floor" (`receive_floor.rs`) is the bridge's Kafka reading
+//! and decoding publishing nothing: with DDS alone, the least a bridge can
+//! spend.
 //! Each publishes what the bridge publishes for this subscriber: the three
 //! topics, TF and `/clock`.
 //!
@@ -26,6 +29,8 @@
 //! contains a word; `AEROSIM_BENCH_ROUNDS=N` runs them N times in turn;
 //! `AEROSIM_BENCH_FETCH_WAIT_MS` sets the bridge's `fetch_wait_ms`.
 //! Needs the broker (`AEROSIM_BROKER_BIN`, set by `.cache/env.sh`).
+
+mod receive_floor;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -70,6 +75,7 @@ enum Republisher {
     },
     Python,
     DdsAlone,
+    ReceiveFloor,
 }
 
 /// `fetch_wait_max_ms` at 0: the wait never grows.
@@ -137,23 +143,31 @@ fn start_sim(bootstrap: &str, log: &Path) -> StoppedOnDrop {
     )
 }
 
+/// The bridge's parameters in this benchmark.
+fn bridge_parameters(bootstrap: &str, fixed_wait: bool) -> Vec<String> {
+    let (host, port) = bootstrap.rsplit_once(':').expect("the broker's address is host:port");
+    let mut p = vec![
+        format!("sim_host:={host}"),
+        format!("sim_port:={port}"),
+        "use_sim_time:=true".into(),
+    ];
+    p.extend(fixed_wait.then(|| FIXED_WAIT.to_string()));
+    p.extend(fetch_wait_arg());
+    p
+}
+
 fn start_republisher(r: Republisher, bootstrap: &str, namespace: &str, log: &Path) -> StoppedOnDrop {
     match r {
-        Republisher::Bridge { fixed_wait } => {
-            let (host, port) = bootstrap.rsplit_once(':').expect("the broker's address is host:port");
-            StoppedOnDrop(
-                Command::new(release_bin_dir().join("aerosim_bridge"))
-                    .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
-                    .args(["-p", &format!("sim_host:={host}"), "-p", &format!("sim_port:={port}")])
-                    .args(["-p", "use_sim_time:=true"])
-                    .args(fixed_wait.then_some(["-p", FIXED_WAIT]).into_iter().flatten())
-                    .args(fetch_wait_arg().iter().flat_map(|a| ["-p", a]))
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .expect("aerosim_bridge (build it: cargo build --release --workspace --bins)"),
-            )
-        }
+        Republisher::Bridge { fixed_wait } => StoppedOnDrop(
+            Command::new(release_bin_dir().join("aerosim_bridge"))
+                .args(["--ros-args", "-r", &format!("__ns:={namespace}")])
+                .args(bridge_parameters(bootstrap, fixed_wait).iter().flat_map(|p| ["-p", p]))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("aerosim_bridge (build it: cargo build --release --workspace --bins)"),
+        ),
+        Republisher::ReceiveFloor => receive_floor::start(&bridge_parameters(bootstrap, false)),
         Republisher::Python => {
             let script =
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/aerosim_end_to_end/aerosim_python_reference.py");
@@ -204,7 +218,7 @@ fn run_case(ctx: &r2r::Context, index: usize, name: &'static str, r: Republisher
     drop(republisher);
     let sent = SendLog::read(&log);
     let mut streams: Vec<StreamResult> = Vec::new();
-    let mut delivered_messages = 0;
+    let (mut delivered_messages, mut sent_messages) = (0, 0);
     for (i, (stream, _, _)) in STREAMS.iter().enumerate() {
         let mut seen: HashMap<i64, f64> = HashMap::new();
         for x in receipts.iter().filter(|x| x.stream == i) {
@@ -217,6 +231,7 @@ fn run_case(ctx: &r2r::Context, index: usize, name: &'static str, r: Republisher
         }
         delivered_messages += seen.len();
         let sent_in_window = sent.sent_between(stream, start, end - TAIL_S);
+        sent_messages += sent_in_window;
         streams.push(StreamResult::summarise(
             sent_in_window,
             seen.into_values().collect(),
@@ -232,7 +247,15 @@ fn run_case(ctx: &r2r::Context, index: usize, name: &'static str, r: Republisher
         } else {
             broker_cpu_s / (end - start) * 100.0
         },
-        cpu_per_message_us: cpu_s / delivered_messages.max(1) as f64 * 1e6,
+        // The receive floor publishes nothing: its CPU is per message sent.
+        cpu_per_message_us: cpu_s
+            / if r == Republisher::ReceiveFloor {
+                sent_messages
+            } else {
+                delivered_messages
+            }
+            .max(1) as f64
+            * 1e6,
     }
 }
 
@@ -352,6 +375,7 @@ fn print_idle(idle: &[(&str, (f64, f64))]) {
 
 /// The case every ratio is taken over.
 const DDS_ALONE: &str = "DDS alone (no Kafka)";
+const RECEIVE_FLOOR: &str = "receive floor (no publish)";
 
 fn floor_of(results: &[CaseResult]) -> Option<&CaseResult> {
     results.iter().find(|r| r.name == DDS_ALONE)
@@ -375,10 +399,14 @@ fn print(results: &[CaseResult]) {
     );
     for r in results {
         let cell = |s: &StreamResult| {
-            format!(
-                "{:5.1} ({:3}) {:5.1}/{:5.1}",
-                s.delivered_hz, s.missed, s.p50_ms, s.p99_ms
-            )
+            if r.name == RECEIVE_FLOOR {
+                "–".to_string()
+            } else {
+                format!(
+                    "{:5.1} ({:3}) {:5.1}/{:5.1}",
+                    s.delivered_hz, s.missed, s.p50_ms, s.p99_ms
+                )
+            }
         };
         let ratio = floor.map_or(f64::NAN, |f| r.cpu_per_message_us / f.cpu_per_message_us);
         println!(
@@ -396,11 +424,14 @@ fn print(results: &[CaseResult]) {
     println!(
         "latency in ms from just before the producer's send (for DDS alone: the publish) to receipt; \
          missed = sent in the window, never received; CPU = the republisher's; × DDS = its CPU per message \
-         over DDS alone's; broker = tansu's CPU"
+         over DDS alone's (the receive floor's per message sent); broker = tansu's CPU"
     );
 }
 
 fn main() {
+    if receive_floor::is_the_role() {
+        return receive_floor::run();
+    }
     match bench_support::bench_role() {
         BenchRole::Listing => return,
         BenchRole::DdsAlone(namespace, log) => return dds_alone(&namespace, &log),
@@ -414,10 +445,12 @@ fn main() {
     let rounds = bench_support::rounds_from_env("AEROSIM_BENCH_ROUNDS");
     let load_at_start = loadavg_line();
     let mut ratios: Vec<(&str, Vec<f64>)> = Vec::new();
+    let mut over_floor: Vec<(&str, Vec<f64>)> = Vec::new();
     for round in 0..rounds {
         let mut results = Vec::new();
         for (i, (name, r)) in [
             (DDS_ALONE, Republisher::DdsAlone),
+            (RECEIVE_FLOOR, Republisher::ReceiveFloor),
             ("aerosim_bridge", Republisher::Bridge { fixed_wait: false }),
             ("aerosim_bridge, fixed wait", Republisher::Bridge { fixed_wait: true }),
             ("Python reference", Republisher::Python),
@@ -446,26 +479,26 @@ fn main() {
         print(&results);
         print_idle(&idle);
         if let Some(floor) = floor_of(&results) {
+            let receiving = results.iter().find(|r| r.name == RECEIVE_FLOOR);
             for r in results.iter().filter(|r| r.name != DDS_ALONE) {
-                let ratio = r.cpu_per_message_us / floor.cpu_per_message_us;
-                match ratios.iter_mut().find(|(n, _)| *n == r.name) {
-                    Some((_, v)) => v.push(ratio),
-                    None => ratios.push((r.name, vec![ratio])),
+                push(&mut ratios, r.name, r.cpu_per_message_us / floor.cpu_per_message_us);
+                if let (Some(f), true) = (receiving, r.name.starts_with("aerosim_bridge")) {
+                    let least = floor.cpu_per_message_us + f.cpu_per_message_us;
+                    push(&mut over_floor, r.name, r.cpu_per_message_us / least);
                 }
             }
         }
     }
     if rounds > 1 {
-        let medians: Vec<String> = ratios
-            .iter_mut()
-            .map(|(name, v)| {
-                v.sort_by(f64::total_cmp);
-                format!("{name} {:.2}", bench_support::median(v))
-            })
-            .collect();
+        let medians = medians_of(&mut ratios);
         println!(
             "\nCPU per message over DDS alone's, median of {rounds} rounds: {}",
             medians.join(", ")
+        );
+        println!(
+            "CPU per message over DDS alone's and the receive floor's together (the least a bridge can spend), \
+             median of {rounds} rounds: {}",
+            medians_of(&mut over_floor).join(", ")
         );
     }
     println!(
@@ -473,4 +506,23 @@ fn main() {
         loadavg_line(),
         cores()
     );
+}
+
+/// Adds `ratio` to the ratios of case `name`.
+fn push<'a>(ratios: &mut Vec<(&'a str, Vec<f64>)>, name: &'a str, ratio: f64) {
+    match ratios.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, v)) => v.push(ratio),
+        None => ratios.push((name, vec![ratio])),
+    }
+}
+
+/// "<case> <median>" of each case's ratios.
+fn medians_of(ratios: &mut [(&str, Vec<f64>)]) -> Vec<String> {
+    ratios
+        .iter_mut()
+        .map(|(name, v)| {
+            v.sort_by(f64::total_cmp);
+            format!("{name} {:.2}", bench_support::median(v))
+        })
+        .collect()
 }
