@@ -31,8 +31,8 @@
 #               CPU ratio's median
 #   gps-denied  the GPS-denied drone at 25 Hz and flat out, next to DDS
 #               alone and a socket + json + rclpy reference
-#   aerosim     AeroSim over Kafka, next to DDS alone and a confluent-kafka +
-#               rclpy reference
+#   aerosim     AeroSim over Kafka, next to DDS alone, the bridge's Kafka
+#               reading alone and a confluent-kafka + rclpy reference
 #   swarm       1, 4, 8, 16 RflySim vehicles from one emulator into one bridge
 #   scene       100 and 1 000 vehicles placed at 30 Hz from one bulk message,
 #               next to DDS alone and an rclpy + struct reference

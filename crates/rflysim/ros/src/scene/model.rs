@@ -26,6 +26,10 @@ pub const MAX_NAME: usize = 64;
 /// How long a name RflySim3D did not answer for is answered "not found"
 /// without asking again.
 pub const UNANSWERED_FOR: Duration = Duration::from_secs(5);
+/// For this long after its delete, RflySim3D's reports of a vehicle are
+/// taken as sent before it removed the vehicle, not as a new one: else it
+/// would come back as a vehicle of its CopterSim, which cannot be deleted.
+pub const DELETED_FOR: Duration = Duration::from_secs(1);
 /// Names remembered so at most; the oldest makes room.
 pub const UNANSWERED_MAX: usize = 1024;
 
@@ -179,6 +183,8 @@ pub struct Scene {
     /// …and these, below it, are free again: a spawn finds its id in
     /// O(log n), however many vehicles the scene holds.
     freed: BTreeSet<u16>,
+    /// Vehicles deleted lately, and when (see [`DELETED_FOR`]).
+    deleted: HashMap<u16, Instant>,
 }
 
 /// The name of a vehicle this node did not spawn.
@@ -196,6 +202,7 @@ impl Scene {
             first_spawn_id,
             next_fresh: u32::from(first_spawn_id),
             freed: BTreeSet::new(),
+            deleted: HashMap::new(),
         };
         for &id in vehicles {
             scene.insert_vehicle(id, DEFAULT_VEHICLE_TYPE, Origin::Vehicle);
@@ -331,6 +338,9 @@ impl Scene {
         let gone = self.entities.remove(name)?;
         if let Kind::Vehicle { id, .. } = gone.kind {
             self.released(id);
+            let now = Instant::now();
+            self.deleted.retain(|_, at| now.duration_since(*at) < DELETED_FOR);
+            self.deleted.insert(id, now);
         }
         Some(gone)
     }
@@ -343,7 +353,8 @@ impl Scene {
     }
 
     /// What RflySim3D reported of vehicle `id`; a vehicle not known yet is
-    /// added (`uav<id>`), up to `max_entities` entities in all. Its name.
+    /// added (`uav<id>`), up to `max_entities` entities in all, unless it
+    /// was deleted lately ([`DELETED_FOR`]). Its name.
     pub fn observe_vehicle(
         &mut self,
         id: u16,
@@ -351,8 +362,10 @@ impl Scene {
         seen: Observed,
         max_entities: usize,
     ) -> Option<String> {
+        let deleted_lately = |at: &Instant| seen.at.saturating_duration_since(*at) < DELETED_FOR;
         let name = match self.name_of_vehicle(id) {
             Some(n) => n.clone(),
+            None if self.deleted.get(&id).is_some_and(deleted_lately) => return None,
             None if self.entities.len() < max_entities => self.insert_vehicle(id, vehicle_type, Origin::Vehicle),
             None => return None,
         };
@@ -598,9 +611,16 @@ mod tests {
             .contains("max_scene_entities"));
         assert!(s.remove("x_1004").is_some() && s.remove("x_1002").is_some());
         assert_eq!(s.spawn("y", false, 3, pose(), 10), Ok(("y".into(), 1002)));
-        // A vehicle RflySim3D reports takes an id: spawns skip it.
+        // Reports of a vehicle just deleted were sent before RflySim3D removed it.
         let seen = Observed::now(pose(), None);
-        assert_eq!(s.observe_vehicle(1004, 3, seen, 10).as_deref(), Some("uav1004"));
+        assert_eq!(s.observe_vehicle(1004, 3, seen, 10), None);
+        assert!(s.get("uav1004").is_none());
+        // Later, a vehicle RflySim3D reports takes an id: spawns skip it.
+        let later = Observed {
+            at: seen.at + DELETED_FOR,
+            ..seen
+        };
+        assert_eq!(s.observe_vehicle(1004, 3, later, 10).as_deref(), Some("uav1004"));
         assert_eq!(s.spawn("w", false, 3, pose(), 11), Ok(("w".into(), 1009)));
         assert_eq!(s.name_of_vehicle(1004).map(String::as_str), Some("uav1004"));
         assert_eq!(s.forget_spawned().len(), 9);
