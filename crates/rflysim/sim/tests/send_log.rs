@@ -18,9 +18,11 @@ fn wall() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs_f64()
 }
 
-/// Stamps in microseconds: the log writes 9 decimals, the wire carries f64.
-fn micros(t: f64) -> i64 {
-    (t * 1e6).round() as i64
+/// Stamps in nanoseconds, the log's 9 decimals (the wire carries f64): in
+/// microseconds a stamp on a half microsecond rounds one way from the wire
+/// and the other from the log.
+fn nanos(t: f64) -> i64 {
+    (t * 1e9).round() as i64
 }
 
 #[test]
@@ -60,18 +62,18 @@ fn every_frame_and_imu_sample_received_has_its_line() {
         assert_eq!(f.len(), 3, "a whole line: {line:?}");
         let (stamp, left): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
         assert!((left - wall()).abs() < 30.0, "{line:?}");
-        logged.insert((f[0].to_string(), micros(stamp)));
+        logged.insert((f[0].to_string(), nanos(stamp)));
     }
     for (_, s) in &samples {
         assert!(
-            logged.contains(&("imu9".into(), micros(s.time_stamp))),
+            logged.contains(&("imu9".into(), nanos(s.time_stamp))),
             "IMU {} not logged",
             s.time_stamp
         );
     }
     for f in &got {
         assert!(
-            logged.contains(&("1".into(), micros(f.time_stamp))),
+            logged.contains(&("1".into(), nanos(f.time_stamp))),
             "frame {} not logged",
             f.time_stamp
         );
