@@ -188,12 +188,12 @@ pub fn seconds_from_env(name: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
-/// How many rounds the environment variable `name` asks for (at least 1; 1 when unset).
-pub fn rounds_from_env(name: &str) -> usize {
+/// How many rounds the environment variable `name` asks for (at least 1; `default` when unset or unreadable).
+pub fn rounds_from_env(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
         .and_then(|r| r.parse().ok())
-        .unwrap_or(1usize)
+        .unwrap_or(default)
         .max(1)
 }
 

@@ -442,7 +442,7 @@ fn main() {
     // One round's CPU ratio moves with the machine (DDS alone's own CPU per
     // message does): AEROSIM_BENCH_ROUNDS=N runs the cases N times in turn
     // and sums the ratios up by their median.
-    let rounds = bench_support::rounds_from_env("AEROSIM_BENCH_ROUNDS");
+    let rounds = bench_support::rounds_from_env("AEROSIM_BENCH_ROUNDS", 1);
     let load_at_start = loadavg_line();
     let mut ratios: Vec<(&str, Vec<f64>)> = Vec::new();
     let mut over_floor: Vec<(&str, Vec<f64>)> = Vec::new();

@@ -172,10 +172,7 @@ fn run_case(ctx: &r2r::Context, index: usize, case: &Case, ports: Ports) -> Case
 /// One round's window moves the bridge's CPU over DDS alone by up to ±20 %:
 /// the cases run this many times in turn (default 3).
 fn rounds() -> usize {
-    std::env::var("AUV_BENCH_ROUNDS")
-        .map_or(Ok(3), |r| r.parse())
-        .unwrap_or(3)
-        .max(1)
+    bench_support::rounds_from_env("AUV_BENCH_ROUNDS", 3)
 }
 
 fn main() {

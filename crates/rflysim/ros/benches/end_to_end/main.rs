@@ -486,7 +486,7 @@ fn main() {
     // One round's ratio moves by ±20 % with the machine (the reference's
     // own CPU per frame does): RFLYSIM_BENCH_ROUNDS=N runs the cases N
     // times in turn and sums the rounds up by their median.
-    let rounds = bench_support::rounds_from_env("RFLYSIM_BENCH_ROUNDS");
+    let rounds = bench_support::rounds_from_env("RFLYSIM_BENCH_ROUNDS", 1);
     let link = link::host_if_wanted(&only);
     let mut all_rounds = Vec::new();
     for round in 0..rounds {

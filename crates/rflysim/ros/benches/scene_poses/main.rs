@@ -118,7 +118,7 @@ struct Outcome {
 
 fn bench() {
     let seconds = seconds_from_env("RFLYSIM_BENCH_SECONDS", 8.0);
-    let rounds = rounds_from_env("RFLYSIM_BENCH_ROUNDS");
+    let rounds = rounds_from_env("RFLYSIM_BENCH_ROUNDS", 1);
     let bin = release_bin_dir();
     let work = std::env::temp_dir().join(format!("rflysim_scene_bench_{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("work dir");
