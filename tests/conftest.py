@@ -103,6 +103,7 @@ class Collector:
         self.rclpy = rclpy
         self.node = rclpy.create_node(name)
         self.received = {}
+        self.arrivals = {}
         self.topics = {}
         self.lock = threading.Lock()
         self.executor = SingleThreadedExecutor()
@@ -125,8 +126,10 @@ class Collector:
             self.topics[key] = topic
 
         def on_msg(msg, key=key):
+            arrived = time.time()
             with self.lock:
                 self.received[key].append(msg)
+                self.arrivals.setdefault(key, []).append(arrived)
 
         self.node.create_subscription(msg_type, topic, on_msg, qos)
         return key
@@ -134,6 +137,11 @@ class Collector:
     def messages(self, key):
         with self.lock:
             return list(self.received.get(key, []))
+
+    def arrived(self, key):
+        """(wall time it arrived here, message) of each message on `key`."""
+        with self.lock:
+            return list(zip(self.arrivals.get(key, []), self.received.get(key, [])))
 
     def wait_for(self, key, count=1, timeout=20.0):
         deadline = time.monotonic() + timeout
@@ -184,6 +192,7 @@ class Processes:
             start_new_session=True,
         )
         proc.log_path = Path(log.name)
+        proc.started_at = time.time()
         self.procs.append(proc)
         return proc
 

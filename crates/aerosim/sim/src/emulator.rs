@@ -14,6 +14,7 @@ use aerosim_proto::image::{encode_image, CompressedImage, ImageFormat};
 use aerosim_proto::topics::{Stream, Topics};
 use aerosim_proto::types::{AutopilotCommand, FlightControlCommand, JsonData};
 use process_support::faults::Faults;
+use process_support::pace_control::{TimeEvent, Timeline};
 
 use crate::faults::{before_json, corrupt_jpeg, AeroSimFault, FaultCounts, FaultRates};
 use crate::flight::{Aircraft, Control};
@@ -46,6 +47,12 @@ pub struct Options {
     pub send_log: Option<std::path::PathBuf>,
     /// Give camera images the simulation time (AeroSim's renderer leaves it unset).
     pub stamp_images: bool,
+    /// Sim seconds per wall second.
+    pub pace: f64,
+    /// Pauses and jumps of sim time, at wall seconds after the start.
+    pub time_events: Vec<(f64, TimeEvent)>,
+    /// While paused, send nothing (otherwise records go on, their sim time standing).
+    pub silent_while_paused: bool,
 }
 
 /// `<stream> <simulation time> <wall time just before the send>` per record,
@@ -229,7 +236,10 @@ async fn run_async(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) 
             }));
         }
     }
+    // Set while the simulation is paused and silent: the camera sends nothing.
+    let camera_paused = Arc::new(AtomicBool::new(false));
     let camera = (o.camera_rate_hz > 0.0).then(|| {
+        let paused = camera_paused.clone();
         let writer = link.writer(&o.camera_topic);
         let o = o.clone();
         let (running, shared) = (running.clone(), shared.clone());
@@ -244,6 +254,11 @@ async fn run_async(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) 
             let mut next = Instant::now();
             let mut reused: Option<Vec<u8>> = None;
             while running.load(Ordering::Relaxed) {
+                if paused.load(Ordering::Relaxed) {
+                    tokio::time::sleep(period).await;
+                    next = Instant::now();
+                    continue;
+                }
                 let (roll, pitch, sim) = *seen.lock().unwrap_or_else(|p| p.into_inner());
                 let sim_stamp = if o.stamp_images { stamp(sim) } else { TimeStamp::UNSET };
                 let jpeg = match &reused {
@@ -326,11 +341,20 @@ async fn run_async(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) 
     let mut last_stats = (Instant::now(), 0u64, 0u64);
     let mut last_restart = Instant::now();
     let mut tick: u64 = 0;
+    let mut timeline = Timeline::new(0.0, o.pace, o.time_events.clone());
+    let mut sim_step = 0.0;
     while !stop.load(Ordering::Relaxed) && o.duration.is_none_or(|d| start.elapsed() < d) {
-        let sim = tick as f64 * dt;
+        let sim = timeline.sim();
         let controls = shared.controls.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let silent = o.silent_while_paused && timeline.paused();
         for (i, a) in aircraft.iter_mut().enumerate() {
-            a.step(dt, &controls[i]);
+            if silent {
+                break;
+            }
+            // The aircraft flies the sim time that passed (none while paused).
+            if sim_step > 0.0 {
+                a.step(sim_step, &controls[i]);
+            }
             let topic = state_writers[i].topic().to_string();
             let payload = encode_envelope(&topic, &a.vehicle_state(), stamp(sim), platform_now());
             let wrong = encode_envelope(&topic, &a.flight_display(), stamp(sim), platform_now());
@@ -353,13 +377,14 @@ async fn run_async(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) 
         if let Some((_, _, attitude)) = &camera {
             *attitude.lock().unwrap_or_else(|p| p.into_inner()) = (aircraft[0].roll, aircraft[0].pitch, sim);
         }
+        camera_paused.store(silent, Ordering::Relaxed);
         let tick_json = serde_json::json!({
             "timestamp_sim": {"sec": stamp(sim).sec, "nanosec": stamp(sim).nanosec},
             "timestamp_platform": {"sec": platform_now().sec, "nanosec": platform_now().nanosec},
             "tick_group": 1,
         });
         let payload = encode_envelope(clock.topic(), &JsonData::new(&tick_json), stamp(sim), platform_now());
-        if send(&clock, payload, &shared).await {
+        if !silent && send(&clock, payload, &shared).await {
             counts.clock_ticks += 1;
         }
         if let (Some(b), Some(every)) = (broker.as_mut(), o.broker_restart_every) {
@@ -388,6 +413,9 @@ async fn run_async(o: &Options, stop: &'static AtomicBool, out: &mut dyn Write) 
             }
         }
         tick += 1;
+        sim_step = timeline.step(tick as f64 * dt, dt, &mut |line| {
+            let _ = writeln!(out, "[aerosim_sim] {line}");
+        });
         let next = start + Duration::from_secs_f64(tick as f64 * dt);
         let now = Instant::now();
         if next > now {

@@ -90,6 +90,18 @@ struct Cli {
     /// Stop after S seconds
     #[arg(long, value_name = "S", value_parser = seconds, help_heading = RATES)]
     duration: Option<Duration>,
+    /// Sim seconds per wall second, 0.01 to 100 (slower or faster than real time)
+    #[arg(long, value_name = "R", default_value = "1", value_parser = process_support::pace_control::pace, help_heading = RATES)]
+    pace: f64,
+    /// Sim time stands still for S seconds from AT seconds after the start (repeatable; SIGUSR1 pauses, SIGUSR2 resumes at any time)
+    #[arg(long, value_name = "AT:S", value_parser = process_support::pace_control::pause, help_heading = RATES)]
+    pause: Vec<(f64, f64)>,
+    /// While paused, send nothing (otherwise every record goes on, its sim time standing)
+    #[arg(long, help_heading = RATES)]
+    pause_silent: bool,
+    /// Sim time jumps to TO at AT seconds after the start (repeatable): back is a reset, forward a step
+    #[arg(long, value_name = "AT:TO", value_parser = process_support::pace_control::jump, help_heading = RATES)]
+    jump: Vec<(f64, f64)>,
     /// Print rates every S seconds (0: never)
     #[arg(long, value_name = "S", default_value = "1", value_parser = seconds, help_heading = RATES)]
     stats: Duration,
@@ -146,6 +158,9 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         stats_interval: (!c.stats.is_zero()).then_some(c.stats),
         send_log: c.send_log,
         stamp_images: c.stamp_images,
+        pace: c.pace,
+        time_events: process_support::pace_control::time_events(&c.pause, &c.jump),
+        silent_while_paused: c.pause_silent,
     })
 }
 
@@ -154,6 +169,9 @@ fn main() -> ExitCode {
         Ok(o) => o,
         Err(e) => e.exit(),
     };
+    if let Err(e) = process_support::pace_control::catch_pause_signals() {
+        eprintln!("aerosim_sim: SIGUSR1/SIGUSR2 (pause, resume): {e}");
+    }
     process_support::stop_signal::emulator_main(
         "aerosim_sim",
         move |stop| run(&options, stop, &mut std::io::stdout()),

@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod faults;
+pub mod pace_control;
 pub mod seeded_rng;
 pub mod stderr_queue;
 pub mod stop_signal;

@@ -51,6 +51,10 @@ pub mod keys {
     pub const RESTARTS: &str = "restarts";
     /// A time base's: where its stamps come from.
     pub const STAMPS: &str = "stamps";
+    /// A time base's: sim seconds per wall second (`paused`, `unknown`).
+    pub const PACE: &str = "pace";
+    /// A time base's: how often the pace left real time.
+    pub const PACE_DEPARTURES: &str = "pace_departures";
 }
 
 /// The simulator a status is about: the first part of its `hardware_id`.
@@ -157,12 +161,19 @@ pub struct WatchedClock {
 fn clock_status(id: &StatusId, r: &TimeBaseReport) -> DiagnosticStatus {
     let stamps = match r.kind {
         TimeSourceKind::None => "no sample yet",
-        TimeSourceKind::Heartbeat | TimeSourceKind::Arrivals => "this machine's clock, from arrivals",
+        TimeSourceKind::Heartbeat | TimeSourceKind::Arrivals if r.real_time => {
+            "this machine's clock, from sim time (real time)"
+        }
+        TimeSourceKind::Heartbeat | TimeSourceKind::Arrivals => "this machine's clock, the arrival (not real time)",
         TimeSourceKind::SimTime => "sim time (/clock)",
     };
     let offset = r.clock_offset_ms.map(|o| format!("{o:.1}"));
     let message = match (&offset, r.kind) {
-        (_, TimeSourceKind::SimTime) => "stamps are sim time".to_string(),
+        (_, TimeSourceKind::SimTime) => format!("stamps are sim time; pace {}", r.pace_words()),
+        (_, TimeSourceKind::Heartbeat | TimeSourceKind::Arrivals) if !r.real_time => format!(
+            "pace {}: stamps are the arrival on this machine's clock (use_sim_time keeps sim time)",
+            r.pace_words()
+        ),
         (Some(o), _) => format!("simulator clock {o} ms from this machine's; stamps on this machine's"),
         (None, TimeSourceKind::None) => "no sample yet".to_string(),
         (None, _) => "stamps on this machine's clock; simulator clock offset unknown (no anchor)".to_string(),
@@ -191,7 +202,34 @@ fn clock_status(id: &StatusId, r: &TimeBaseReport) -> DiagnosticStatus {
             ),
             kv(keys::ANCHORS_REFUSED, r.anchors_refused),
             kv(keys::RESTARTS, r.restarts),
+            kv(
+                keys::PACE,
+                r.pace.map_or_else(|| "unknown".into(), |p| format!("{p:.3}")),
+            ),
+            kv(keys::PACE_DEPARTURES, r.pace_departures),
         ],
+    }
+}
+
+/// The log line when a time base's stamps change mode (the pace left real
+/// time, or came back), once per change the diagnostics see.
+fn pace_line(id: &StatusId, r: &TimeBaseReport) -> String {
+    if r.real_time {
+        format!(
+            "{}: the simulation keeps real time again: stamps follow its sim time",
+            id.name
+        )
+    } else {
+        let pace = if r.paused() {
+            "is paused".to_string()
+        } else {
+            format!("runs at {}", r.pace_words())
+        };
+        format!(
+            "{}: the simulation {pace} (not real time): stamps are each sample's arrival on this machine's \
+             clock until it keeps real time again; set use_sim_time:=true to stamp with sim time",
+            id.name,
+        )
     }
 }
 
@@ -320,6 +358,8 @@ pub struct Reporter {
     output: Output,
     watched: Vec<Watched>,
     clocks: Vec<WatchedClock>,
+    /// Per clock, whether its stamps followed sim time at the last array.
+    clocks_real_time: Vec<bool>,
     prev: Vec<Previous>,
     /// Reported in the next array that gets through.
     failed_publishes: u64,
@@ -330,6 +370,7 @@ impl Reporter {
     pub fn new(output: Output, watched: Vec<Watched>, clocks: Vec<WatchedClock>) -> Self {
         Self {
             prev: vec![Previous::default(); watched.len()],
+            clocks_real_time: vec![true; clocks.len()],
             output,
             watched,
             clocks,
@@ -349,7 +390,22 @@ impl Reporter {
             .zip(self.prev.iter_mut())
             .map(|(w, p)| status(w, p, dt, now))
             .collect();
-        statuses.extend(self.clocks.iter().map(|c| clock_status(&c.id, &c.base.report())));
+        let node = self.output.node_name.trim_start_matches('/');
+        for (c, was_real_time) in self.clocks.iter().zip(self.clocks_real_time.iter_mut()) {
+            let report = c.base.report();
+            if report.real_time != *was_real_time && !c.base.uses_sim_time() {
+                *was_real_time = report.real_time;
+                let line = pace_line(&c.id, &report);
+                // The logger names the node already.
+                let line = line.strip_prefix(&format!("{node}: ")).unwrap_or(&line);
+                if report.real_time {
+                    r2r::log_info!(node, "{line}");
+                } else {
+                    r2r::log_warn!(node, "{line}");
+                }
+            }
+            statuses.push(clock_status(&c.id, &report));
+        }
         statuses.extend(crate::memory::usage().map(|u| memory_status(&self.output.node_name, u)));
         statuses.extend(own_status(&self.output.node_name, self.failed_publishes));
         let msg = DiagnosticArray {
@@ -422,6 +478,9 @@ mod tests {
             drift_ppm: None,
             anchors_refused: 0,
             restarts: 1,
+            pace: Some(1.0),
+            real_time: true,
+            pace_departures: 0,
         };
         let id = StatusId::of("rflysim_bridge", Simulator::RflySim, "uav1", "time base");
         let s = clock_status(&id, &r);
@@ -446,6 +505,37 @@ mod tests {
             },
         );
         assert_eq!(value(&none, keys::CLOCK_OFFSET_MS), Some("unknown"));
+        let slow = clock_status(
+            &id,
+            &TimeBaseReport {
+                clock_offset_ms: None,
+                pace: Some(0.1),
+                real_time: false,
+                pace_departures: 1,
+                ..r
+            },
+        );
+        assert_eq!(value(&slow, keys::PACE), Some("0.100"));
+        assert_eq!(value(&slow, keys::PACE_DEPARTURES), Some("1"));
+        assert_eq!(
+            value(&slow, keys::STAMPS),
+            Some("this machine's clock, the arrival (not real time)")
+        );
+        assert!(
+            slow.message
+                .starts_with("pace 0.100x real time: stamps are the arrival"),
+            "{}",
+            slow.message
+        );
+        assert!(pace_line(
+            &id,
+            &TimeBaseReport {
+                real_time: false,
+                pace: Some(0.0),
+                ..r
+            }
+        )
+        .contains("simulation is paused"));
     }
 
     #[test]

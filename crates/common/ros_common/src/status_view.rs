@@ -108,12 +108,13 @@ impl View {
         }
         if !self.clocks.is_empty() {
             out.push_str(&format!(
-                "\n{:<48} {:>16} {:>11} {:>8}  status\n",
-                "time bases", "clock offset ms", "drift ppm", "refused"
+                "\n{:<48} {:>7} {:>16} {:>11} {:>8}  status\n",
+                "time bases", "pace", "clock offset ms", "drift ppm", "refused"
             ));
             for (name, s) in &self.clocks {
                 out.push_str(&format!(
-                    "  {name:<46} {:>16} {:>11} {:>8}  {}\n",
+                    "  {name:<46} {:>7} {:>16} {:>11} {:>8}  {}\n",
+                    value(s, keys::PACE),
                     value(s, keys::CLOCK_OFFSET_MS),
                     value(s, keys::CLOCK_DRIFT_PPM),
                     value(s, keys::ANCHORS_REFUSED),
@@ -168,7 +169,11 @@ mod tests {
                     status("/auv_bridge: memory", &[("resident_kib", "1")]),
                     status(
                         "rflysim_bridge: uav1 time base",
-                        &[("clock_offset_ms", "10000.2"), ("anchors_refused", "0")],
+                        &[
+                            ("clock_offset_ms", "10000.2"),
+                            ("anchors_refused", "0"),
+                            ("pace", "0.500"),
+                        ],
                     ),
                     status("not a stream", &[]),
                 ],
@@ -184,7 +189,10 @@ mod tests {
         );
         assert!(!out.contains("bad_length"), "{out}");
         assert!(out.contains("/auv_bridge") && !out.contains("not a stream"), "{out}");
-        assert!(out.contains("uav1 time base") && out.contains("10000.2"), "{out}");
+        assert!(
+            out.contains("uav1 time base") && out.contains("10000.2") && out.contains("0.500"),
+            "{out}"
+        );
 
         let mut only = View::default();
         only.take(

@@ -65,12 +65,14 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             }
         }
         let now = Instant::now();
-        let t = clock.now() + o.clock_offset(id);
-        if let Some((dest, period)) = imu {
+        let t = clock.at(now) + o.clock_offset(id);
+        // Paused and silent: nothing but heartbeats until the resume.
+        let silent = o.silent_while_paused && clock.paused();
+        if let Some((dest, period)) = imu.filter(|_| !silent) {
             while next_imu <= now {
                 // A sample sent late (this thread woke late) keeps the sim
                 // time it was due at, as CopterSim's samples do.
-                let t = (t - now.duration_since(next_imu).as_secs_f64()).max(0.0);
+                let t = clock.at(next_imu) + o.clock_offset(id);
                 let s = o.trajectory.state(t);
                 let sample = ImuSample {
                     seq,
@@ -103,7 +105,9 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
                 }
             }
         }
-        if next_state <= now {
+        if silent {
+            (next_imu, next_state) = (now, now);
+        } else if next_state <= now {
             let s = o.trajectory.state(t);
             let ts = TrueState {
                 copter_id: i32::from(id),
@@ -128,11 +132,11 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             // on a loaded machine, which would move the epoch beat to beat.
             // The wall clock is the sim clock's own (read at its start), not
             // one read when this thread began: that may be milliseconds later.
-            let (sim_now, wall_us) = (clock.now() + o.clock_offset(id), clock.wall_clock_us());
-            let sim_us = (sim_now * 1e6) as i64;
+            // The anchor is the run's (a pause or another pace leaves it).
+            let sim_us = ((clock.now() + o.clock_offset(id)) * 1e6) as i64;
             let beat = Heartbeat {
                 copter_id: i32::from(id),
-                start_time_us: wall_us + wall_clock_offset_us - sim_us,
+                start_time_us: clock.anchor_us(o.clock_offset(id)) + wall_clock_offset_us,
                 sim_time_us: sim_us,
                 reserved: 0,
             };

@@ -33,7 +33,7 @@ pub struct Emulator {
 
 impl Emulator {
     pub fn start(options: Options) -> io::Result<Emulator> {
-        let run = Running::new(options.start_time);
+        let run = Running::new(options.start_time, options.pace);
         if let Some(dir) = &options.map_dir {
             crate::world::write_map_files(dir)
                 .map_err(|e| io::Error::new(e.kind(), format!("--write-maps {}: {e}", dir.display())))?;
@@ -84,6 +84,12 @@ impl Emulator {
             let r = run.clone();
             threads.push(std::thread::spawn(move || {
                 crate::clock::restart_loop(every, &r.stop, &r.clock)
+            }));
+        }
+        {
+            let (events, r) = (options.time_events.clone(), run.clone());
+            threads.push(std::thread::spawn(move || {
+                crate::clock::time_events_loop(events, &r.stop, &r.clock)
             }));
         }
         if let Some(interval) = options.stats_interval {

@@ -89,6 +89,18 @@ struct Cli {
     /// Simulation time at start, seconds
     #[arg(long, value_name = "S", help_heading = RATES)]
     start_time: Option<f64>,
+    /// Sim seconds per wall second, 0.01 to 100 (a heavy scene runs slower than real time, a batch run faster)
+    #[arg(long, value_name = "R", value_parser = process_support::pace_control::pace, help_heading = RATES)]
+    pace: Option<f64>,
+    /// Sim time stands still for S seconds from AT seconds after the start (repeatable; SIGUSR1 pauses, SIGUSR2 resumes at any time)
+    #[arg(long, value_name = "AT:S", value_parser = process_support::pace_control::pause, help_heading = RATES)]
+    pause: Vec<(f64, f64)>,
+    /// While paused, send nothing (otherwise every stream goes on, its sim time standing)
+    #[arg(long, help_heading = RATES)]
+    pause_silent: bool,
+    /// Sim time jumps to TO at AT seconds after the start (repeatable): back is a reset (frame ids from zero too), forward a step
+    #[arg(long, value_name = "AT:TO", value_parser = process_support::pace_control::jump, help_heading = RATES)]
+    jump: Vec<(f64, f64)>,
     /// Vehicle ID's CopterSim clock runs S seconds ahead (repeatable): a swarm started one after another
     #[arg(long, value_name = "ID:S", value_parser = clock_offset, help_heading = RATES)]
     clock_offset: Vec<(u16, f64)>,
@@ -268,6 +280,9 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         duration: c.duration.map(|t| t.as_secs_f64()),
         max_frames: c.max_frames,
         start_time: c.start_time.unwrap_or(d.start_time),
+        pace: c.pace.unwrap_or(d.pace),
+        time_events: process_support::pace_control::time_events(&c.pause, &c.jump),
+        silent_while_paused: c.pause_silent,
         clock_offsets: c.clock_offset,
         stats_interval: (!c.stats.is_zero()).then_some(c.stats),
         faults: FaultConfig::default()
@@ -318,6 +333,9 @@ fn main() -> ExitCode {
         // the command line is refused (exit status 2).
         Err(e) => e.exit(),
     };
+    if let Err(e) = process_support::pace_control::catch_pause_signals() {
+        let _ = writeln!(std::io::stderr(), "rflysim_sim: SIGUSR1/SIGUSR2 (pause, resume): {e}");
+    }
     let emulator = match Emulator::start(options) {
         Ok(e) => e,
         Err(e) => {

@@ -107,6 +107,12 @@ pub struct Options {
     pub trajectory: Trajectory,
     /// Simulation seconds at start (e.g. a run that has gone on for a while).
     pub start_time: f64,
+    /// Sim seconds per wall second (a heavy scene runs slower, a batch run faster).
+    pub pace: f64,
+    /// Pauses and jumps of sim time, at wall seconds after the start.
+    pub time_events: Vec<(f64, crate::clock::TimeEvent)>,
+    /// While paused, send nothing (otherwise samples go on, their sim time standing).
+    pub silent_while_paused: bool,
     /// Per vehicle, seconds its CopterSim's clock is ahead of the shared one
     /// (a swarm's CopterSims start one after another). Its IMU, true state,
     /// heartbeat and the sensors mounted on it all read that clock.
@@ -180,6 +186,9 @@ impl Default for Options {
             stats_interval: Some(Duration::from_secs(1)),
             trajectory: Trajectory::default(),
             start_time: 0.0,
+            pace: 1.0,
+            time_events: Vec::new(),
+            silent_while_paused: false,
             clock_offsets: Vec::new(),
             wall_clock_offset: 0.0,
             heartbeat_multicast: false,

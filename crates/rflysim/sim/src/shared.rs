@@ -45,10 +45,10 @@ pub(crate) struct Running {
 }
 
 impl Running {
-    pub fn new(start_time: f64) -> Self {
+    pub fn new(start_time: f64, pace: f64) -> Self {
         Self {
             stop: Arc::new(AtomicBool::new(false)),
-            clock: Arc::new(SimClock::new(start_time)),
+            clock: Arc::new(SimClock::with_pace(start_time, pace)),
             shared: Arc::new(Shared::default()),
         }
     }

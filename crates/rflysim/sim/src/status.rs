@@ -104,6 +104,9 @@ pub(crate) fn scene_status_loop(o: Options, run: Running) {
     let mut dumped: HashMap<i32, Vec3> = HashMap::new();
     while !run.stopping() {
         std::thread::sleep(Duration::from_millis(50));
+        if o.silent_while_paused && run.clock.paused() {
+            continue;
+        }
         let t = run.clock.now();
         let (outbox, now) = {
             let mut scene = run.shared.scene.lock().unwrap();

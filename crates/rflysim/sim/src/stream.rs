@@ -288,6 +288,11 @@ impl StreamWorker {
             if self.options.max_frames.is_some_and(|m| frame_id >= m) {
                 break;
             }
+            if self.options.silent_while_paused && self.run.clock.paused() {
+                std::thread::sleep(Duration::from_millis(5));
+                next = Instant::now();
+                continue;
+            }
             if let Some(p) = self.options.rate.period(self.cfg.rate_hz()) {
                 let now = Instant::now();
                 if now < next {

@@ -1,28 +1,34 @@
 //! One time base per simulator instance, all on one clock (RflySim's Python
-//! SDK stamps each sensor on its own clock): simulation time is mapped to
-//! this machine's wall clock through the epoch the instance's arrivals show
-//! (the least `arrival − sim time` over a sliding window), whatever the
-//! simulator PC's clock says; the anchor a simulator sends (RflySim: the
-//! CopterSim heartbeat, that PC's wall time at sim time 0) tells how far
-//! its clock is from this one. With `use_sim_time`, stamps are simulation
-//! time on one clock, the one `/clock` carries: the first instance's, the
-//! others mapped into it.
+//! SDK stamps each sensor on its own clock): while the simulator keeps real
+//! time, simulation time is mapped to this machine's wall clock through the
+//! epoch the instance's arrivals show (the least `arrival − sim time` over a
+//! sliding window), whatever the simulator PC's clock says; at any other
+//! pace (slower, faster, paused) a stamp is the sample's arrival. The anchor
+//! a simulator sends (RflySim: the CopterSim heartbeat, that PC's wall time
+//! at sim time 0) tells how far its clock is from this one. With
+//! `use_sim_time`, stamps are simulation time on one clock, the one
+//! `/clock` carries, at any pace: the first instance's, the others mapped
+//! into it.
 //!
 //! - [`base`]: a simulator instance's base ([`TimeBase`]) and the registry
 //!   of a process's instances ([`TimeBases`]: a swarm's CopterSims start
 //!   apart, so each has its own);
 //! - [`epoch`]: the estimate of where sim time 0 lies on this machine's clock;
+//! - [`pace`]: how fast sim time runs, and whether it keeps real time;
 //! - [`stream`]: one stream's view of its base ([`StreamClock`]);
 //! - [`clock`]: `/clock` ([`ClockPublisher`]).
 //!
 //! The rules every stream follows:
 //! - a sample whose sim time leaves the base (more than [`JUMP`] behind the
-//!   newest, or ahead by more than the wall time since plus [`JUMP`]) is an
-//!   outlier: refused, for headers and `/clock` alike, and nothing moves;
+//!   newest, or ahead by more than [`MAX_PACE`] times the wall time since
+//!   plus [`JUMP`]) is an outlier: it moves nothing, neither the base nor
+//!   `/clock`; under `stamp_source: auto` it is stamped on arrival;
 //! - a restart is a sustained jump: [`RESTART_SAMPLES`] samples in a row that
 //!   agree with each other off the base re-anchor it (and may take `/clock` back);
-//! - per stream, stamps never go backwards between restarts: an
-//!   out-of-order sample is refused;
+//! - per stream, a sample whose sim time goes back within a run is refused
+//!   (out of order); no other sample is dropped for its time. Stamps never
+//!   go backwards: on this machine's clock never, under `use_sim_time` only
+//!   when `/clock` itself restarts;
 //! - a stream whose sim times are all outside `0..MAX_SIM_TIME` for
 //!   [`FALLBACK_AFTER`] is stamped on arrival (`stamp_source: auto`), with
 //!   one warning, until its sim times come back;
@@ -33,6 +39,7 @@
 mod base;
 mod clock;
 mod epoch;
+mod pace;
 mod stream;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -84,8 +91,14 @@ pub const STAMP_SOURCE: crate::params::ChoiceParam<StampSource> = crate::params:
 /// outside it is a corrupt sample, not a time to map.
 pub const MAX_SIM_TIME: f64 = 365.0 * 86_400.0;
 /// How far (s) a sample may fall behind the newest, or run ahead of it
-/// beyond the wall time that passed, and still be on the base.
+/// beyond the sim time the wall time since allows, and still be on the base.
 pub const JUMP: f64 = 1.0;
+/// The fastest pace (sim seconds per wall second) a base follows without
+/// taking it for a jump: 20x real time with a margin.
+pub const MAX_PACE: f64 = 25.0;
+/// How late (s of wall time) a sample may arrive behind the base's newest:
+/// at a fast pace more sim time than [`JUMP`].
+pub const LATE_S: f64 = 0.2;
 /// Samples in a row, off the base and agreeing, that make a restart.
 pub const RESTART_SAMPLES: u32 = 3;
 /// Seconds of samples with no sim time after which `auto` stamps on arrival;

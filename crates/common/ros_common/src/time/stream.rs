@@ -1,7 +1,9 @@
-//! One stream's view of its time base: its stamps never go back between
-//! restarts, under `stamp_source: auto` it falls back to arrival stamps
-//! while its samples carry no sim time, and a stream that runs on another
-//! clock than its base's gets a base of its own.
+//! One stream's view of its time base: a sample whose sim time goes back
+//! within a run is refused, its stamps never go back (on this machine's
+//! clock never; under `use_sim_time` only when `/clock` restarts), under
+//! `stamp_source: auto` it falls back to arrival stamps while its samples
+//! carry no sim time or one off the base, and a stream that runs on
+//! another clock than its base's gets a base of its own.
 
 use std::sync::Arc;
 
@@ -10,12 +12,20 @@ use super::{
     STAMP_SOURCE,
 };
 
+/// At most one log line per this many seconds about samples off the base.
+const OUTLIER_LOG_PERIOD_S: f64 = 10.0;
+
 #[derive(Debug)]
 pub struct StreamClock {
     /// Named in the log lines.
     stream: String,
     logger: String,
+    /// The last stamp, and the `/clock` generation it was on.
     last: Option<(f64, u64)>,
+    /// The last sim time stamped from, and the run it was in.
+    last_sim: Option<(f64, u64)>,
+    /// Wall time of the last log line about a sample off the base.
+    outlier_logged: f64,
     /// Wall time since which every sample had no sim time.
     unusable_since: Option<f64>,
     on_arrival: bool,
@@ -31,6 +41,8 @@ impl StreamClock {
             stream: stream.into(),
             logger: logger.into(),
             last: None,
+            last_sim: None,
+            outlier_logged: f64::NEG_INFINITY,
             unusable_since: None,
             on_arrival: false,
             off_base_since: None,
@@ -51,27 +63,39 @@ impl StreamClock {
     pub fn stamp_at(&mut self, base: &TimeBase, sim: f64, wall: f64) -> Result<Accepted, StampRefusal> {
         let own = self.own.clone();
         let base = own.as_deref().unwrap_or(base);
-        let taken = match base.source() {
-            StampSource::Arrival => Ok(base.arrival(wall)),
-            StampSource::Sim => self.on_base(base, sim, wall),
-            StampSource::Auto => self.auto(base, sim, wall),
-        }?;
-        self.ordered(taken, sim)
+        let (taken, from_sim) = match base.source() {
+            StampSource::Arrival => (base.arrival(wall), false),
+            StampSource::Sim => (self.on_base(base, sim, wall)?, true),
+            StampSource::Auto => self.auto(base, sim, wall)?,
+        };
+        self.ordered(taken, from_sim.then_some(sim))
     }
 
     /// The stamp of a sample that carries no sim time, received at `wall`.
     pub fn arrival_at(&mut self, base: &TimeBase, wall: f64) -> Result<Accepted, StampRefusal> {
         let taken = self.own.as_deref().unwrap_or(base).arrival(wall);
-        self.ordered(taken, f64::NAN)
+        self.ordered(taken, None)
     }
 
-    fn ordered(&mut self, taken: Accepted, sim: f64) -> Result<Accepted, StampRefusal> {
-        if let Some((last, generation)) = self.last {
-            if taken.generation == generation && taken.seconds < last {
+    /// Refuses a sample whose sim time goes back within its run (the only
+    /// sample dropped for its time), and keeps stamps from going back when
+    /// the mapping moved (a better epoch, a change of pace): such a sample
+    /// takes the stream's last stamp.
+    fn ordered(&mut self, mut taken: Accepted, sim: Option<f64>) -> Result<Accepted, StampRefusal> {
+        if let (Some(sim), Some((last_sim, generation))) = (sim, self.last_sim) {
+            if taken.generation == generation && sim < last_sim {
                 return Err(StampRefusal::OutOfOrder(sim));
             }
         }
-        self.last = Some((taken.seconds, taken.generation));
+        if let Some((last, clock_generation)) = self.last {
+            if taken.clock_generation == clock_generation && taken.seconds < last {
+                taken.seconds = last;
+            }
+        }
+        if let Some(sim) = sim {
+            self.last_sim = Some((sim, taken.generation));
+        }
+        self.last = Some((taken.seconds, taken.clock_generation));
         Ok(taken)
     }
 
@@ -103,7 +127,8 @@ impl StreamClock {
         retaken
     }
 
-    fn auto(&mut self, base: &TimeBase, sim: f64, wall: f64) -> Result<Accepted, StampRefusal> {
+    /// The stamp, and whether it came from the sample's sim time.
+    fn auto(&mut self, base: &TimeBase, sim: f64, wall: f64) -> Result<(Accepted, bool), StampRefusal> {
         match self.on_base(base, sim, wall) {
             Err(StampRefusal::NotSimTime(t)) => {
                 let since = *self.unusable_since.get_or_insert(wall);
@@ -119,10 +144,25 @@ impl StreamClock {
                     );
                 }
                 if self.on_arrival {
-                    Ok(base.arrival(wall))
+                    Ok((base.arrival(wall), false))
                 } else {
                     Err(StampRefusal::NotSimTime(t))
                 }
+            }
+            Err(StampRefusal::Outlier(t)) => {
+                // A valid sample may be the first of a jump of its simulator's
+                // time: it moves no clock, but its data is kept.
+                self.unusable_since = None;
+                if wall - self.outlier_logged >= OUTLIER_LOG_PERIOD_S {
+                    self.outlier_logged = wall;
+                    r2r::log_warn!(
+                        &self.logger,
+                        "{}: sim time {t} s is off its time base (a jump, or a corrupt time): stamped on \
+                         arrival, moves no clock (three such samples that agree are a restart)",
+                        self.stream
+                    );
+                }
+                Ok((base.arrival(wall), false))
             }
             other => {
                 self.unusable_since = None;
@@ -130,7 +170,7 @@ impl StreamClock {
                     self.on_arrival = false;
                     r2r::log_info!(&self.logger, "{}: sim times are back; stamping with them", self.stream);
                 }
-                other
+                other.map(|a| (a, true))
             }
         }
     }
@@ -251,11 +291,16 @@ mod tests {
         let mut last: Vec<Option<Accepted>> = vec![None; 3];
         let mut rng = 0x9E37_79B9_7F4A_7C15u64;
         let (mut sim, mut wall, mut restarts) = (5.0, 0.0, 0u64);
+        // Where the run before the last restart ended: a sample of the new run
+        // off the base is stamped on arrival, the clock's newest time, until
+        // the restart is confirmed.
+        let mut previous_run = 0.0;
         for i in 0..20_000 {
             let r = xorshift(&mut rng);
             wall += 0.004;
             sim += 0.004;
             if r % 3000 == 0 {
+                previous_run = sim;
                 sim = (r % 50) as f64 * 0.001; // a restart: sustained from here on
                 restarts += 1;
             }
@@ -272,8 +317,9 @@ mod tests {
                         "stream {s} went back at {i}: {prev:?} -> {a:?}"
                     );
                 }
+                let newest = if a.sim.is_none() { sim.max(previous_run) } else { sim };
                 assert!(
-                    a.seconds <= sim + JUMP,
+                    a.seconds <= newest + JUMP,
                     "a stamp ahead of the simulator at {i}: {a:?} (sim {sim})"
                 );
                 last[s] = Some(a);
