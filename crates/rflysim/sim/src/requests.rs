@@ -103,8 +103,8 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
                 let known = shared.sensors.lock().unwrap().get(&cfg.seq_id) == Some(&cfg);
                 if !known {
                     log(&format!(
-                        "request from {from}: starting sensor {} (TypeID {})",
-                        cfg.seq_id, cfg.type_id
+                        "request from {from}: starting sensor {} (TypeID {}), SendProtocol {:?}",
+                        cfg.seq_id, cfg.type_id, cfg.send_protocol
                     ));
                     if let Err(e) = streams.lock().unwrap().start(cfg, &run) {
                         log(&format!("cannot start the requested sensor: {e}"));
