@@ -97,6 +97,30 @@ def test_a_simulator_on_another_host_is_asked_there_and_heard_from_there(collect
     assert collector.messages(status)[-1].yaw == 1000
 
 
+def test_a_simulator_elsewhere_is_asked_as_rflysim_s_sdk_asks_it(collector, processes, tmp_path, simulator_host):
+    """RflySim's SDK (`jsonLoad`) asks RflySim3D for a sensor written without a port on 9999 + SeqID,
+    and on Linux for one written as shared memory over UDP (SendProtocol[0] 1): RflySim3D on the
+    PC writes its shared memory there. The requests the emulator on the other host receives say
+    exactly that, and both sensors' images arrive."""
+    h = simulator_host
+    window = 18
+    no_port = sensor(918, 1, 2, hz=20)
+    shared_memory = sensor(919, 1, 0, hz=20)
+    raw = collector.subscribe(Image, "/rflysim/sensor918/img_rgb")
+    jpeg = collector.subscribe(Image, "/rflysim/sensor919/img_rgb")
+    sc = Scenario(processes, tmp_path, [no_port, shared_memory], sim_prefix=h.prefix,
+                  sim_args=["--requested-only", "--window-id", window, "--no-heartbeat"],
+                  bridge_params={"sim_host": h.sim_ip, "window_id": window, "imu": False, "use_sim_time": False})
+    collector.wait_for(raw, 3, timeout=30)
+    collector.wait_for(jpeg, 3, timeout=30)
+    here = ", ".join(h.this_host.split("."))
+    sim_log = processes.output(sc.sim)
+    assert f"starting sensor 918 (TypeID 1), SendProtocol [2, {here}, 10917, 0, 0]" in sim_log, sim_log
+    assert f"starting sensor 919 (TypeID 1), SendProtocol [1, {here}, 10918, 0, 0]" in sim_log, sim_log
+    assert (f"sensor(s) [919] asked over UDP (SendProtocol[0] 1) instead of shared memory: RflySim3D at "
+            f"{h.sim_ip} is not on this machine") in sc.bridge_output()
+
+
 @pytest.mark.parametrize("allowed", ["default", "third host allowed"])
 def test_a_third_host_cannot_inject_frames_or_heartbeats(collector, processes, tmp_path, simulator_host, allowed):
     h = simulator_host

@@ -251,8 +251,11 @@ def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
         == Result.RESULT_NOT_FOUND
 
     assert call(n, Console, "/rflysim/console", Console.Request(command="RflyShowTextTime hello 1", window=-1)).success
+    # 52 to 249 bytes go in the SDK's second form, Ue4CMD <i252s>, which the emulator reads as RflySim3D does.
+    long = 'RflyShowTextTime "' + "long " * 45 + '" 1'
+    assert 52 <= len(long) <= 249 and call(n, Console, "/rflysim/console", Console.Request(command=long, window=-1)).success
     # (A NUL cannot reach the node: ROS strings end at it. The unit tests cover it.)
-    for bad in ("Rfly\u00e9", "x" * 52):
+    for bad in ("Rfly\u00e9", "x" * 250):
         r = call(n, Console, "/rflysim/console", Console.Request(command=bad, window=0))
         assert not r.success and r.message, bad
     w = call(n, GetCurrentWorld, "/get_current_world", GetCurrentWorld.Request())
@@ -264,6 +267,7 @@ def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
     assert "twin" not in call(n, GetEntities, "/get_entities", GetEntities.Request()).entities, \
         "spawned entities go with the old map"
     assert "grasslands" in processes.output(sc.sim).lower(), "the emulator changed its map"
+    assert long in console_commands(processes, sc.sim)
     assert node.poll() is None
 
 

@@ -3,8 +3,7 @@ emulator: the terrain heights of RflySim's map files (which the emulator
 writes for its own maps) agree with the ground the emulator crashes
 vehicles into; a vehicle spawned under the ground stands on it; the height
 map comes latched to a late subscriber; vehicle labels reach RflySim3D as
-exactly the console command RflySim3D's reference writes, malformed ones
-never; spawnables, entity info and available worlds through rclpy clients
+exactly the message RflySim's SDK sends (CopterMsg), malformed ones never; spawnables, entity info and available worlds through rclpy clients
 of the standard's own types."""
 
 import json
@@ -142,7 +141,9 @@ def label(kind=VehicleLabel.KIND_ID, text="uav one", rgb=(1.0, 0.5, 0.0), size=2
                         display_time=seconds, line=line)
 
 
-def test_labels_reach_rflysim3d_as_its_commands_and_malformed_ones_never(collector, processes, tmp_path):
+def test_labels_reach_rflysim3d_as_the_sdk_s_message_and_malformed_ones_never(collector, processes, tmp_path):
+    """The SDK's CopterMsg (6i2f120s, checksum 1234567899): dispFlag 0 is the ID row, 1-5 the message
+    rows, -1 a new one; the emulator logs each field as it decodes them."""
     sim, node, _ = start(processes, tmp_path, 17, 43215)
     n = collector.node
     pub = n.create_publisher(VehicleLabel, "/rflysim/uav1/label", RELIABLE)
@@ -161,25 +162,32 @@ def test_labels_reach_rflysim3d_as_its_commands_and_malformed_ones_never(collect
         return True
 
     pub.publish(label())
-    assert sim_log_after(': RflySetIDLabel 1 "uav one" FF8000 20\n'), processes.output(sim)
+    assert sim_log_after('CopterID 1 dispFlag 0 RGB [255, 128, 0] dispTime 1 fontSize 20 text "uav one"\n'), \
+        processes.output(sim)
     assert sim_log_after('vehicle 1 shows ID label: "uav one" colour FF8000 size 20')
     pub.publish(label(VehicleLabel.KIND_MESSAGE, "battery 80%", (0.0, 1.0, 0.0), 12.5, 5.0, VehicleLabel.LINE_NEW))
-    assert sim_log_after(': RflySetMsgLabel 1 "battery 80%" 00FF00 12.5 5 -1\n'), processes.output(sim)
+    assert sim_log_after('CopterID 1 dispFlag -1 RGB [0, 255, 0] dispTime 5 fontSize 12.5 text "battery 80%"\n'), \
+        processes.output(sim)
+    # Line 1 is the SDK's first message row; no console reads the text: quotes, '|' and UTF-8 are text.
+    pub.publish(label(VehicleLabel.KIND_MESSAGE, 'charge "ok" | 電池', (0.0, 0.0, 1.0), 20.0, 0.0, 1))
+    assert sim_log_after('CopterID 1 dispFlag 1 RGB [0, 0, 255] dispTime 0 fontSize 20'), processes.output(sim)
+    assert sim_log_after('vehicle 1 shows message line Line(1) for 0 s: "charge "ok" | 電池" colour 0000FF'), \
+        processes.output(sim)
 
-    # Each of these would reach RflySim3D misread, or as two commands: refused, nothing sent.
-    bad_ones = (label(text='say "hi"'), label(text="x | RflyDelVehicles 1"), label(text="a\nb"),
-                label(text="x" * 129), label(rgb=(2.0, 0.0, 0.0)), label(size=0.0), label(size=math.nan),
-                label(VehicleLabel.KIND_MESSAGE, seconds=5.0, line=5), label(VehicleLabel.KIND_MESSAGE, seconds=-1.0),
-                label(kind=9))
+    # Each of these RflySim3D would not show as asked: refused, nothing sent.
+    message = VehicleLabel.KIND_MESSAGE
+    bad_ones = (label(text="a\nb"), label(text="x" * 120), label(rgb=(2.0, 0.0, 0.0)), label(size=0.0),
+                label(size=math.nan), label(message, seconds=5.0, line=0), label(message, seconds=5.0, line=6),
+                label(message, seconds=math.inf, line=1), label(message, seconds=86401.0, line=1), label(kind=9))
     for i, bad in enumerate(bad_ones, 1):
         pub.publish(bad)
         # The label topic keeps the last 10 (commands' QoS): no burst longer than that.
         if i == 5:
             assert dropped_count(collector, diag, "scene", "label_refused", 5) == 5
     pub.publish(label(text="after the bad ones"))
-    assert sim_log_after('"after the bad ones"'), processes.output(sim)
-    sent = [line for line in processes.output(sim).splitlines() if "console command" in line and "Label" in line]
-    assert len(sent) == 3, sent
+    assert sim_log_after('text "after the bad ones"'), processes.output(sim)
+    sent = [line for line in processes.output(sim).splitlines() if "label from" in line]
+    assert len(sent) == 4, sent
     assert "rflysim/uav1/label refused, nothing sent" in processes.output(node)
     assert dropped_count(collector, diag, "scene", "label_refused", 10) == 10
     assert node.poll() is None

@@ -167,8 +167,20 @@ pub fn local_ip_towards(peer: Ipv4Addr) -> Ipv4Addr {
     }
 }
 
+/// Whether `ip` is this machine: loopback, or the address of one of its
+/// interfaces.
+pub fn is_this_host(ip: Ipv4Addr) -> bool {
+    ip.is_loopback() || interface_addresses(false).contains(&ip)
+}
+
 /// The IPv4 addresses of this host's interfaces that take multicast.
 fn every_multicast_interface() -> Vec<Ipv4Addr> {
+    interface_addresses(true)
+}
+
+/// The IPv4 addresses of this host's interfaces (with `multicast`, only of
+/// those that take multicast).
+fn interface_addresses(multicast: bool) -> Vec<Ipv4Addr> {
     let mut out = Vec::new();
     let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs fills `list` with a linked list that stays valid
@@ -181,8 +193,8 @@ fn every_multicast_interface() -> Vec<Ipv4Addr> {
         let mut node = list;
         while !node.is_null() {
             let addr = (*node).ifa_addr;
-            let multicast = (*node).ifa_flags & libc::IFF_MULTICAST as libc::c_uint != 0;
-            if !addr.is_null() && i32::from((*addr).sa_family) == libc::AF_INET && multicast {
+            let takes_multicast = (*node).ifa_flags & libc::IFF_MULTICAST as libc::c_uint != 0;
+            if !addr.is_null() && i32::from((*addr).sa_family) == libc::AF_INET && (takes_multicast || !multicast) {
                 let sin = &*addr.cast::<libc::sockaddr_in>();
                 let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
                 if !out.contains(&ip) {
@@ -308,6 +320,19 @@ fn parse_network(s: &str) -> Result<(Ipv4Addr, u8), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn this_host_is_loopback_and_its_own_addresses_only() {
+        use super::{interface_addresses, is_this_host, local_ip_towards};
+        use std::net::Ipv4Addr;
+        assert!(is_this_host(Ipv4Addr::LOCALHOST) && is_this_host(Ipv4Addr::new(127, 0, 1, 1)));
+        for own in interface_addresses(false) {
+            assert!(is_this_host(own), "{own}");
+        }
+        // TEST-NET-3: documentation only, never an interface's.
+        assert!(!is_this_host(Ipv4Addr::new(203, 0, 113, 7)));
+        assert!(is_this_host(local_ip_towards(Ipv4Addr::new(203, 0, 113, 7))));
+    }
+
     #[test]
     fn a_frame_larger_than_the_receive_buffer_says_what_fixes_it() {
         use super::receive_buffer_advice;

@@ -103,6 +103,25 @@ impl SensorConfig {
         }
     }
 
+    /// `SendProtocol` as RflySim3D is asked for it: the SDK's `jsonLoad`
+    /// puts the port listened on in place of 0, which RflySim3D cannot send to.
+    pub fn requested_send_protocol(&self) -> [u16; 8] {
+        let mut p = self.send_protocol;
+        p[5] = self.udp_port();
+        p
+    }
+
+    /// The same sensor asked over UDP (`SendProtocol[0]` 1) when it is asked
+    /// over shared memory, as the SDK asks on Linux: RflySim3D on another
+    /// machine writes its shared memory there. `None` for a UDP sensor.
+    pub fn over_udp_instead_of_shared_memory(&self) -> Option<SensorConfig> {
+        (self.transport() == Some(Transport::SharedMemory)).then(|| {
+            let mut c = self.clone();
+            c.send_protocol[0] = SDK_UDP_INSTEAD_OF_SHARED_MEMORY.code();
+            c
+        })
+    }
+
     /// The largest frame this sensor can send, by its configured size and
     /// kind (RflySim's SDK: VisionCaptureApi.py's UDP receivers): what a lying datagram header may make a receiver
     /// buffer. `None` where the size can change at run time (a gimbal camera's
@@ -221,6 +240,10 @@ fn err(sensor_index: Option<usize>, field: Option<&str>, message: impl Into<Stri
         message: message.into(),
     }
 }
+
+/// What the SDK's `jsonLoad` asks for on Linux in place of shared memory:
+/// `SendProtocol[0]` 1, UDP with JPEG images.
+pub const SDK_UDP_INSTEAD_OF_SHARED_MEMORY: Transport = Transport::UdpCompressed;
 
 /// A JPEG never needs more than this per pixel (libjpeg-turbo's own bound
 /// for 4:4:4 is 6 bytes per pixel with room to spare; noisy quality-100

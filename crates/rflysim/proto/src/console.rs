@@ -90,8 +90,9 @@ impl std::error::Error for CommandTextError {}
 impl ConsoleCommand {
     /// The most text the 56-byte form carries: its 52-byte field keeps a NUL.
     pub const SHORT_TEXT_MAX: usize = 51;
-    /// The most text the 256-byte form carries, a NUL kept likewise.
-    pub const LONG_TEXT_MAX: usize = 251;
+    /// The most text the SDK's `sendUE4Cmd` puts in the 256-byte form (its
+    /// 252-byte field would hold 251 and a NUL): RflySim3D is known to read that much.
+    pub const LONG_TEXT_MAX: usize = 249;
     /// `<i52s>`.
     pub const SHORT_LEN: usize = 56;
     /// `<i252s>`.
@@ -602,7 +603,28 @@ mod tests {
         assert_eq!(decode_console_command(&c).unwrap(), "RflyReqObjData 0 2 0");
         assert_eq!(console_command(&"x".repeat(51)).unwrap().len(), 56);
         assert_eq!(console_command(&"x".repeat(52)).unwrap().len(), 256);
-        assert!(console_command(&"x".repeat(252)).is_none());
+        assert!(console_command(&"x".repeat(250)).is_none());
+    }
+
+    /// `struct.pack("<i252s", 1234567890, text)`, the SDK's `Ue4CMD` for a
+    /// text of 52 to 249 bytes: checksum, the text, zeros to 256 bytes.
+    #[test]
+    fn a_long_command_is_the_sdk_s_second_form() {
+        for len in [52, 249] {
+            let text = format!("RflyShowTextTime \"{}\" 5", "t".repeat(len - 21));
+            assert_eq!(text.len(), len);
+            let mut sdk = vec![0xD2, 0x02, 0x96, 0x49];
+            sdk.extend_from_slice(text.as_bytes());
+            sdk.resize(256, 0);
+            assert_eq!(ConsoleCommand::new(text.clone()).unwrap().encode(), sdk, "{len} bytes");
+            assert_eq!(decode_console_command(&sdk).unwrap(), text);
+        }
+        let over = format!("RflyShowTextTime \"{}\" 5", "t".repeat(250 - 21));
+        assert_eq!(
+            ConsoleCommand::new(over),
+            Err(CommandTextError::TooLong { len: 250, max: 249 }),
+            "beyond what the SDK sends"
+        );
     }
 
     #[test]
@@ -634,7 +656,7 @@ mod tests {
         assert_eq!(ConsoleCommand::new("a\0b"), Err(CommandTextError::Nul { at: 1 }));
         assert_eq!(
             ConsoleCommand::new("x".repeat(252)),
-            Err(CommandTextError::TooLong { len: 252, max: 251 })
+            Err(CommandTextError::TooLong { len: 252, max: 249 })
         );
         assert!(ConsoleRequest::ChangeMapByName("two words".into()).commands().is_err());
         assert!(ConsoleRequest::ObjectData(String::new()).commands().is_err());

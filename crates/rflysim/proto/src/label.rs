@@ -1,65 +1,119 @@
-//! RflySim3D's labels over a vehicle, two console commands (RflySim3D's
-//! console reference; its personal advanced edition and up):
+//! The labels RflySim3D shows over a vehicle, set as RflySim's SDK sets them
+//! (`UE4CtrlAPI.sendUE4LabelID` / `sendUE4LabelMsg`): the binary `CopterMsg`
+//! (`6i2f120s`, 152 bytes, checksum 1234567899) on the window's request
+//! port, 20010 + i. No console parses it: the text is 120 bytes of UTF-8.
 //!
-//! - `RflySetIDLabel CopterID "Text" RRGGBB size`: the text at the vehicle's
-//!   ID position, in place of the CopterID RflySim3D shows there;
-//! - `RflySetMsgLabel CopterID "Text" RRGGBB size time flag`: a message
-//!   line below it for `time` seconds; RflySim3D keeps 5 lines, `flag` < 0
-//!   adds a new one, else names the line to set.
+//! What RflySim3D does with it, as the SDK describes the fields:
 //!
-//! A label is checked whole before it becomes a command
-//! ([`VehicleLabel::command`]): the text must survive the trip through
-//! Unreal's console as one quoted argument, the colour and numbers must be
-//! in range. [`VehicleLabel::parse`] reads a command back (the emulator).
+//! - `dispFlag` 0: the ID row, the text in place of the CopterID;
+//! - `dispFlag` 1–5: that message row below it; a row past those shown is
+//!   added as a new one;
+//! - `dispFlag` < 0: a new message row (RflySim3D keeps 5, the oldest goes);
+//! - `dispTime` > 0: seconds the message stays; 0: for good; < 0: the row
+//!   goes at once (with a negative flag, every message row);
+//! - `CopterID` ≤ 0 labels every vehicle.
+//!
+//! A label is checked whole before it becomes a message
+//! ([`VehicleLabel::message`]); [`VehicleLabel::from_message`] reads one
+//! back (the emulator).
 
 use std::fmt;
 
-use crate::console::{CommandTextError, ConsoleCommand};
+use crate::error::DecodeError;
+use crate::wire::{checksum, exact, Writer};
 
-const SET_ID_LABEL: &str = "RflySetIDLabel";
-const SET_MSG_LABEL: &str = "RflySetMsgLabel";
-
-/// The longest label text taken, in bytes: the longest message command
-/// then still fits RflySim3D's 251-byte console text.
-pub const TEXT_MAX: usize = 128;
-/// Text sizes taken: RflySim3D's reference uses 20.
+/// `CopterMsg`'s checksum.
+pub const CHECKSUM: i32 = 1_234_567_899;
+/// The longest label text taken, in bytes of UTF-8: the 120-byte field with
+/// a NUL kept, so that RflySim3D finds the text's end inside it.
+pub const TEXT_MAX: usize = CopterMsg::TEXT_LEN - 1;
+/// Text sizes taken: the SDK's `fontSize` defaults to 20 (30 in its calls).
 pub const SIZE_RANGE: std::ops::RangeInclusive<f32> = 0.1..=1000.0;
-/// Display times of a message, seconds.
-pub const TIME_RANGE: std::ops::RangeInclusive<f32> = 0.01..=86_400.0;
-/// RflySim3D shows this many message lines.
+/// The longest display time taken, seconds (a day).
+pub const TIME_MAX: f32 = 86_400.0;
+/// RflySim3D shows this many message rows, numbered from 1.
 pub const MESSAGE_LINES: i32 = 5;
+/// The `dispFlag` of the ID row.
+const ID_ROW_FLAG: i32 = 0;
+/// The `dispFlag` that adds a message row, as the SDK's default.
+const NEW_ROW_FLAG: i32 = -1;
+/// The `dispTime` the SDK's `sendUE4LabelID` sends: for the ID row RflySim3D
+/// reads only that it is not negative.
+const ID_ROW_TIME: f32 = 1.0;
+
+/// `CopterMsg` (`6i2f120s`) as it travels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CopterMsg {
+    pub copter_id: i32,
+    pub disp_flag: i32,
+    /// Red, green, blue, 0–255.
+    pub rgb: [i32; 3],
+    pub disp_time: f32,
+    pub font_size: f32,
+    pub text: String,
+}
+
+impl CopterMsg {
+    pub const LEN: usize = 152;
+    pub const TEXT_LEN: usize = 120;
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::with_capacity(Self::LEN);
+        w.i32(CHECKSUM).i32(self.copter_id).i32(self.disp_flag).i32s(&self.rgb);
+        w.f32(self.disp_time)
+            .f32(self.font_size)
+            .text(&self.text, Self::TEXT_LEN);
+        w.finish()
+    }
+
+    /// The text up to its first NUL; bytes that are not UTF-8 read as U+FFFD.
+    pub fn decode(p: &[u8]) -> Result<Self, DecodeError> {
+        const WHAT: &str = "CopterMsg";
+        let f = exact(WHAT, p, Self::LEN)?;
+        checksum(WHAT, f, CHECKSUM)?;
+        Ok(Self {
+            copter_id: f.i32(4),
+            disp_flag: f.i32(8),
+            rgb: f.i32s(12),
+            disp_time: f.f32(24),
+            font_size: f.f32(28),
+            text: f.text(32, Self::TEXT_LEN),
+        })
+    }
+}
 
 /// Which label.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LabelKind {
-    /// `RflySetIDLabel`.
+    /// The ID row.
     Id,
-    /// `RflySetMsgLabel`, shown for `seconds`.
+    /// A message row, for `seconds` (0: for good; < 0: removed).
     Message { seconds: f32, line: MessageLine },
 }
 
-/// The `flag` of `RflySetMsgLabel`.
+/// A message row, as the SDK numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MessageLine {
-    /// `flag` −1: a new line.
+    /// A new row (`dispFlag` −1).
     New,
-    /// `flag` 0…4: that line.
+    /// Row 1…[`MESSAGE_LINES`].
     Line(u8),
 }
 
 impl MessageLine {
     pub fn flag(self) -> i32 {
         match self {
-            MessageLine::New => -1,
+            MessageLine::New => NEW_ROW_FLAG,
             MessageLine::Line(n) => i32::from(n),
         }
     }
 
-    /// The line a flag names; `None` at or past [`MESSAGE_LINES`].
+    /// The row a message's flag names: negative a new one, 1…5 that one.
+    /// `None` for 0 (the ID row) and past the rows RflySim3D shows.
     pub fn from_flag(flag: i32) -> Option<Self> {
         match flag {
             f if f < 0 => Some(MessageLine::New),
-            f if f < MESSAGE_LINES => Some(MessageLine::Line(f as u8)),
+            f if (1..=MESSAGE_LINES).contains(&f) => Some(MessageLine::Line(f as u8)),
             _ => None,
         }
     }
@@ -83,10 +137,10 @@ pub enum LabelError {
     TextTooLong {
         len: usize,
     },
-    /// A byte the console would not carry inside a quoted text, at this offset.
-    TextByte {
+    /// A control character at this byte offset.
+    TextControl {
         at: usize,
-        byte: u8,
+        ch: char,
     },
     /// A colour component outside 0…1 (or not finite).
     Colour {
@@ -98,68 +152,55 @@ pub enum LabelError {
     Line(i32),
     /// Neither an ID label nor a message (the ROS message's `kind`).
     Kind(u8),
-    /// The command the label makes is refused (it should not be, once the above pass).
-    Command(CommandTextError),
+    /// 0 or less: RflySim3D would label every vehicle.
+    CopterId(i32),
 }
 
 impl fmt::Display for LabelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            LabelError::TextTooLong { len } => write!(f, "text of {len} bytes: at most {TEXT_MAX}"),
-            LabelError::TextByte { at, byte: b'"' } => {
-                write!(f, "a '\"' at {at}: it would end RflySim3D's quoted text")
-            }
-            LabelError::TextByte { at, byte: b'|' } => write!(
+            LabelError::TextTooLong { len } => write!(
                 f,
-                "a '|' at {at}: Unreal's console would run what follows as another command"
+                "text of {len} bytes: at most {TEXT_MAX} (RflySim3D's 120-byte field, a NUL kept)"
             ),
-            LabelError::TextByte { at, byte: b'\\' } => write!(
+            LabelError::TextControl { at, ch } => write!(
                 f,
-                "a '\\' at {at}: Unreal's console reads it as an escape in a quoted text"
+                "a control character (U+{:04X}) at {at}: a label is one line of text",
+                u32::from(ch)
             ),
-            LabelError::TextByte { at, byte } if byte.is_ascii() => {
-                write!(f, "a control character (0x{byte:02x}) at {at}: printable ASCII only")
-            }
-            LabelError::TextByte { at, .. } => write!(f, "a byte outside ASCII at {at}: printable ASCII only"),
             LabelError::Colour { component, value } => {
                 write!(f, "colour {component} = {value}: 0 to 1")
             }
             LabelError::Size(s) => write!(f, "size {s}: {} to {}", SIZE_RANGE.start(), SIZE_RANGE.end()),
             LabelError::Time(t) => write!(
                 f,
-                "display time {t} s: {} to {} s",
-                TIME_RANGE.start(),
-                TIME_RANGE.end()
+                "display time {t} s: at most {TIME_MAX} s (0: for good, negative: removes the line)"
+            ),
+            LabelError::Line(0) => write!(
+                f,
+                "line 0 is the ID row (kind ID): message lines are 1 to {MESSAGE_LINES}, or −1 for a new one"
             ),
             LabelError::Line(l) => write!(
                 f,
-                "line {l}: 0 to {} (RflySim3D shows {MESSAGE_LINES}), or −1 for a new one",
-                MESSAGE_LINES - 1
+                "line {l}: 1 to {MESSAGE_LINES} (RflySim3D shows {MESSAGE_LINES}), or −1 for a new one"
             ),
             LabelError::Kind(k) => write!(f, "kind {k}: 0 (the ID label) or 1 (a message line)"),
-            LabelError::Command(ref e) => write!(f, "{e}"),
+            LabelError::CopterId(id) => write!(f, "vehicle {id}: RflySim3D would label every vehicle"),
         }
     }
 }
 
 impl std::error::Error for LabelError {}
 
-/// `text` if RflySim3D's console carries it whole as a quoted label text:
-/// at most [`TEXT_MAX`] bytes of printable ASCII, without `"` (it would end
-/// the quoted text), `|` (Unreal's console chains commands at it) or `\`
-/// (an escape in Unreal's quoted texts). Empty is fine.
+/// `text` if RflySim3D shows it whole as a label: at most [`TEXT_MAX`]
+/// bytes of UTF-8 without a control character (a NUL would end it early).
+/// Empty is fine.
 pub fn check_label_text(text: &str) -> Result<(), LabelError> {
     if text.len() > TEXT_MAX {
         return Err(LabelError::TextTooLong { len: text.len() });
     }
-    match text
-        .bytes()
-        .position(|b| !(b' '..=b'~').contains(&b) || matches!(b, b'"' | b'|' | b'\\'))
-    {
-        Some(at) => Err(LabelError::TextByte {
-            at,
-            byte: text.as_bytes()[at],
-        }),
+    match text.char_indices().find(|(_, c)| c.is_control()) {
+        Some((at, ch)) => Err(LabelError::TextControl { at, ch }),
         None => Ok(()),
     }
 }
@@ -176,80 +217,55 @@ pub fn rgb_from_unit(r: f32, g: f32, b: f32) -> Result<[u8; 3], LabelError> {
     Ok([byte("r", r)?, byte("g", g)?, byte("b", b)?])
 }
 
-fn hex(rgb: [u8; 3]) -> String {
-    format!("{:02X}{:02X}{:02X}", rgb[0], rgb[1], rgb[2])
-}
-
 impl VehicleLabel {
-    /// The checks, then the command.
-    pub fn command(&self) -> Result<ConsoleCommand, LabelError> {
+    /// The checks, then the message.
+    pub fn message(&self) -> Result<CopterMsg, LabelError> {
+        if self.copter_id <= 0 {
+            return Err(LabelError::CopterId(self.copter_id));
+        }
         check_label_text(&self.text)?;
         if !SIZE_RANGE.contains(&self.size) {
             return Err(LabelError::Size(self.size));
         }
-        let text = match self.kind {
-            LabelKind::Id => format!(
-                "{SET_ID_LABEL} {} \"{}\" {} {}",
-                self.copter_id,
-                self.text,
-                hex(self.rgb),
-                self.size
-            ),
+        let (disp_flag, disp_time) = match self.kind {
+            LabelKind::Id => (ID_ROW_FLAG, ID_ROW_TIME),
             LabelKind::Message { seconds, line } => {
-                if !TIME_RANGE.contains(&seconds) {
+                if !(seconds.is_finite() && seconds <= TIME_MAX) {
                     return Err(LabelError::Time(seconds));
                 }
                 if MessageLine::from_flag(line.flag()) != Some(line) {
                     return Err(LabelError::Line(line.flag()));
                 }
-                format!(
-                    "{SET_MSG_LABEL} {} \"{}\" {} {} {} {}",
-                    self.copter_id,
-                    self.text,
-                    hex(self.rgb),
-                    self.size,
-                    seconds,
-                    line.flag()
-                )
+                (line.flag(), seconds)
             }
         };
-        ConsoleCommand::new(text).map_err(LabelError::Command)
+        Ok(CopterMsg {
+            copter_id: self.copter_id,
+            disp_flag,
+            rgb: self.rgb.map(i32::from),
+            disp_time,
+            font_size: self.size,
+            text: self.text.clone(),
+        })
     }
 
-    /// The label a console command sets; `None` for any other command or
-    /// one RflySim3D could not read (verbs matched without regard to case).
-    pub fn parse(text: &str) -> Option<VehicleLabel> {
-        let text = text.trim();
-        let (verb, rest) = text.split_once(char::is_whitespace)?;
-        let id_label = verb.eq_ignore_ascii_case(SET_ID_LABEL);
-        if !id_label && !verb.eq_ignore_ascii_case(SET_MSG_LABEL) {
-            return None;
-        }
-        let (id, rest) = rest.trim_start().split_once(char::is_whitespace)?;
-        let copter_id: i32 = id.parse().ok()?;
-        let (label, after) = rest.trim_start().strip_prefix('"')?.split_once('"')?;
-        let mut words = after.split_whitespace();
-        let colour = words.next()?;
-        if colour.len() != 6 {
-            return None;
-        }
-        let rgb_value = u32::from_str_radix(colour, 16).ok()?;
-        let [_, r, g, b] = rgb_value.to_be_bytes();
-        let size: f32 = words.next()?.parse().ok().filter(|s: &f32| s.is_finite())?;
-        let kind = if id_label {
-            LabelKind::Id
-        } else {
-            let seconds: f32 = words.next()?.parse().ok().filter(|s: &f32| s.is_finite())?;
-            let line = MessageLine::from_flag(words.next()?.parse().ok()?)?;
-            LabelKind::Message { seconds, line }
+    /// The label a message sets, as RflySim3D reads it: a row past the five
+    /// is a new one, a colour component is taken within 0–255.
+    pub fn from_message(m: &CopterMsg) -> VehicleLabel {
+        let kind = match m.disp_flag {
+            ID_ROW_FLAG => LabelKind::Id,
+            flag => LabelKind::Message {
+                seconds: m.disp_time,
+                line: MessageLine::from_flag(flag).unwrap_or(MessageLine::New),
+            },
         };
-        Some(VehicleLabel {
-            copter_id,
+        VehicleLabel {
+            copter_id: m.copter_id,
             kind,
-            text: label.to_string(),
-            rgb: [r, g, b],
-            size,
-        })
+            text: m.text.clone(),
+            rgb: m.rgb.map(|c| c.clamp(0, 255) as u8),
+            size: m.font_size,
+        }
     }
 }
 
@@ -267,83 +283,95 @@ mod tests {
         }
     }
 
-    #[test]
-    fn labels_are_written_as_rflysim3d_s_reference_writes_them_and_read_back() {
-        let id = id_label("Hi, here's the test string");
-        let c = id.command().unwrap();
-        assert_eq!(c.text(), "RflySetIDLabel 1000 \"Hi, here's the test string\" FFFF00 20");
-        assert_eq!(VehicleLabel::parse(c.text()), Some(id));
-        let msg = VehicleLabel {
-            copter_id: 1000,
-            kind: LabelKind::Message {
-                seconds: 5.0,
-                line: MessageLine::New,
-            },
-            text: "Hi, here's the test string2".into(),
-            rgb: [0xFF, 0, 0xFF],
-            size: 20.0,
-        };
-        let c = msg.command().unwrap();
-        assert_eq!(
-            c.text(),
-            "RflySetMsgLabel 1000 \"Hi, here's the test string2\" FF00FF 20 5 -1"
-        );
-        assert_eq!(VehicleLabel::parse(c.text()), Some(msg));
-        let line2 = VehicleLabel {
-            kind: LabelKind::Message {
-                seconds: 2.5,
-                line: MessageLine::Line(2),
-            },
-            size: 12.5,
-            ..id_label("")
-        };
-        let c = line2.command().unwrap();
-        assert_eq!(c.text(), "RflySetMsgLabel 1000 \"\" FFFF00 12.5 2.5 2");
-        assert_eq!(VehicleLabel::parse(c.text()), Some(line2));
-        // The longest text, in the longest message command, fits the console.
-        let longest = VehicleLabel {
-            copter_id: i32::MIN,
-            kind: LabelKind::Message {
-                seconds: 0.01,
-                line: MessageLine::New,
-            },
-            size: 0.1,
-            ..id_label(&"w".repeat(TEXT_MAX))
-        };
-        assert!(longest.command().is_ok());
+    /// `struct.pack("<6i2f120s", 1234567899, CopterID, dispFlag, R, G, B, dispTime, fontSize, text)`.
+    fn sdk_copter_msg(id: i32, flag: i32, rgb: [i32; 3], time: f32, size: f32, text: &[u8]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for v in [1_234_567_899, id, flag, rgb[0], rgb[1], rgb[2]] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(&time.to_le_bytes());
+        b.extend_from_slice(&size.to_le_bytes());
+        b.extend_from_slice(text);
+        b.resize(152, 0);
+        b
     }
 
     #[test]
-    fn texts_the_console_would_split_or_misread_are_refused_with_the_reason() {
-        assert!(check_label_text("").is_ok());
-        assert!(check_label_text("a-b_c: 1.5 m (ok) // fine inside quotes").is_ok());
-        for (bad, byte) in [
-            ("say \"hi\"", b'"'),
-            ("a | RflyDelVehicles 1", b'|'),
-            ("back\\slash", b'\\'),
-            ("line\nbreak", b'\n'),
-            ("tab\there", b'\t'),
-            ("del\x7f", 0x7f),
+    fn an_id_label_is_the_sdk_s_send_ue4_label_id() {
+        // sendUE4LabelID(1000, "Hi", 20, [255, 255, 0]): dispFlag 0, dispTime 1.
+        let sdk = sdk_copter_msg(1000, 0, [255, 255, 0], 1.0, 20.0, b"Hi");
+        #[rustfmt::skip]
+        let head = [
+            0xDB, 0x02, 0x96, 0x49, 0xE8, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0x00, 0x00, 0x00,
+            0xFF, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0xA0, 0x41,
+            b'H', b'i',
+        ];
+        assert_eq!(&sdk[..34], &head);
+        let m = id_label("Hi").message().unwrap();
+        assert_eq!(m.encode(), sdk);
+        assert_eq!(CopterMsg::decode(&sdk).unwrap(), m);
+        assert_eq!(VehicleLabel::from_message(&m), id_label("Hi"));
+    }
+
+    #[test]
+    fn message_lines_are_numbered_as_the_sdk_numbers_them() {
+        let message = |seconds, line| VehicleLabel {
+            kind: LabelKind::Message { seconds, line },
+            rgb: [255, 0, 255],
+            size: 12.5,
+            ..id_label("battery 80% \"ok\" | \\ é")
+        };
+        let text = "battery 80% \"ok\" | \\ é".as_bytes();
+        for (line, flag) in [
+            (MessageLine::New, -1),
+            (MessageLine::Line(1), 1),
+            (MessageLine::Line(5), 5),
         ] {
-            let e = check_label_text(bad).unwrap_err();
-            assert!(
-                matches!(e, LabelError::TextByte { byte: b, .. } if b == byte),
-                "{bad:?}: {e}"
-            );
-            assert!(id_label(bad).command().is_err());
+            let label = message(5.0, line);
+            let sdk = sdk_copter_msg(1000, flag, [255, 0, 255], 5.0, 12.5, text);
+            assert_eq!(label.message().unwrap().encode(), sdk, "{line:?}");
+            assert_eq!(VehicleLabel::from_message(&CopterMsg::decode(&sdk).unwrap()), label);
         }
-        assert!(matches!(
-            check_label_text("caf\u{e9}"),
-            Err(LabelError::TextByte { at: 3, .. })
-        ));
+        // Row 0 is the ID row; past five RflySim3D shows none.
+        for n in [0, 6] {
+            assert_eq!(
+                message(5.0, MessageLine::Line(n)).message(),
+                Err(LabelError::Line(i32::from(n)))
+            );
+        }
+        assert!(LabelError::Line(0).to_string().contains("ID row"));
+        // 0: for good; negative: the row goes.
+        assert_eq!(message(0.0, MessageLine::Line(2)).message().unwrap().disp_time, 0.0);
+        assert_eq!(message(-1.0, MessageLine::New).message().unwrap().disp_time, -1.0);
+        // A flag past the rows RflySim3D shows adds one, as it does.
+        let past = CopterMsg {
+            disp_flag: 9,
+            ..message(1.0, MessageLine::New).message().unwrap()
+        };
+        assert_eq!(VehicleLabel::from_message(&past), message(1.0, MessageLine::New));
+    }
+
+    #[test]
+    fn the_text_is_utf8_in_the_120_byte_field_with_its_nul() {
+        let longest = "é".repeat(59) + "w";
+        assert_eq!(longest.len(), TEXT_MAX);
+        let b = id_label(&longest).message().unwrap().encode();
+        assert_eq!((b.len(), &b[32..151], b[151]), (152, longest.as_bytes(), 0));
         assert_eq!(
-            check_label_text(&"x".repeat(TEXT_MAX + 1)),
+            id_label(&"w".repeat(TEXT_MAX + 1)).message(),
             Err(LabelError::TextTooLong { len: TEXT_MAX + 1 })
         );
+        for (bad, at) in [("a\0b", 1), ("line\nbreak", 4), ("tab\there", 3), ("del\x7f", 3)] {
+            assert!(
+                matches!(id_label(bad).message(), Err(LabelError::TextControl { at: a, .. }) if a == at),
+                "{bad:?}"
+            );
+        }
+        assert!(check_label_text("").is_ok());
     }
 
     #[test]
-    fn colours_sizes_times_and_lines_are_range_checked() {
+    fn colours_sizes_times_and_vehicles_are_range_checked() {
         assert_eq!(rgb_from_unit(1.0, 0.5, 0.0), Ok([255, 128, 0]));
         assert!(matches!(
             rgb_from_unit(1.5, 0.0, 0.0),
@@ -352,40 +380,43 @@ mod tests {
         assert!(rgb_from_unit(0.0, f32::NAN, 0.0).is_err());
         assert!(rgb_from_unit(0.0, 0.0, -0.1).is_err());
         for size in [0.0, -1.0, f32::NAN, f32::INFINITY, 1000.5] {
-            let refused = VehicleLabel { size, ..id_label("x") }.command();
+            let refused = VehicleLabel { size, ..id_label("x") }.message();
             assert!(matches!(refused, Err(LabelError::Size(_))), "{size}: {refused:?}");
         }
-        let message = |seconds, line| VehicleLabel {
-            kind: LabelKind::Message { seconds, line },
-            ..id_label("x")
-        };
-        assert!(message(0.0, MessageLine::New).command().is_err());
-        assert!(message(f32::NAN, MessageLine::New).command().is_err());
-        assert!(message(1.0, MessageLine::Line(5)).command().is_err());
-        assert!(message(1.0, MessageLine::Line(4)).command().is_ok());
+        for seconds in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, TIME_MAX + 1.0] {
+            let m = VehicleLabel {
+                kind: LabelKind::Message {
+                    seconds,
+                    line: MessageLine::New,
+                },
+                ..id_label("x")
+            };
+            assert!(matches!(m.message(), Err(LabelError::Time(_))), "{seconds}");
+        }
+        for id in [0, -3] {
+            assert_eq!(
+                VehicleLabel {
+                    copter_id: id,
+                    ..id_label("x")
+                }
+                .message(),
+                Err(LabelError::CopterId(id))
+            );
+        }
         assert_eq!(MessageLine::from_flag(-7), Some(MessageLine::New));
-        assert_eq!(MessageLine::from_flag(5), None);
+        assert_eq!(MessageLine::from_flag(0), None);
+        assert_eq!(MessageLine::from_flag(6), None);
     }
 
     #[test]
-    fn the_parser_reads_only_labels_rflysim3d_could_read() {
-        assert_eq!(
-            VehicleLabel::parse("rflysetidlabel 3 \"a b\" 00ff00 8").map(|l| (l.copter_id, l.rgb, l.text)),
-            Some((3, [0, 255, 0], "a b".to_string()))
-        );
-        for other in [
-            "RflySetIDLabel",
-            "RflySetIDLabel x \"a\" FF0000 20",
-            "RflySetIDLabel 1 a FF0000 20",
-            "RflySetIDLabel 1 \"a FF0000 20",
-            "RflySetIDLabel 1 \"a\" FF00 20",
-            "RflySetIDLabel 1 \"a\" GG0000 20",
-            "RflySetIDLabel 1 \"a\" FF0000 NaN",
-            "RflySetMsgLabel 1 \"a\" FF0000 20 5",
-            "RflySetMsgLabel 1 \"a\" FF0000 20 5 9",
-            "RflyShowTextTime \"a\" 5",
-        ] {
-            assert_eq!(VehicleLabel::parse(other), None, "{other:?}");
-        }
+    fn a_datagram_of_another_length_or_checksum_is_not_a_label() {
+        let good = id_label("x").message().unwrap().encode();
+        assert!(matches!(
+            CopterMsg::decode(&good[..151]),
+            Err(DecodeError::Length { .. })
+        ));
+        let mut wrong = good.clone();
+        wrong[0] ^= 1;
+        assert!(matches!(CopterMsg::decode(&wrong), Err(DecodeError::Checksum { .. })));
     }
 }

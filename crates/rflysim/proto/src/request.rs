@@ -72,7 +72,7 @@ impl From<&SensorConfig> for VisionSensorReq {
             data_width: c.data_width,
             data_height: c.data_height,
             data_check_freq: c.data_check_freq,
-            send_protocol: c.send_protocol,
+            send_protocol: c.requested_send_protocol(),
             camera_fov: c.camera_fov_deg,
             sensor_pos_xyz: c.sensor_pos_xyz,
             eular_or_quat: c.eular_or_quat,
@@ -352,6 +352,62 @@ mod tests {
         }
         assert!(VisionSensorReq::decode(&sample().encode(RequestForm::Current144, 12346)).is_err());
         assert!(VisionSensorReq::decode(&[0; 100]).is_err());
+    }
+
+    /// A sensor of Config.json as RflySim's SDK loads it (`jsonLoad`).
+    fn configured(seq_id: u16, type_id: u16, send_protocol: [u16; 8]) -> SensorConfig {
+        let json = format!(
+            r#"{{"VisionSensors": [{{"SeqID": {seq_id}, "TypeID": {type_id}, "TargetCopter": 1,
+            "TargetMountType": 0, "DataWidth": 640, "DataHeight": 480, "DataCheckFreq": 30,
+            "SendProtocol": {send_protocol:?}, "CameraFOV": 90, "SensorPosXYZ": [0, 0, 0],
+            "EularOrQuat": 0, "SensorAngEular": [0, 0, 0], "SensorAngQuat": [1, 0, 0, 0],
+            "otherParams": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]}}]}}"#
+        );
+        crate::config::parse_config(&json, crate::config::AngleUnit::Auto)
+            .unwrap()
+            .remove(0)
+    }
+
+    /// `struct.pack("<16H", 12345, 3, 1, 1, 0, 640, 480, 30, 2, 127, 0, 0, 1, 10002, 0, 0)`:
+    /// the SDK's request for SeqID 3 written with port 0, which its `jsonLoad` makes 9999 + 3.
+    const SDK_REQUEST_PORT_FILLED: [u8; 32] = [
+        0x39, 0x30, 0x03, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x80, 0x02, 0xe0, 0x01, 0x1e, 0x00, //
+        0x02, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x12, 0x27, 0x00, 0x00, 0x00, 0x00,
+    ];
+
+    #[test]
+    fn a_sensor_without_a_port_is_asked_for_the_port_it_is_listened_on() {
+        let cfg = configured(3, 1, [2, 127, 0, 0, 1, 0, 0, 0]);
+        let b = VisionSensorReq::from(&cfg).encode(RequestForm::Current144, REQUEST_CHECKSUM);
+        assert_eq!(b[..32], SDK_REQUEST_PORT_FILLED);
+        assert_eq!(cfg.udp_port(), 10002);
+        let given = configured(3, 1, [2, 127, 0, 0, 1, 9100, 0, 0]);
+        assert_eq!(
+            VisionSensorReq::from(&given).send_protocol[5],
+            9100,
+            "a port written is kept"
+        );
+    }
+
+    /// `struct.pack("<16H", 12345, 7, 1, 1, 0, 640, 480, 30, 1, 0, 0, 0, 0, 10006, 0, 0)`:
+    /// the SDK's request on Linux for SeqID 7 written as shared memory, `[0, 0, 0, 0, 0, 0, 0, 0]`.
+    const SDK_REQUEST_ON_LINUX_FOR_SHARED_MEMORY: [u8; 32] = [
+        0x39, 0x30, 0x07, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x80, 0x02, 0xe0, 0x01, 0x1e, 0x00, //
+        0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x16, 0x27, 0x00, 0x00, 0x00, 0x00,
+    ];
+
+    #[test]
+    fn shared_memory_is_asked_as_udp_as_the_sdk_asks_on_linux() {
+        let shm = configured(7, 1, [0; 8]);
+        let udp = shm.over_udp_instead_of_shared_memory().unwrap();
+        let b = VisionSensorReq::from(&udp).encode(RequestForm::Current144, REQUEST_CHECKSUM);
+        assert_eq!(b[..32], SDK_REQUEST_ON_LINUX_FOR_SHARED_MEMORY);
+        assert_eq!(udp.udp_port(), shm.udp_port());
+        assert_eq!(
+            configured(7, 1, [2, 127, 0, 0, 1, 0, 0, 0]).over_udp_instead_of_shared_memory(),
+            None,
+            "a UDP sensor stays as it is"
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ use rflysim_proto::console::{ClearScope, ConsoleCommand, SceneItem};
 use rflysim_proto::gimbal::GimbalEcho;
 use rflysim_proto::header::{split_frame, HeaderKind};
 use rflysim_proto::image::raw_image;
-use rflysim_proto::label::VehicleLabel;
+use rflysim_proto::label::{CopterMsg, LabelKind, MessageLine, VehicleLabel};
 use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
 use rflysim_proto::request::{
@@ -655,13 +655,23 @@ fn terrain_files_and_labels() {
     let png = terrain::encode::heights_png(&raw, 8, 8).unwrap();
     let txt = "700,700,900,0,0,0,300,400,500\n";
     let good = HeightMap::from_files(&png, txt).unwrap();
-    let label = "RflySetMsgLabel 1 \"a b\" FF00FF 20 5 -1";
+    let label = |kind| VehicleLabel {
+        copter_id: 1,
+        kind,
+        text: "a b".into(),
+        rgb: [255, 0, 255],
+        size: 20.0,
+    };
+    let message = LabelKind::Message {
+        seconds: 5.0,
+        line: MessageLine::New,
+    };
     let corpus = vec![
         png.clone(),
         txt.as_bytes().to_vec(),
         b"1,1,0,0,0,0,0,0,0,40.1,116.3,50".to_vec(),
-        label.as_bytes().to_vec(),
-        b"RflySetIDLabel 1000 \"x\" 00FF00 8".to_vec(),
+        label(message).message().unwrap().encode(),
+        label(LabelKind::Id).message().unwrap().encode(),
     ];
     let heights_finite = |m: &HeightMap| {
         for (x, y) in [(0.0, 0.0), (3.5, 2.25), (-1e9, 1e9), (f64::MAX, f64::MIN)] {
@@ -682,12 +692,13 @@ fn terrain_files_and_labels() {
                 if let Ok(m) = HeightMap::from_files(&png, text) {
                     heights_finite(&m);
                 }
-                // A label read back builds the same command, or is refused; never a malformed one.
-                if let Some(l) = VehicleLabel::parse(text) {
-                    if let Ok(c) = l.command() {
-                        assert_eq!(VehicleLabel::parse(c.text()), Some(l));
-                        assert!(!c.text().contains('|') && c.text().matches('"').count() == 2);
-                    }
+            }
+            // A label read back builds the same message, or is refused.
+            if let Ok(m) = CopterMsg::decode(d) {
+                let l = VehicleLabel::from_message(&m);
+                if let Ok(again) = l.message() {
+                    assert_eq!(VehicleLabel::from_message(&again), l);
+                    assert_eq!(CopterMsg::decode(&again.encode()), Ok(again));
                 }
             }
         },

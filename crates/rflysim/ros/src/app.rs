@@ -68,8 +68,20 @@ impl Role {
     }
 }
 
-/// The sensors `role` serves, and the fields the config left out for them.
-pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfig>, Vec<SensorDefaults>), String> {
+/// What the config asks of RflySim3D, as the bridge asks it.
+#[derive(Debug, Default)]
+pub struct ChosenSensors {
+    pub sensors: Vec<SensorConfig>,
+    /// The fields the config left out for them.
+    pub defaulted: Vec<SensorDefaults>,
+    /// The SeqIDs written as shared memory and asked over UDP instead.
+    pub over_udp: Vec<u16>,
+}
+
+/// The sensors `role` serves. With RflySim3D on another machine
+/// (`sim_here` false), shared memory is asked over UDP, as the SDK does on
+/// Linux: RflySim3D writes its shared memory where nothing here can read it.
+pub fn sensors_for(config: &ConfigChoice, role: Role, sim_here: bool) -> Result<ChosenSensors, String> {
     // The IMU needs no sensor list; the scene alone needs none either, and
     // serves the gimbals of a config only when it is given one.
     if role == Role::Imu || (role == Role::Scene && config.path.is_none()) {
@@ -81,7 +93,16 @@ pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfi
             "the path of a RflySim Config.json is needed",
         )
     })?;
-    let report = load_config_report(path, config.angle_unit).map_err(|e| e.to_string())?;
+    let mut report = load_config_report(path, config.angle_unit).map_err(|e| e.to_string())?;
+    let mut over_udp = Vec::new();
+    if !sim_here {
+        for cfg in &mut report.sensors {
+            if let Some(udp) = cfg.over_udp_instead_of_shared_memory() {
+                *cfg = udp;
+                over_udp.push(cfg.seq_id);
+            }
+        }
+    }
     let clashes = udp_port_clashes(&report.sensors);
     if !clashes.is_empty() {
         return Err(format!("{}: {}", path.display(), clashes.join("; ")));
@@ -106,7 +127,12 @@ pub fn sensors_for(config: &ConfigChoice, role: Role) -> Result<(Vec<SensorConfi
         .into_iter()
         .filter(|d| chosen.iter().any(|c| c.seq_id == d.seq_id))
         .collect();
-    Ok((chosen, defaulted))
+    over_udp.retain(|seq| chosen.iter().any(|c| c.seq_id == *seq));
+    Ok(ChosenSensors {
+        sensors: chosen,
+        defaulted,
+        over_udp,
+    })
 }
 
 /// Builds the nodes of `role` and runs them until SIGINT / SIGTERM.
@@ -117,12 +143,25 @@ pub fn main(role: Role) -> std::process::ExitCode {
 fn run(role: Role) -> Result<(), String> {
     let bridge = BridgeProcess::start(role.node_name(), "")?;
     let settings = Settings::from_node(&bridge.node)?;
-    let (sensors, defaulted) = sensors_for(&settings.config, role)?;
+    let sim_ip = settings.link.sim_ip;
+    let ChosenSensors {
+        sensors,
+        defaulted,
+        over_udp,
+    } = sensors_for(&settings.config, role, ros_common::net::is_this_host(sim_ip))?;
     let mut start = Startup::new(bridge, settings)?;
     for d in &defaulted {
         r2r::log_warn!(
             &start.bridge.logger,
             "{d} (RflySim's Python SDK needs these fields in Config.json)"
+        );
+    }
+    if !over_udp.is_empty() {
+        r2r::log_warn!(
+            &start.bridge.logger,
+            "sensor(s) {over_udp:?} asked over UDP (SendProtocol[0] 1) instead of shared memory: RflySim3D at \
+             {sim_ip} is not on this machine and writes its shared memory there (RflySim's Python SDK does the \
+             same on Linux)"
         );
     }
     let handle = start.bridge.handle();
@@ -359,5 +398,42 @@ impl Startup {
             self.bridge.logger.clone(),
             self.bridge.stop_signal(),
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rflysim_proto::sensor::Transport;
+
+    #[test]
+    fn shared_memory_is_asked_over_udp_only_of_a_simulator_elsewhere() {
+        let path = std::env::temp_dir().join(format!("rflysim_app_test_{}.json", std::process::id()));
+        std::fs::write(
+            &path,
+            r#"{"VisionSensors": [
+                {"SeqID": 1, "TypeID": 1, "SendProtocol": [0, 0, 0, 0, 0, 0, 0, 0]},
+                {"SeqID": 2, "TypeID": 1, "SendProtocol": [2, 127, 0, 0, 1, 0, 0, 0]}]}"#,
+        )
+        .unwrap();
+        let config = ConfigChoice {
+            path: Some(path.clone()),
+            seq_id: None,
+            angle_unit: Default::default(),
+        };
+        let here = sensors_for(&config, Role::Bridge, true).unwrap();
+        let elsewhere = sensors_for(&config, Role::Bridge, false).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let transports = |c: &ChosenSensors| c.sensors.iter().map(|s| s.transport()).collect::<Vec<_>>();
+        assert_eq!(
+            transports(&here),
+            [Some(Transport::SharedMemory), Some(Transport::UdpRaw)]
+        );
+        assert!(here.over_udp.is_empty());
+        assert_eq!(
+            transports(&elsewhere),
+            [Some(Transport::UdpCompressed), Some(Transport::UdpRaw)]
+        );
+        assert_eq!(elsewhere.over_udp, [1]);
     }
 }

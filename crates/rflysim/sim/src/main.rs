@@ -323,6 +323,11 @@ fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Options, clap:
         Some(path) => load_config(&path, AngleUnit::Auto).map_err(|e| invalid(e.to_string()))?,
         None => parse_config(EXAMPLE_CONFIG, AngleUnit::Auto).map_err(|e| invalid(format!("example config: {e}")))?,
     };
+    // As RflySim3D holds them once the SDK asked for them: a bridge's request
+    // for the same sensor then changes nothing.
+    for s in &mut o.sensors {
+        s.send_protocol = s.requested_send_protocol();
+    }
     Ok(o)
 }
 

@@ -1,7 +1,7 @@
 //! RflySim3D's request port: console commands, split into commands as
 //! Unreal's console splits a line (the cameras' `RflyReqObjData` and
-//! `RflyClearCapture`; the scene's verbs, for [`crate::scene`]; the labels
-//! over vehicles), the pose structs that place vehicles in the scene, gimbal
+//! `RflyClearCapture`; the scene's verbs, for [`crate::scene`]), the labels
+//! over vehicles, the pose structs that place vehicles in the scene, gimbal
 //! control requests (a neutral one dropped on demand:
 //! `--drop-gimbal-neutrals`, `--gimbal-neutral-loss`), and
 //! `VisionSensorReq`s that start (or reconfigure) a sensor's stream.
@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use rflysim_proto::console::{console_lines, SceneItem};
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::gimbal::stops_rates_only;
-use rflysim_proto::label::VehicleLabel;
+use rflysim_proto::label::{CopterMsg, VehicleLabel};
 use rflysim_proto::request::{decode_console_command, ConsoleRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::scene::PoseDatagram;
 
@@ -38,10 +38,6 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
             // As RflySim3D's (Unreal's) console: each command of the text in turn.
             for command in console_lines(&text) {
                 log(&format!("console command from {from}: {command}"));
-                if let Some(label) = VehicleLabel::parse(&command) {
-                    shared.scene.lock().unwrap().apply_label(label);
-                    continue;
-                }
                 let Some(request) = ConsoleRequest::parse(&command) else {
                     continue;
                 };
@@ -56,6 +52,14 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
                 drop(cameras);
                 shared.scene.lock().unwrap().apply_console(&request, run.clock.now());
             }
+            continue;
+        }
+        if let Ok(m) = CopterMsg::decode(d) {
+            log(&format!(
+                "label from {from}: CopterID {} dispFlag {} RGB {:?} dispTime {} fontSize {} text {:?}",
+                m.copter_id, m.disp_flag, m.rgb, m.disp_time, m.font_size, m.text
+            ));
+            shared.scene.lock().unwrap().apply_label(VehicleLabel::from_message(&m));
             continue;
         }
         match PoseDatagram::decode(d) {
@@ -103,8 +107,8 @@ pub(crate) fn request_loop(sock: UdpSocket, streams: Arc<Mutex<Streams>>, run: R
                 let known = shared.sensors.lock().unwrap().get(&cfg.seq_id) == Some(&cfg);
                 if !known {
                     log(&format!(
-                        "request from {from}: starting sensor {} (TypeID {})",
-                        cfg.seq_id, cfg.type_id
+                        "request from {from}: starting sensor {} (TypeID {}), SendProtocol {:?}",
+                        cfg.seq_id, cfg.type_id, cfg.send_protocol
                     ));
                     if let Err(e) = streams.lock().unwrap().start(cfg, &run) {
                         log(&format!("cannot start the requested sensor: {e}"));

@@ -183,26 +183,46 @@ impl SceneState {
         self.labels.get(&id)
     }
 
-    /// Shows a label over its vehicle (display times are not run out: the
-    /// last label sent stays); logs what it shows.
+    /// Shows a label over its vehicle as RflySim3D does (display times are
+    /// not run out: the last label sent stays); logs what it shows.
     pub fn apply_label(&mut self, label: VehicleLabel) {
         let shown = self.labels.entry(label.copter_id).or_default();
         let [r, g, b] = label.rgb;
-        let what = match label.kind {
-            LabelKind::Id => "ID label".to_string(),
-            LabelKind::Message { seconds, line } => format!("message line {line:?} for {seconds} s"),
+        let (seconds, line) = match label.kind {
+            LabelKind::Id => {
+                log(&format!(
+                    "vehicle {} shows ID label: \"{}\" colour {r:02X}{g:02X}{b:02X} size {}",
+                    label.copter_id, label.text, label.size
+                ));
+                shown.id = Some(label);
+                return;
+            }
+            LabelKind::Message { seconds, line } => (seconds, line),
         };
+        // A row RflySim3D shows, numbered from 1; any other is added.
+        let row = match line {
+            MessageLine::Line(n) if (1..=shown.messages.len()).contains(&usize::from(n)) => Some(usize::from(n) - 1),
+            _ => None,
+        };
+        let id = label.copter_id;
+        if seconds < 0.0 {
+            match (row, line) {
+                (Some(i), _) => {
+                    shown.messages.remove(i);
+                }
+                (None, MessageLine::New) => shown.messages.clear(),
+                (None, MessageLine::Line(_)) => {}
+            }
+            log(&format!("vehicle {id} removes message line {line:?}"));
+            return;
+        }
         log(&format!(
-            "vehicle {} shows {what}: \"{}\" colour {r:02X}{g:02X}{b:02X} size {}",
-            label.copter_id, label.text, label.size
+            "vehicle {id} shows message line {line:?} for {seconds} s: \"{}\" colour {r:02X}{g:02X}{b:02X} size {}",
+            label.text, label.size
         ));
-        match label.kind {
-            LabelKind::Id => shown.id = Some(label),
-            LabelKind::Message {
-                line: MessageLine::Line(n),
-                ..
-            } if usize::from(n) < shown.messages.len() => shown.messages[usize::from(n)] = label,
-            LabelKind::Message { .. } => {
+        match row {
+            Some(i) => shown.messages[i] = label,
+            None => {
                 shown.messages.push(label);
                 let excess = shown.messages.len().saturating_sub(MESSAGE_LINES as usize);
                 shown.messages.drain(..excess);
@@ -609,17 +629,42 @@ mod tests {
         for i in 0..7 {
             scene.apply_label(label(&format!("m{i}"), new_line));
         }
+        let row = |seconds, n| LabelKind::Message {
+            seconds,
+            line: MessageLine::Line(n),
+        };
+        scene.apply_label(label("set", row(1.0, 1)));
+        let texts = |scene: &SceneState| -> Vec<String> {
+            let shown = scene.labels(3).unwrap();
+            shown.messages.iter().map(|m| m.text.clone()).collect()
+        };
+        assert_eq!(scene.labels(3).unwrap().id.as_ref().unwrap().text, "three");
+        assert_eq!(texts(&scene), ["set", "m3", "m4", "m5", "m6"], "row 1 is the first");
+        scene.apply_label(label("", row(-1.0, 2)));
+        assert_eq!(
+            texts(&scene),
+            ["set", "m4", "m5", "m6"],
+            "a negative time removes the row"
+        );
+        scene.apply_label(label("past", row(0.0, 5)));
+        assert_eq!(
+            texts(&scene),
+            ["set", "m4", "m5", "m6", "past"],
+            "a row not shown is added"
+        );
         scene.apply_label(label(
-            "set",
+            "",
             LabelKind::Message {
-                seconds: 1.0,
-                line: MessageLine::Line(0),
+                seconds: -1.0,
+                line: MessageLine::New,
             },
         ));
-        let shown = scene.labels(3).unwrap();
-        assert_eq!(shown.id.as_ref().unwrap().text, "three");
-        let texts: Vec<&str> = shown.messages.iter().map(|m| m.text.as_str()).collect();
-        assert_eq!(texts, ["set", "m3", "m4", "m5", "m6"]);
+        assert!(texts(&scene).is_empty(), "every message row goes");
+        assert_eq!(
+            scene.labels(3).unwrap().id.as_ref().unwrap().text,
+            "three",
+            "the ID row stays"
+        );
         scene.apply_console(&ConsoleRequest::DelVehicles(vec![3]), 1.0);
         assert!(scene.labels(3).is_none(), "gone with its vehicle");
     }

@@ -1,6 +1,6 @@
 //! `rflysim/uav<id>/label` (`rflysim_bridge/VehicleLabel`) → RflySim3D's
-//! `RflySetIDLabel` / `RflySetMsgLabel`. A label the console could not carry
-//! whole (see [`rflysim_proto::label`]) is refused: logged at a limited
+//! `CopterMsg`, as RflySim's SDK sends it (see [`rflysim_proto::label`]). A
+//! label RflySim3D could not show as asked is refused: logged at a limited
 //! rate, counted (`label_refused` in the scene's diagnostics), nothing sent.
 
 use std::sync::Arc;
@@ -9,12 +9,12 @@ use futures::StreamExt;
 use r2r::rflysim_bridge::msg::VehicleLabel as LabelMsg;
 use r2r::Node;
 
-use rflysim_proto::label::{rgb_from_unit, LabelError, LabelKind, MessageLine, VehicleLabel};
+use rflysim_proto::label::{rgb_from_unit, CopterMsg, LabelError, LabelKind, MessageLine, VehicleLabel};
 
 use super::SceneCore;
 
-/// The label a message asks for over vehicle `id`, or why it cannot be sent.
-pub fn label_of(id: u16, m: &LabelMsg) -> Result<VehicleLabel, LabelError> {
+/// The message a label asks for over vehicle `id`, or why it cannot be sent.
+pub fn label_of(id: u16, m: &LabelMsg) -> Result<CopterMsg, LabelError> {
     let kind = match m.kind {
         k if k == LabelMsg::KIND_ID as u8 => LabelKind::Id,
         k if k == LabelMsg::KIND_MESSAGE as u8 => LabelKind::Message {
@@ -23,16 +23,14 @@ pub fn label_of(id: u16, m: &LabelMsg) -> Result<VehicleLabel, LabelError> {
         },
         other => return Err(LabelError::Kind(other)),
     };
-    let label = VehicleLabel {
+    VehicleLabel {
         copter_id: i32::from(id),
         kind,
         text: m.text.clone(),
         rgb: rgb_from_unit(m.color.r, m.color.g, m.color.b)?,
         size: m.size,
-    };
-    // The checks the command makes, here too, so that the caller sends only what passed.
-    label.command()?;
-    Ok(label)
+    }
+    .message()
 }
 
 /// Subscribes `rflysim/uav<id>/label` on `node`, and sends each label on a task of its own.
@@ -44,10 +42,9 @@ pub fn subscribe(node: &mut Node, core: &Arc<SceneCore>, id: u16) -> Result<(), 
     let core = core.clone();
     tokio::spawn(async move {
         while let Some(m) = labels.next().await {
-            let sent = label_of(id, &m).and_then(|l| l.command()).map_err(|e| e.to_string());
-            let sent = sent.and_then(|c| {
-                core.send(&c.encode(), Some(core.window))
-                    .map(|()| c.text().len())
+            let sent = label_of(id, &m).map_err(|e| e.to_string()).and_then(|msg| {
+                core.send(&msg.encode(), Some(core.window))
+                    .map(|()| CopterMsg::LEN)
                     .map_err(|e| format!("cannot send: {e}"))
             });
             match sent {
@@ -84,33 +81,34 @@ mod tests {
     }
 
     #[test]
-    fn a_message_becomes_rflysim3d_s_command_or_is_refused_with_the_reason() {
-        let c = label_of(1000, &message("Hi, here's the test string2"))
-            .unwrap()
-            .command()
-            .unwrap();
+    fn a_label_becomes_the_sdk_s_message_or_is_refused_with_the_reason() {
+        let m = label_of(1000, &message("Hi, \"here's\" | the test string2")).unwrap();
         assert_eq!(
-            c.text(),
-            "RflySetMsgLabel 1000 \"Hi, here's the test string2\" FF00FF 20 5 -1"
+            (m.copter_id, m.disp_flag, m.rgb, m.disp_time, m.font_size),
+            (1000, -1, [255, 0, 255], 5.0, 20.0)
         );
+        assert_eq!(m.text, "Hi, \"here's\" | the test string2");
         let id = LabelMsg {
             kind: LabelMsg::KIND_ID as u8,
             ..message("uav1")
         };
-        assert_eq!(
-            label_of(1, &id).unwrap().command().unwrap().text(),
-            "RflySetIDLabel 1 \"uav1\" FF00FF 20"
-        );
+        let m = label_of(1, &id).unwrap();
+        assert_eq!((m.disp_flag, m.disp_time, m.text.as_str()), (0, 1.0, "uav1"));
+        let mut first = message("x");
+        first.line = 1;
+        assert_eq!(label_of(1, &first).unwrap().disp_flag, 1, "the SDK's first message row");
         assert!(matches!(
-            label_of(1, &message("a|b")),
-            Err(LabelError::TextByte { byte: b'|', .. })
+            label_of(1, &message("a\nb")),
+            Err(LabelError::TextControl { ch: '\n', .. })
         ));
         let mut bad = message("x");
         bad.color.g = 2.0;
         assert!(label_of(1, &bad).unwrap_err().to_string().contains("colour g"));
-        let mut bad = message("x");
-        bad.line = 5;
-        assert!(matches!(label_of(1, &bad), Err(LabelError::Line(5))));
+        for line in [0, 6] {
+            let mut bad = message("x");
+            bad.line = line;
+            assert_eq!(label_of(1, &bad), Err(LabelError::Line(i32::from(line))));
+        }
         let mut bad = message("x");
         bad.kind = 7;
         assert!(matches!(label_of(1, &bad), Err(LabelError::Kind(7))));

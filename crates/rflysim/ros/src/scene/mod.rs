@@ -588,11 +588,7 @@ fn vehicle_outputs(node: &mut Node, id: u16, qos: &r2r::QosProfile) -> Result<Ve
 
 /// A console command text for RflySim3D: why not, when it cannot be one.
 pub fn console_text(text: &str) -> Result<ConsoleCommand, String> {
-    let c = ConsoleCommand::new(text).map_err(|e| e.to_string())?;
-    if !c.fits_short_form() {
-        return Err(format!("{} bytes: at most 51", text.len()));
-    }
-    Ok(c)
+    ConsoleCommand::new(text).map_err(|e| e.to_string())
 }
 
 /// The type `rflysim/scene/poses` is taken as, serialized.
@@ -852,7 +848,8 @@ mod tests {
     #[test]
     fn console_texts_are_checked_with_the_reason() {
         assert!(console_text("RflyChangeMapbyName Grasslands").is_ok());
-        assert!(console_text(&"x".repeat(52)).unwrap_err().contains("51"));
+        assert_eq!(console_text(&"x".repeat(249)).unwrap().encode().len(), 256);
+        assert!(console_text(&"x".repeat(250)).unwrap_err().contains("at most 249"));
         assert!(console_text("Rfly\u{e9}").is_err());
         assert!(console_text("a\0b").is_err());
         // One command a call: Unreal's console would run a second one after a '|'.
