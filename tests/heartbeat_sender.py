@@ -17,8 +17,9 @@ import time
 HEARTBEAT_CHECKSUM = 123456789
 
 
-def heartbeat(copter, anchor_s, sim_s=0.0):
-    return struct.pack("<2i3q", HEARTBEAT_CHECKSUM, copter, int(anchor_s * 1e6), int(sim_s * 1e6), 0)
+def heartbeat(copter, anchor_s, count=0):
+    """RflyTimeStmp as RflySim's SDK reads it: SysStartTime, SysCurrentTime (Unix ms), HeartCount."""
+    return struct.pack("<2i3q", HEARTBEAT_CHECKSUM, copter, int(anchor_s * 1e3), int(time.time() * 1e3), count)
 
 
 def main(dest, port, copter, anchors, rate_hz, count, interface=None):
@@ -28,7 +29,7 @@ def main(dest, port, copter, anchors, rate_hz, count, interface=None):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
     for i in range(count):
         anchor = anchors[i % len(anchors)]
-        s.sendto(heartbeat(copter, anchor, max(0.0, time.time() - anchor)), (dest, port))
+        s.sendto(heartbeat(copter, anchor, i), (dest, port))
         time.sleep(1.0 / rate_hz)
     s.close()
 

@@ -360,7 +360,7 @@ def test_camera_lidar_and_imu_share_one_time_base(collector, processes, tmp_path
     # the drift and the least latency of a window), and lie within a few ms
     # of the heartbeat's epoch (one machine, one clock).
     newest = {key: stamp_seconds(collector.messages(key)[-1].header) for key in (img, cloud, imu)}
-    heartbeat_epoch = int((sc.dump / "heartbeat1.txt").read_text().split()[-1]) * 1e-6
+    heartbeat_epoch = int((sc.dump / "heartbeat1.txt").read_text().split()[-1]) * 1e-3
     sent = {img: [t for t in sc.frames(701)], cloud: [t for t in sc.frames(702)],
             imu: [t for t, _, _ in sc.imu_samples()]}
     epochs = {key: st - min(sent[key], key=lambda t: abs(st - heartbeat_epoch - t)) for key, st in newest.items()}

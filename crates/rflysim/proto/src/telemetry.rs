@@ -264,16 +264,18 @@ impl TrueState {
     }
 }
 
-/// CopterSim heartbeat `<2i3q>`, 32 bytes: the wall-clock start of the
-/// simulation, to map sim time to epoch time.
+/// CopterSim heartbeat `RflyTimeStmp` `<2i3q>`, 32 bytes, as RflySim's SDK
+/// reads it: the CopterSim PC's wall clock in Unix milliseconds when the
+/// simulation started (sim time 0) and when the beat left, and a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Heartbeat {
     pub copter_id: i32,
-    /// Epoch time of sim time 0, microseconds.
-    pub start_time_us: i64,
-    /// Sim time of this beat, microseconds.
-    pub sim_time_us: i64,
-    pub reserved: i64,
+    /// `SysStartTime`: Unix time of sim time 0 on the PC's clock, ms.
+    pub start_time_ms: i64,
+    /// `SysCurrentTime`: Unix time of this beat on the PC's clock, ms.
+    pub current_time_ms: i64,
+    /// `HeartCount`: beats sent so far.
+    pub count: i64,
 }
 
 impl Heartbeat {
@@ -284,9 +286,9 @@ impl Heartbeat {
         checksum("heartbeat", f, COPTERSIM_CHECKSUM)?;
         Ok(Self {
             copter_id: f.i32(4),
-            start_time_us: f.i64(8),
-            sim_time_us: f.i64(16),
-            reserved: f.i64(24),
+            start_time_ms: f.i64(8),
+            current_time_ms: f.i64(16),
+            count: f.i64(24),
         })
     }
 
@@ -294,9 +296,9 @@ impl Heartbeat {
         let mut w = Writer::with_capacity(Self::LEN);
         w.i32(COPTERSIM_CHECKSUM)
             .i32(self.copter_id)
-            .i64(self.start_time_us)
-            .i64(self.sim_time_us)
-            .i64(self.reserved);
+            .i64(self.start_time_ms)
+            .i64(self.current_time_ms)
+            .i64(self.count);
         w.finish()
     }
 }
@@ -406,11 +408,18 @@ mod tests {
     fn heartbeat_and_detections() {
         let h = Heartbeat {
             copter_id: 1,
-            start_time_us: 1_700_000_000_000_000,
-            sim_time_us: 5_000_000,
-            reserved: 0,
+            start_time_ms: 1_700_000_000_000,
+            current_time_ms: 1_700_000_005_000,
+            count: 10,
         };
         assert_eq!(Heartbeat::decode(&h.encode()).unwrap(), h);
+        // The bytes of RflySim's SDK: struct.pack('<2i3q', 123456789, 1,
+        // 1700000000000, 1700000005000, 10), SysStartTime and SysCurrentTime in ms.
+        let sdk: [u8; 32] = [
+            0x15, 0xcd, 0x5b, 0x07, 0x01, 0, 0, 0, 0x00, 0x68, 0xe5, 0xcf, 0x8b, 0x01, 0, 0, 0x88, 0x7b, 0xe5, 0xcf,
+            0x8b, 0x01, 0, 0, 0x0a, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        assert_eq!(h.encode(), sdk);
         let d = vec![Detection {
             id: 4,
             score: Some(0.9),

@@ -155,9 +155,9 @@ fn fixed_structs_and_requests() {
         .encode(),
         Heartbeat {
             copter_id: 1,
-            start_time_us: 1,
-            sim_time_us: 2,
-            reserved: 0,
+            start_time_ms: 1,
+            current_time_ms: 2,
+            count: 0,
         }
         .encode(),
         LaserDistance {

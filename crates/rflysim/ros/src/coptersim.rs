@@ -313,7 +313,7 @@ pub async fn run_heartbeat(
             n = sock.recv(&mut buf) => {
                 match Heartbeat::decode(&buf[..n]) {
                     Ok(h) => {
-                        let epoch = h.start_time_us as f64 * 1e-6;
+                        let epoch = h.start_time_ms as f64 * 1e-3;
                         let Some(base) = time.existing(i64::from(h.copter_id)) else {
                             stats.drop_frame(ros_common::stats::OTHER_SOURCE);
                             continue;

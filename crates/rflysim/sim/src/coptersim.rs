@@ -33,6 +33,7 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
     };
     let mut imu: Option<(SocketAddrV4, Duration)> = None;
     let mut seq = 0i32;
+    let mut beats = 0i64;
     let (mut next_imu, mut next_state, mut next_beat) = (Instant::now(), Instant::now(), Instant::now());
     // This PC's wall clock is off by what the options say.
     let wall_clock_offset_us = (o.wall_clock_offset * 1e6).round() as i64;
@@ -133,12 +134,12 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             // The wall clock is the sim clock's own (read at its start), not
             // one read when this thread began: that may be milliseconds later.
             // The anchor is the run's (a pause or another pace leaves it).
-            let sim_us = ((clock.now() + o.clock_offset(id)) * 1e6) as i64;
+            beats += 1;
             let beat = Heartbeat {
                 copter_id: i32::from(id),
-                start_time_us: clock.anchor_us(o.clock_offset(id)) + wall_clock_offset_us,
-                sim_time_us: sim_us,
-                reserved: 0,
+                start_time_ms: (clock.anchor_us(o.clock_offset(id)) + wall_clock_offset_us).div_euclid(1000),
+                current_time_ms: (clock.wall_clock_us() + wall_clock_offset_us).div_euclid(1000),
+                count: beats,
             };
             let dest = if o.heartbeat_multicast {
                 multicast_beat
@@ -147,7 +148,7 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
             };
             let _ = send_all(&out, dest, &beat.encode());
             if let Some(dir) = &o.dump_dir {
-                let _ = append_line(&dir.join(format!("heartbeat{id}.txt")), &beat.start_time_us.to_string());
+                let _ = append_line(&dir.join(format!("heartbeat{id}.txt")), &beat.start_time_ms.to_string());
             }
             next_beat = now + Duration::from_secs(1);
         }
