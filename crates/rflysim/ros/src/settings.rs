@@ -360,6 +360,15 @@ pub fn sim_ip(node: &Node) -> Result<Ipv4Addr, String> {
         .map_err(|_| invalid(param::SIM_HOST.name, format!("{ip:?} is not an IPv4 address")))
 }
 
+/// `world_name`: empty (unknown), or a map's name, a file name in `map_dir`.
+fn world_name(node: &Node) -> Result<String, String> {
+    let world = param::WORLD_NAME.read(node)?;
+    if world.is_empty() {
+        return Ok(world);
+    }
+    crate::scene::model::map_of(&world).map_err(|why| invalid(param::WORLD_NAME.name, why))
+}
+
 impl ConfigChoice {
     fn from_node(node: &Node) -> Result<Self, String> {
         let path = param::RFLYSIM_CONFIG.read(node)?;
@@ -439,7 +448,7 @@ impl Settings {
                 first_spawn_id: param::FIRST_SPAWN_ID.read(node)?,
                 reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
                 max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
-                world: param::WORLD_NAME.read(node)?,
+                world: world_name(node)?,
                 map_dir: crate::scene::terrain::expand_home(&param::MAP_DIR.read(node)?),
                 terrain_cloud_points: param::TERRAIN_CLOUD_POINTS.read(node)?,
             },
