@@ -30,7 +30,7 @@ ARGUMENTS = {
     "mavros": ("false", "start MAVROS for every vehicle"),
     "scene": ("true", "start the scene node: Simulation Interfaces, console, collisions, and the gimbals"),
     "gimbal": ("true", "without the scene node: start the gimbal control / status node"),
-    "sim_host": ("127.0.0.1", "IPv4 address of RflySim3D and CopterSim"),
+    "sim_host": ("127.0.0.1", "IPv4 address or host name of RflySim3D and CopterSim"),
     "window_id": ("0", "RflySim3D window (requests go to 20010 + window_id)"),
     "vehicle_ids": ("[1]", "vehicles whose IMU, state and MAVROS are bridged"),
     "rviz": ("false", "also start rviz2 with config/rflysim.rviz"),

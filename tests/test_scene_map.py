@@ -15,8 +15,9 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import PointCloud2
 from simulation_interfaces.msg import EntityCategory, Result, SimulatorFeatures
-from simulation_interfaces.srv import (GetAvailableWorlds, GetEntityBounds, GetEntityInfo, GetEntityState,
-                                       GetSimulatorFeatures, GetSpawnables, LoadWorld, SetEntityState, SpawnEntity)
+from simulation_interfaces.srv import (GetAvailableWorlds, GetCurrentWorld, GetEntityBounds, GetEntityInfo,
+                                       GetEntityState, GetSimulatorFeatures, GetSpawnables, LoadWorld, SetEntityState,
+                                       SpawnEntity)
 from std_msgs.msg import ColorRGBA
 
 from rflysim_bridge.msg import Collision, VehicleLabel
@@ -235,3 +236,40 @@ def test_spawnables_entity_info_and_available_worlds(collector, processes, tmp_p
     r = call(n, GetAvailableWorlds, "/get_available_worlds", more)
     assert r.result.result == Result.RESULT_OK and "missing" in r.result.error_message and len(r.worlds) == 2
     assert node.poll() is None
+
+
+def test_a_map_name_is_a_file_name_and_no_map_is_read_outside_map_dir(collector, processes, tmp_path):
+    """A map's name becomes `<map_dir>/<name>.png` and `.txt`: one that is a
+    path would read (and tell of) any such pair on the machine. The pair
+    outside map_dir here is a real map's, so that nothing but the name's
+    check can refuse it."""
+    sim, node, maps = start(processes, tmp_path, 15, 43218)
+    n = collector.node
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for suffix in (".png", ".txt"):
+        (outside / f"Secret{suffix}").write_bytes((maps / f"MountainTerrain{suffix}").read_bytes())
+    load = LoadWorld.Request()
+    for uri in ("rflysim://map/../outside/Secret", "rflysim://map/../maps/Grasslands", "rflysim://map/..",
+                "rflysim://map/sub\\Secret"):
+        load.world_resource.uri = uri
+        r = call(n, LoadWorld, "/load_world", load)
+        assert r.result.result == LoadWorld.Response.UNSUPPORTED_FORMAT, (uri, r.result.error_message)
+        assert "not a file name" in r.result.error_message, r.result.error_message
+    current = call(n, GetCurrentWorld, "/get_current_world", GetCurrentWorld.Request())
+    assert current.world.name == "Grasslands", "a refused map changes nothing"
+    assert height(n, 0.0, 0.0).world == "Grasslands"
+
+    # Further sources of worlds are folders inside map_dir, too.
+    (maps / "more").mkdir()
+    for suffix in (".png", ".txt"):
+        (maps / "more" / f"Hill{suffix}").write_bytes((maps / f"Grasslands{suffix}").read_bytes())
+    asked = GetAvailableWorlds.Request(additional_sources=[str(outside), "../outside", "more"], continue_on_error=True)
+    r = call(n, GetAvailableWorlds, "/get_available_worlds", asked)
+    assert r.result.result == Result.RESULT_OK, r.result.error_message
+    assert sorted(w.name for w in r.worlds) == ["Grasslands", "Hill", "MountainTerrain"], r.worlds
+    assert r.result.error_message.count("not a folder inside map_dir") == 2, r.result.error_message
+    strict = GetAvailableWorlds.Request(additional_sources=[str(outside)])
+    r = call(n, GetAvailableWorlds, "/get_available_worlds", strict)
+    assert r.result.result == Result.RESULT_OPERATION_FAILED and not r.worlds, r.result.error_message
+    assert node.poll() is None and sim.poll() is None

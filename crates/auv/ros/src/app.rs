@@ -75,11 +75,13 @@ fn run() -> Result<(), String> {
     }
     r2r::log_info!(
         &bridge.logger,
-        "AUVs {:?}: SUB {} and {}, PUSH {} (world {:?}, angles {:?})",
+        "AUVs {:?}: SUB {} and {}, PUSH {} (sim_host {} at {}; world {:?}, angles {:?})",
         s.auv_ids,
         auv_proto::tcp_endpoint(&s.sim_host, s.image_port),
         auv_proto::tcp_endpoint(&s.sim_host, s.telemetry_port),
         auv_proto::tcp_endpoint(&s.sim_host, s.thruster_port),
+        s.sim_host,
+        s.sim_addr,
         s.convention.world_frame,
         s.convention.angle_unit,
     );

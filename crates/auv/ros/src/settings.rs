@@ -14,6 +14,9 @@ use ros_common::time::{StampSource, STAMP_SOURCE};
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub sim_host: String,
+    /// The address `sim_host` had at start, for the log: each connection
+    /// attempt looks the name up again (a reconnect follows a new address).
+    pub sim_addr: std::net::IpAddr,
     pub image_port: u16,
     pub thruster_port: u16,
     pub telemetry_port: u16,
@@ -52,7 +55,7 @@ fn bad(name: &str, msg: impl std::fmt::Display) -> String {
 const SIM_HOST: StringParam = StringParam::new(
     "sim_host",
     "127.0.0.1",
-    "the simulator's host (the bridge connects to its three ZeroMQ sockets)",
+    "the simulator's host, an address or a host name (the bridge connects to its three ZeroMQ sockets; the name is looked up at start and at each connection attempt)",
 );
 const IMAGE_PORT: IntParam = params::port(
     "image_port",
@@ -130,6 +133,20 @@ pub fn auv_ids(values: &[i64]) -> Result<Vec<u8>, String> {
     Ok(ids)
 }
 
+/// `host`'s address (IPv4 or IPv6, as ZeroMQ's TCP takes both): itself, or
+/// the first the system's resolver gives for the name.
+fn look_up(host: &str) -> Result<std::net::IpAddr, String> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse() {
+        return Ok(ip);
+    }
+    std::net::ToSocketAddrs::to_socket_addrs(&(bare, 0))
+        .map_err(|e| format!("host name {host:?} does not resolve ({e})"))?
+        .next()
+        .map(|a| a.ip())
+        .ok_or_else(|| format!("host name {host:?} has no address"))
+}
+
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Settings, String> {
         params::apply_renamed(node, &[shared::RENAMED, RENAMED])?;
@@ -144,12 +161,14 @@ impl Settings {
         if sim_host.is_empty() {
             return Err(bad(SIM_HOST.name, "empty"));
         }
+        let sim_addr = look_up(&sim_host).map_err(|why| bad(SIM_HOST.name, why))?;
         let published = [Variance::POSE, Variance::TWIST].concat();
         let variances = Covariances::from_params(node, default_covariances(), &published)?;
         let g = MixGains::default();
         let frame_prefix = FRAME_PREFIX.read(node)?;
         Ok(Settings {
             sim_host,
+            sim_addr,
             image_port: IMAGE_PORT.read(node)?,
             thruster_port: THRUSTER_PORT.read(node)?,
             telemetry_port: TELEMETRY_PORT.read(node)?,
@@ -199,6 +218,15 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_simulator_s_host_is_an_address_or_a_name_that_resolves() {
+        assert_eq!(look_up("10.0.0.2"), Ok("10.0.0.2".parse().unwrap()));
+        assert_eq!(look_up("[::1]"), Ok("::1".parse().unwrap()));
+        assert!(look_up("localhost").is_ok_and(|ip| ip.is_loopback()));
+        let why = look_up("no-such-simulator.invalid").unwrap_err();
+        assert!(why.contains("\"no-such-simulator.invalid\" does not resolve"), "{why}");
+    }
 
     #[test]
     fn auv_ids_are_checked() {

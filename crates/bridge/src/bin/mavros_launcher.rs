@@ -1,6 +1,6 @@
 //! Starts and supervises `ros2 launch mavros px4.launch.xml` for every
 //! vehicle of `vehicle_ids`, towards CopterSim at `sim_host` (RflySim's SDK: RflyRosStart.py).
-//! Parameters: `vehicle_ids` (default [1]), `sim_host` (default 127.0.0.1).
+//! Parameters: `vehicle_ids` (default [1]), `sim_host` (default 127.0.0.1; a host name is looked up at start).
 //! Started with `--mavros-keeper …` it is instead one vehicle's keeper
 //! (`rflysim_mavros::keeper`).
 
@@ -34,7 +34,7 @@ fn run() -> Result<(), String> {
     let node = r2r::Node::create(ctx, "rflysim_mavros_launcher", "").map_err(|e| e.to_string())?;
     settings::take_former_names(&node)?;
     let ids = settings::copter_ids(&node)?;
-    let sim_ip = settings::sim_ip(&node)?;
+    let sim_host = settings::sim_host(&node)?;
     if ros_common::params::write_parameters_if_asked("rflysim_mavros_launcher")? {
         return Ok(());
     }
@@ -47,8 +47,12 @@ fn run() -> Result<(), String> {
         log("stopped during start-up");
         return Ok(());
     }
-    log(&format!("MAVROS for vehicles {ids:?}, CopterSim at {sim_ip}"));
-    mavros::supervise(&ros2, &ids, sim_ip, &process::stop_requested, &log);
+    // MAVROS is given the address the name has at start.
+    log(&format!(
+        "MAVROS for vehicles {ids:?}, CopterSim at {}",
+        sim_host.describe()
+    ));
+    mavros::supervise(&ros2, &ids, sim_host.ip(), &process::stop_requested, &log);
     log("every MAVROS process group ended");
     Ok(())
 }

@@ -20,6 +20,7 @@ pub mod net;
 pub mod params;
 pub mod qos;
 pub mod serialized;
+pub mod sim_host;
 pub mod stats;
 pub mod status_view;
 pub mod tf;

@@ -7,6 +7,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::sim_host::SimHost;
+
 /// A non-blocking UDP socket bound to `bind:port`, asking for `rcvbuf` bytes
 /// of receive buffer; returns it with the size actually granted. A unicast
 /// port another program holds is an error that says so, not a port
@@ -243,6 +245,8 @@ pub fn udp_sender() -> io::Result<std::net::UdpSocket> {
 /// the network could otherwise inject frames, IMU samples or clock anchors.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SenderFilter {
+    /// The simulator's host, at the address its name has now.
+    sim_host: Option<SimHost>,
     /// (network, prefix length)
     allowed: Vec<(Ipv4Addr, u8)>,
 }
@@ -250,17 +254,21 @@ pub struct SenderFilter {
 impl SenderFilter {
     /// `extra`: addresses (`192.168.1.7`), networks (`192.168.1.0/24`), or
     /// `any` (`0.0.0.0/0`).
-    pub fn new(sim_host: Ipv4Addr, extra: &[String]) -> Result<Self, String> {
-        let mut allowed = vec![(sim_host, 32), (Ipv4Addr::new(127, 0, 0, 0), 8)];
+    pub fn new(sim_host: impl Into<SimHost>, extra: &[String]) -> Result<Self, String> {
+        let mut allowed = vec![(Ipv4Addr::new(127, 0, 0, 0), 8)];
         for e in extra {
             allowed.push(parse_network(e)?);
         }
-        Ok(Self { allowed })
+        Ok(Self {
+            sim_host: Some(sim_host.into()),
+            allowed,
+        })
     }
 
     /// Everyone (tests of the filter's users, and an explicit `any`).
     pub fn any() -> Self {
         Self {
+            sim_host: None,
             allowed: vec![(Ipv4Addr::UNSPECIFIED, 0)],
         }
     }
@@ -273,6 +281,9 @@ impl SenderFilter {
                 None => return false,
             },
         };
+        if self.sim_host.as_ref().is_some_and(|h| h.ip() == ip) {
+            return true;
+        }
         self.allowed.iter().any(|&(net, len)| {
             let mask = u32::MAX.checked_shl(32 - u32::from(len)).unwrap_or(0);
             u32::from(ip) & mask == u32::from(net) & mask
@@ -287,18 +298,22 @@ impl SenderFilter {
     /// The hosts and networks allowed besides this machine's loopback, the
     /// simulator's first: where a network's address stands for its hosts.
     pub fn remote_peers(&self) -> Vec<Ipv4Addr> {
-        self.allowed
-            .iter()
-            .filter(|(net, _)| !net.is_loopback() && !net.is_unspecified())
-            .map(|&(net, _)| net)
+        let sim_host = self.sim_host.iter().map(SimHost::ip);
+        sim_host
+            .chain(self.allowed.iter().map(|&(net, _)| net))
+            .filter(|net| !net.is_loopback() && !net.is_unspecified())
             .collect()
     }
 
     /// For log lines: what is allowed.
     pub fn describe(&self) -> String {
-        self.allowed
-            .iter()
-            .map(|(n, l)| if *l == 32 { n.to_string() } else { format!("{n}/{l}") })
+        let sim_host = self.sim_host.iter().map(SimHost::describe);
+        sim_host
+            .chain(
+                self.allowed
+                    .iter()
+                    .map(|(n, l)| if *l == 32 { n.to_string() } else { format!("{n}/{l}") }),
+            )
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -396,6 +411,18 @@ mod tests {
     }
 
     #[test]
+    fn the_simulator_s_address_is_the_one_its_name_has_now() {
+        let host = SimHost::resolve("localhost").unwrap();
+        let f = SenderFilter::new(host.clone(), &[]).unwrap();
+        assert_eq!(f.describe(), "localhost (127.0.0.1), 127.0.0.0/8");
+        assert!(f.remote_peers().is_empty() && !f.allows(&from("10.0.0.9")));
+        host.moved_to(Ipv4Addr::new(10, 0, 0, 9));
+        assert!(f.allows(&from("10.0.0.9")) && !f.allows(&from("10.0.0.8")));
+        assert_eq!(f.remote_peers(), [Ipv4Addr::new(10, 0, 0, 9)]);
+        assert_eq!(f.describe(), "localhost (10.0.0.9), 127.0.0.0/8");
+    }
+
+    #[test]
     fn widened_by_addresses_networks_or_any() {
         let f = SenderFilter::new(Ipv4Addr::LOCALHOST, &["10.1.2.3".into(), "192.168.0.0/16".into()]).unwrap();
         assert!(f.allows(&from("10.1.2.3")) && !f.allows(&from("10.1.2.4")));
@@ -450,7 +477,10 @@ mod tests {
     #[test]
     fn a_foreign_datagram_is_counted_and_skipped() {
         // Loopback is always allowed by `new`: a filter that allows nobody.
-        let (mut udp, to, stats) = blocking_receiver(SenderFilter { allowed: vec![] });
+        let (mut udp, to, stats) = blocking_receiver(SenderFilter {
+            sim_host: None,
+            allowed: vec![],
+        });
         let sender = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         sender.send_to(b"foreign", to).unwrap();
         udp.set_timeout(Some(std::time::Duration::from_millis(100))).unwrap();

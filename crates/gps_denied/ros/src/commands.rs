@@ -6,7 +6,7 @@
 //! silence and at the stop). A command outside the simulator's ranges is
 //! refused with a log line and nothing is sent.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
@@ -17,6 +17,7 @@ use r2r::rflysim_bridge::msg::AttitudeThrust;
 use r2r::{Node, Publisher, QosProfile};
 use ros_common::command::{CommandInbox, CommandTransport, Offer};
 use ros_common::lifecycle::StopSignal;
+use ros_common::sim_host::SimEndpoint;
 use ros_common::time::{from_ros_time, TimeBase};
 
 use crate::convert::{attitude_command, twist_command};
@@ -30,7 +31,7 @@ pub enum CommandSink {
     /// simulator sends to), non-blocking.
     Udp {
         socket: UdpSocket,
-        to: SocketAddr,
+        to: SimEndpoint,
     },
     Ros(Publisher<r2r::std_msgs::msg::String>),
 }
@@ -54,7 +55,7 @@ impl CommandTransport for CommandSink {
     fn offer(&mut self, _: usize, command: &Command) -> Offer {
         let json = command.encode();
         match self {
-            CommandSink::Udp { socket, to } => match socket.send_to(&json, *to) {
+            CommandSink::Udp { socket, to } => match socket.send_to(&json, to.addr()) {
                 Ok(_) => Offer::Taken,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Offer::Busy("send_buffer_full"),
                 // An ICMP "port unreachable" of an earlier datagram, and the like.

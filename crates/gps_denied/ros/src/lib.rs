@@ -61,7 +61,7 @@ fn wire(node: &mut r2r::Node, source: &Source, logger: &str) -> Result<(Telemetr
                 TelemetryInput::Udp(socket),
                 CommandSink::Udp {
                     socket: commands,
-                    to: (*sim).into(),
+                    to: sim.clone(),
                 },
                 format!("telemetry on UDP {bind} from {}, commands to {sim}", senders.describe()),
             )
@@ -105,6 +105,7 @@ fn run() -> Result<(), String> {
     let qos = ros_common::qos::sensor_publisher(settings.qos_depth);
     let outputs = Outputs::new(node, &settings, &qos)?;
     let (input, sink, described) = wire(node, &settings.source, &logger)?;
+    let sim_link = settings.source.clone();
     let command_stats = Arc::new(StreamStats::default());
     let (inbox, sender) = ros_common::command::command_path(
         sink,
@@ -120,6 +121,12 @@ fn run() -> Result<(), String> {
     let diagnostics_period = settings.diagnostics_period;
     let use_sim_time = settings.use_sim_time;
     let telemetry = TelemetryBridge::new(outputs, settings, time, clock, logger.clone());
+    let from_sim = [
+        &telemetry.stats.telemetry,
+        &telemetry.stats.camera,
+        &telemetry.stats.rover,
+    ];
+    let from_sim: Vec<_> = from_sim.into_iter().cloned().collect();
     for (subject, stream, stats) in [
         ("drone", "telemetry", telemetry.stats.telemetry.clone()),
         ("drone", "camera", telemetry.stats.camera.clone()),
@@ -127,6 +134,14 @@ fn run() -> Result<(), String> {
         ("drone", "commands", command_stats),
     ] {
         bridge.watch(StatusId::of(NODE_NAME, Simulator::GpsDenied, subject, stream), stats);
+    }
+    if let Source::Udp { sim, .. } = &sim_link {
+        handle.spawn(ros_common::sim_host::follow(
+            sim.host.clone(),
+            from_sim,
+            logger.clone(),
+            bridge.stop_signal(),
+        ));
     }
     match input {
         TelemetryInput::Udp(socket) => {

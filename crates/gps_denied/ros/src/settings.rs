@@ -1,6 +1,6 @@
 //! The node's parameters (docs/gps-denied.md), read once at start.
 
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
 use gps_denied_proto::wire::{
@@ -11,6 +11,7 @@ use r2r::Node;
 use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
 use ros_common::params::{self, shared, ChoiceParam, FloatParam, IntParam, Renamed, StringListParam, StringParam};
+use ros_common::sim_host::{SimEndpoint, SimHost};
 use ros_common::time::{StampSource, STAMP_SOURCE};
 
 use crate::convert::{AltimeterModel, FrameIds};
@@ -23,7 +24,7 @@ pub enum Source {
     /// loopback, and `allowed_senders`).
     Udp {
         bind: SocketAddrV4,
-        sim: SocketAddrV4,
+        sim: SimEndpoint,
         senders: SenderFilter,
         rcvbuf: usize,
     },
@@ -67,7 +68,7 @@ const SOURCE: ChoiceParam<SourceKind> = ChoiceParam::new(
 const SIM_HOST: StringParam = StringParam::new(
     "sim_host",
     "127.0.0.1",
-    "the simulator's host: commands go there, telemetry is taken from there (and loopback, and `allowed_senders`)",
+    "the simulator's host, an IPv4 address or a host name (looked up at start and again while the simulator is silent): commands go there, telemetry is taken from there (and loopback, and `allowed_senders`)",
 );
 const BIND_ADDRESS: StringParam =
     StringParam::new("bind_address", "0.0.0.0", "the IPv4 address of the bridge's UDP socket");
@@ -134,18 +135,6 @@ fn decimal(v: f32) -> f64 {
     v.to_string().parse().unwrap_or(f64::from(v))
 }
 
-/// `host:port` → its IPv4 address (the simulator's sockets are IPv4).
-fn resolve(host: &str, port: u16) -> Result<SocketAddrV4, String> {
-    (host, port)
-        .to_socket_addrs()
-        .map_err(|e| bad("sim_host", format!("{host:?}: {e}")))?
-        .find_map(|a| match a {
-            SocketAddr::V4(a) => Some(a),
-            SocketAddr::V6(_) => None,
-        })
-        .ok_or_else(|| bad("sim_host", format!("{host:?} has no IPv4 address")))
-}
-
 impl Settings {
     pub fn from_node(node: &Node) -> Result<Self, String> {
         // Every parameter is read whatever the source, so that each is checked (and listed) alike.
@@ -163,11 +152,11 @@ impl Settings {
                 let bind_ip: Ipv4Addr = bind_ip
                     .parse()
                     .map_err(|_| bad(BIND_ADDRESS.name, format!("{bind_ip:?} is not an IPv4 address")))?;
-                let sim = resolve(&host, sim_port)?;
+                let sim_host = SimHost::resolve(&host).map_err(|why| bad(SIM_HOST.name, why))?;
                 Source::Udp {
                     bind: SocketAddrV4::new(bind_ip, local_port),
-                    sim,
-                    senders: SenderFilter::new(*sim.ip(), &extra).map_err(|m| bad(ALLOWED_SENDERS.name, m))?,
+                    sim: SimEndpoint::new(&sim_host, sim_port),
+                    senders: SenderFilter::new(sim_host, &extra).map_err(|m| bad(ALLOWED_SENDERS.name, m))?,
                     rcvbuf,
                 }
             }

@@ -46,6 +46,8 @@ pub enum TerrainError {
     Calibration(String),
     /// The PNG is not a 16-bit grayscale image of a size the bridge takes.
     Png(String),
+    /// The map's name is not a file name (see [`check_map_name`]).
+    MapName(String),
 }
 
 impl fmt::Display for TerrainError {
@@ -54,6 +56,10 @@ impl fmt::Display for TerrainError {
             TerrainError::Io { path, detail } => write!(f, "{}: {detail}", path.display()),
             TerrainError::Calibration(why) => write!(f, "calibration: {why}"),
             TerrainError::Png(why) => write!(f, "height PNG: {why}"),
+            TerrainError::MapName(name) => write!(
+                f,
+                "map name {name:?} is not a file name (no `/`, `\\`, `..` or NUL): maps are read from their folder only"
+            ),
         }
     }
 }
@@ -214,6 +220,7 @@ impl HeightMap {
 
     /// Reads `<dir>/<map>.png` and `<dir>/<map>.txt`, each read only up to its bound.
     pub fn load(dir: &Path, map: &str) -> Result<Self, TerrainError> {
+        let map = check_map_name(map)?;
         let png = read_bounded(&dir.join(format!("{map}.png")), MAX_PNG_BYTES)?;
         let txt_path = dir.join(format!("{map}.txt"));
         let txt = read_bounded(&txt_path, MAX_TXT_BYTES)?;
@@ -224,6 +231,7 @@ impl HeightMap {
     /// What a map's files say of it without decoding its heights: its
     /// calibration, and its columns and rows from the PNG's header.
     pub fn extent(dir: &Path, map: &str) -> Result<(Calibration, usize, usize), TerrainError> {
+        let map = check_map_name(map)?;
         let txt = read_bounded(&dir.join(format!("{map}.txt")), MAX_TXT_BYTES)?;
         let calibration = Calibration::parse(&String::from_utf8_lossy(&txt))?;
         let png_path = dir.join(format!("{map}.png"));
@@ -338,6 +346,16 @@ pub fn decode_heights(png: &[u8]) -> Result<(Vec<u16>, usize, usize), TerrainErr
         .map(|p| u16::from_le_bytes([p[0], p[1]]))
         .collect();
     Ok((raw, h, w))
+}
+
+/// `map` if it is a file name, so that `<dir>/<map>.png` and `.txt` stay in
+/// `dir`: not empty, no `/` or `\` (a path on Linux or Windows), no `..`, no NUL.
+pub fn check_map_name(map: &str) -> Result<&str, TerrainError> {
+    let path_like = map.is_empty() || map.contains(['/', '\\', '\0']) || map.contains("..");
+    if path_like {
+        return Err(TerrainError::MapName(map.to_string()));
+    }
+    Ok(map)
 }
 
 fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, TerrainError> {
@@ -515,5 +533,28 @@ mod tests {
             .to_string()
             .contains("larger than"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_map_name_that_is_a_path_is_refused_before_any_file_is_read() {
+        let base = std::env::temp_dir().join(format!("rflysim_map_escape_{}", std::process::id()));
+        let (maps, outside) = (base.join("maps"), base.join("outside"));
+        std::fs::create_dir_all(&maps).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let c = Calibration::parse("100,100,300,0,0,0,100,100,300").unwrap();
+        std::fs::write(
+            outside.join("Secret.png"),
+            encode::heights_png(&[32768; 4], 2, 2).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(outside.join("Secret.txt"), encode::calibration_txt(&c)).unwrap();
+        for name in ["../outside/Secret", "..", "a/b", "a\\b", "x\0y", "", "Sec..ret"] {
+            let refused = HeightMap::load(&maps, name).unwrap_err();
+            assert_eq!(refused, TerrainError::MapName(name.into()), "{name:?}");
+            assert!(refused.to_string().contains("not a file name"), "{refused}");
+            assert_eq!(HeightMap::extent(&maps, name).unwrap_err(), refused);
+        }
+        assert_eq!(check_map_name("Grasslands_2.v1"), Ok("Grasslands_2.v1"));
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -180,12 +180,24 @@ fn run(role: Role) -> Result<(), String> {
         start.heartbeat();
     }
     start.requests();
+    let Startup {
+        bridge,
+        settings,
+        from_sim,
+        ..
+    } = start;
+    bridge.handle().spawn(ros_common::sim_host::follow(
+        settings.link.sim_host.clone(),
+        from_sim,
+        bridge.logger.clone(),
+        bridge.stop_signal(),
+    ));
     drop(guard);
-    let Startup { bridge, settings, .. } = start;
     r2r::log_info!(
         &bridge.logger,
-        "running with {} node(s); time base: {}",
+        "running with {} node(s); simulator at {}; time base: {}",
         bridge.node_count(),
+        settings.link.sim_host.describe(),
         if settings.time.use_sim_time {
             "sim time (/clock)"
         } else {
@@ -205,6 +217,8 @@ struct Startup {
     /// With `use_sim_time`: `/clock`, advanced by every stream's sim time.
     clock: Option<Arc<ClockPublisher>>,
     requested: Vec<(SensorConfig, Arc<StreamStats>)>,
+    /// What comes from the simulator: its silence has `sim_host` looked up again.
+    from_sim: Vec<Arc<StreamStats>>,
 }
 
 impl Startup {
@@ -217,6 +231,7 @@ impl Startup {
             time,
             clock,
             requested: Vec::new(),
+            from_sim: Vec::new(),
         })
     }
 
@@ -237,6 +252,7 @@ impl Startup {
     fn control_plane(&mut self, sensors: &[SensorConfig], scene: bool) -> Result<(), String> {
         let stats = Arc::new(StreamStats::default());
         self.bridge.watch(diagnostics_id("gimbal", "status"), stats.clone());
+        self.from_sim.push(stats.clone());
         let stop = self.bridge.stop_signal();
         let mut command_stats = Vec::new();
         let started = crate::gimbal_node::start(
@@ -273,6 +289,7 @@ impl Startup {
             let stats = Arc::new(StreamStats::default());
             self.bridge
                 .watch(bridge_diagnostics_id("scene", "scene"), stats.clone());
+            self.from_sim.push(stats.clone());
             let ids = self.settings.copters.ids.clone();
             // Bulk poses on a node of their own: its spinner wakes for them
             // alone, with no services to wait on, and sends them itself.
@@ -294,6 +311,7 @@ impl Startup {
             let stats = Arc::new(StreamStats::default());
             self.bridge
                 .watch(bridge_diagnostics_id("status", "status port"), stats.clone());
+            self.from_sim.push(stats.clone());
             let g = &self.settings.gimbal;
             let input = StatusInput {
                 port: g.status_port,
@@ -340,6 +358,7 @@ impl Startup {
                         p.stats.clone(),
                     );
                     self.requested.push((cfg.clone(), p.stats.clone()));
+                    self.from_sim.push(p.stats.clone());
                     self.bridge
                         .handle()
                         .spawn(p.with_clock(self.clock.clone()).run(self.bridge.stop_signal()));
@@ -362,6 +381,8 @@ impl Startup {
                 .watch(diagnostics_id(&subject, "imu"), copter.imu_stats.clone());
             self.bridge
                 .watch(diagnostics_id(&subject, "true state"), copter.state_stats.clone());
+            self.from_sim
+                .extend([copter.imu_stats.clone(), copter.state_stats.clone()]);
             self.bridge
                 .handle()
                 .spawn(copter.with_clock(self.clock.clone()).run(self.bridge.stop_signal()));
@@ -375,6 +396,7 @@ impl Startup {
         let stats = Arc::new(StreamStats::default());
         self.bridge
             .watch(bridge_diagnostics_id("coptersim", "CopterSim heartbeat"), stats.clone());
+        self.from_sim.push(stats.clone());
         self.bridge.handle().spawn(run_heartbeat(
             self.settings.time.heartbeat_port,
             self.settings.time.heartbeat_multicast,
@@ -393,7 +415,7 @@ impl Startup {
         }
         self.bridge.handle().spawn(crate::requests::run_requests(
             std::mem::take(&mut self.requested),
-            self.settings.link.sim_ip,
+            self.settings.link.sim_host.clone(),
             self.settings.link.window_id,
             self.bridge.logger.clone(),
             self.bridge.stop_signal(),

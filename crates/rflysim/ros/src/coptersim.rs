@@ -2,7 +2,7 @@
 //! stream as odometry, and the heartbeat that anchors the time base.
 
 use std::collections::BTreeMap;
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,7 @@ use ros_common::deadline::Deadline;
 use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
+use ros_common::sim_host::{SimEndpoint, SimHost};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{
     Accepted, AnchorVerdict, ClockPublisher, StampRefusal, StreamClock, TimeBase, TimeBaseReport, TimeBases,
@@ -41,7 +42,7 @@ pub struct CopterBridge {
     time: Arc<TimeBase>,
     clock: Option<Arc<ClockPublisher>>,
     cov: Covariances,
-    sim_ip: Ipv4Addr,
+    sim_host: SimHost,
     rate_hz: u16,
     send_requests: bool,
     senders: SenderFilter,
@@ -73,7 +74,7 @@ impl CopterBridge {
             time,
             clock: None,
             cov: s.output.covariances,
-            sim_ip: s.link.sim_ip,
+            sim_host: s.link.sim_host.clone(),
             rate_hz: s.copters.rate_hz,
             send_requests: s.link.send_requests,
             senders: s.link.senders.clone(),
@@ -131,8 +132,10 @@ impl CopterBridge {
             Ok(s) => s,
             Err(e) => return r2r::log_error!(&self.logger, "uav{}: cannot bind IMU port {port}: {e}", self.copter),
         };
-        let request_to = SocketAddrV4::new(self.sim_ip, imu_request_port(self.copter));
-        let request = ImuRequest::for_copter(self.copter, local_ip_towards(self.sim_ip), self.rate_hz).encode();
+        let request_to = SimEndpoint::new(&self.sim_host, imu_request_port(self.copter));
+        // Made again when the host's name finds another address: this host's towards it may differ too.
+        let imu_request = |sim_ip| ImuRequest::for_copter(self.copter, local_ip_towards(sim_ip), self.rate_hz).encode();
+        let mut request = (request_to.host.ip(), imu_request(request_to.host.ip()));
         r2r::log_info!(
             &self.logger,
             "uav{}: IMU on UDP {port} → {}{}",
@@ -162,7 +165,11 @@ impl CopterBridge {
                 && Instant::now() >= next_request
             {
                 if let Some(s) = &sender {
-                    let _ = s.send_to(&request, request_to).await;
+                    let to = request_to.addr();
+                    if *to.ip() != request.0 {
+                        request = (*to.ip(), imu_request(*to.ip()));
+                    }
+                    let _ = s.send_to(&request.1, to).await;
                 }
                 next_request = Instant::now() + Duration::from_secs(1);
             }

@@ -30,6 +30,7 @@ use crate::names;
 use crate::settings::Settings;
 use crate::status_port::StatusHandler;
 use ros_common::command::{CommandInbox, CommandSender, CommandTransport, Delivery, Offer, SHUTDOWN_BUDGET};
+use ros_common::sim_host::SimEndpoint;
 use ros_common::stats::{event_line, RateLimitedLog, StreamStats};
 use ros_common::time::TimeBases;
 
@@ -129,7 +130,7 @@ struct GimbalLink {
 #[derive(Debug)]
 pub struct GimbalRequests {
     sock: Arc<std::net::UdpSocket>,
-    to: SocketAddrV4,
+    to: SimEndpoint,
     bits: GimbalBitTable,
     checksum: u16,
     gimbals: Vec<GimbalLink>,
@@ -227,7 +228,7 @@ impl CommandTransport for GimbalRequests {
             let (req, next) = state.request(&change);
             match self
                 .sock
-                .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to)
+                .send_to(&req.encode(RequestForm::Gimbal148, self.checksum), self.to.addr())
             {
                 Ok(_) => *state = next,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Offer::Busy("send_buffer_full"),
@@ -337,11 +338,11 @@ pub fn start(
     let logger = node.logger().to_string();
     let sock = ros_common::net::udp_sender().map_err(|e| format!("UDP: {e}"))?;
     let sock = Arc::new(sock);
-    let to = SocketAddrV4::new(
-        settings.link.sim_ip,
+    let to = SimEndpoint::new(
+        &settings.link.sim_host,
         crate::requests::request_port(settings.link.window_id),
     );
-    let this_host = crate::coptersim::local_ip_towards(settings.link.sim_ip);
+    let this_host = crate::coptersim::local_ip_towards(settings.link.sim_host.ip());
     let gimbals: Vec<&SensorConfig> = sensors.iter().filter(|c| c.is_gimbal()).collect();
     if gimbals.is_empty() {
         return Ok(Started {
@@ -354,7 +355,7 @@ pub fn start(
     let states: Vec<Arc<Mutex<GimbalCommandState>>> = gimbals
         .iter()
         .map(|cfg| {
-            let asked = crate::requests::as_asked_of(cfg, settings.link.sim_ip, this_host);
+            let asked = crate::requests::as_asked_of(cfg, settings.link.sim_host.ip(), this_host);
             Arc::new(Mutex::new(GimbalCommandState::new(&asked)))
         })
         .collect();
@@ -363,7 +364,7 @@ pub fn start(
     let (settled_tx, settled) = watch::channel(false);
     let transport = GimbalRequests {
         sock: sock.clone(),
-        to,
+        to: to.clone(),
         bits: s.bits,
         checksum: s.checksum,
         gimbals: gimbals
@@ -574,7 +575,7 @@ pub struct GimbalStatus {
     echoes: Arc<EchoBook>,
     stats: Arc<StreamStats>,
     sock: Arc<std::net::UdpSocket>,
-    to: SocketAddrV4,
+    to: SimEndpoint,
     logger: String,
 }
 
@@ -604,7 +605,7 @@ impl StatusHandler for GimbalStatus {
         for (seq, ok) in &self.heard {
             if !ok {
                 if let Some(cmd) = console_command(&camera_data_command(*seq)) {
-                    send(&self.sock, self.to, &cmd, &self.logger);
+                    send(&self.sock, self.to.addr(), &cmd, &self.logger);
                 }
             }
         }

@@ -50,7 +50,7 @@ impl Harness {
         let (settled, _) = watch::channel(false);
         let transport = GimbalRequests {
             sock: Arc::new(UdpSocket::bind("127.0.0.1:0").unwrap()),
-            to,
+            to: to.into(),
             bits: PROTOCOL_BITS,
             checksum: 12345,
             gimbals: vec![GimbalLink {

@@ -1,7 +1,7 @@
 //! `VisionSensorReq`s to RflySim3D: sent for every sensor until its data
 //! flows, and again when it stops (e.g. after RflySim3D restarted).
 
-use std::net::{Ipv4Addr, SocketAddrV4};
+use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use rflysim_proto::config::SensorConfig;
 use rflysim_proto::request::{RequestForm, VisionSensorReq, REQUEST_BASE_PORT, REQUEST_CHECKSUM};
 
+use ros_common::sim_host::{SimEndpoint, SimHost};
 use ros_common::stats::StreamStats;
 use ros_common::time::wall_now;
 
@@ -42,29 +43,37 @@ pub fn as_asked_of(cfg: &SensorConfig, sim_ip: Ipv4Addr, this_host: Ipv4Addr) ->
 }
 
 /// Sends each sensor's request once a second while it has published nothing
-/// for `quiet` (or ever).
+/// for `quiet` (or ever), to the address `sim_host` has now: the requests
+/// are made again for a new one (this host's address towards it may differ).
 pub async fn run_requests(
     sensors: Vec<(SensorConfig, Arc<StreamStats>)>,
-    sim_ip: Ipv4Addr,
+    sim_host: SimHost,
     window_id: u16,
     logger: String,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let to = SocketAddrV4::new(sim_ip, request_port(window_id));
-    let this_host = crate::coptersim::local_ip_towards(sim_ip);
-    let sensors: Vec<_> = sensors
-        .into_iter()
-        .map(|(cfg, stats)| (as_asked_of(&cfg, sim_ip, this_host), stats))
-        .collect();
+    let to = SimEndpoint::new(&sim_host, request_port(window_id));
     let sock = match ros_common::net::udp_sender().and_then(tokio::net::UdpSocket::from_std) {
         Ok(s) => s,
         Err(e) => return r2r::log_error!(&logger, "cannot send sensor requests: {e}"),
     };
     let quiet = 3.0;
+    let mut asked_of = None;
+    let mut requests = Vec::new();
     let mut announced = vec![false; sensors.len()];
     loop {
+        let sim_ip = sim_host.ip();
+        if asked_of != Some(sim_ip) {
+            let this_host = crate::coptersim::local_ip_towards(sim_ip);
+            requests = sensors
+                .iter()
+                .map(|(cfg, _)| as_asked_of(cfg, sim_ip, this_host))
+                .collect();
+            announced.fill(false);
+            asked_of = Some(sim_ip);
+        }
         let now = wall_now();
-        for (i, (cfg, stats)) in sensors.iter().enumerate() {
+        for (i, (cfg, (_, stats))) in requests.iter().zip(&sensors).enumerate() {
             if stats.last_frame().is_some_and(|t| now - t < quiet) {
                 continue;
             }
@@ -79,7 +88,7 @@ pub async fn run_requests(
                 );
                 announced[i] = true;
             }
-            let _ = sock.send_to(&request_bytes(cfg), to).await;
+            let _ = sock.send_to(&request_bytes(cfg), to.addr()).await;
         }
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_secs(1)) => {}

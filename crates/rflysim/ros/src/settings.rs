@@ -5,7 +5,6 @@
 //! out of range or of the wrong type stops the executable with an error that
 //! names the parameter (the policy of `ros_common::params`).
 
-use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -16,6 +15,7 @@ use rflysim_proto::gimbal::GimbalBitTable;
 use ros_common::msgs::{Covariances, Variance};
 use ros_common::net::SenderFilter;
 use ros_common::params::{self, invalid, Renamed};
+use ros_common::sim_host::SimHost;
 use ros_common::time::StampSource;
 
 /// Every parameter of RflySim's executables, with its default and range.
@@ -54,7 +54,7 @@ pub mod param {
     pub const SIM_HOST: StringParam = StringParam::new(
         "sim_host",
         "127.0.0.1",
-        "RflySim3D / CopterSim's IPv4 address: requests go there; only it, loopback and `allowed_senders` may send",
+        "RflySim3D / CopterSim's host, an IPv4 address or a host name (looked up at start and again while the simulator is silent): requests go there; only it, loopback and `allowed_senders` may send",
     );
     pub const ALLOWED_SENDERS: StringListParam = StringListParam::new(
         "allowed_senders",
@@ -218,7 +218,7 @@ pub struct ConfigChoice {
 #[derive(Debug, Clone)]
 pub struct SimLink {
     /// RflySim3D / CopterSim host, where requests go.
-    pub sim_ip: Ipv4Addr,
+    pub sim_host: SimHost,
     /// RflySim3D window: requests go to its port.
     pub window_id: u16,
     /// Ask RflySim3D and CopterSim for the data until it flows.
@@ -353,11 +353,18 @@ fn check_copter_ids(ids: &[i64]) -> Result<Vec<u16>, String> {
         .collect()
 }
 
-/// `sim_host`: the simulator's IPv4 address.
-pub fn sim_ip(node: &Node) -> Result<Ipv4Addr, String> {
-    let ip = param::SIM_HOST.read(node)?;
-    ip.parse()
-        .map_err(|_| invalid(param::SIM_HOST.name, format!("{ip:?} is not an IPv4 address")))
+/// `sim_host`: the simulator's host, its name looked up.
+pub fn sim_host(node: &Node) -> Result<SimHost, String> {
+    SimHost::resolve(&param::SIM_HOST.read(node)?).map_err(|why| invalid(param::SIM_HOST.name, why))
+}
+
+/// `world_name`: empty (unknown), or a map's name, a file name in `map_dir`.
+fn world_name(node: &Node) -> Result<String, String> {
+    let world = param::WORLD_NAME.read(node)?;
+    if world.is_empty() {
+        return Ok(world);
+    }
+    crate::scene::model::map_of(&world).map_err(|why| invalid(param::WORLD_NAME.name, why))
 }
 
 impl ConfigChoice {
@@ -374,13 +381,13 @@ impl ConfigChoice {
 
 impl SimLink {
     fn from_node(node: &Node) -> Result<Self, String> {
-        let sim_ip = sim_ip(node)?;
+        let sim_host = sim_host(node)?;
         let extra = param::ALLOWED_SENDERS.read(node)?;
         Ok(Self {
-            sim_ip,
+            sim_host: sim_host.clone(),
             window_id: param::WINDOW_ID.read(node)?,
             send_requests: param::SEND_REQUESTS.read(node)?,
-            senders: SenderFilter::new(sim_ip, &extra).map_err(|m| invalid(param::ALLOWED_SENDERS.name, m))?,
+            senders: SenderFilter::new(sim_host, &extra).map_err(|m| invalid(param::ALLOWED_SENDERS.name, m))?,
         })
     }
 }
@@ -439,7 +446,7 @@ impl Settings {
                 first_spawn_id: param::FIRST_SPAWN_ID.read(node)?,
                 reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
                 max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
-                world: param::WORLD_NAME.read(node)?,
+                world: world_name(node)?,
                 map_dir: crate::scene::terrain::expand_home(&param::MAP_DIR.read(node)?),
                 terrain_cloud_points: param::TERRAIN_CLOUD_POINTS.read(node)?,
             },

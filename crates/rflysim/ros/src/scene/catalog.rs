@@ -3,7 +3,7 @@
 //! (`get_entity_info`), and the worlds there are map files for
 //! (`get_available_worlds`).
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use r2r::simulation_interfaces::msg::{
@@ -133,6 +133,26 @@ fn entity_info(core: &SceneCore, r: GetEntityInfo::Request) -> GetEntityInfo::Re
     }
 }
 
+/// The folder an additional source of worlds names: one inside `map_dir`,
+/// relative to it or under it, so that a caller lists and reads map files
+/// nowhere else.
+fn folder_in(map_dir: &Path, source: &str) -> Result<PathBuf, String> {
+    let path = Path::new(source);
+    let relative = path.strip_prefix(map_dir).unwrap_or(path);
+    let inside = !source.contains(['\\', '\0'])
+        && relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if inside {
+        Ok(map_dir.join(relative))
+    } else {
+        Err(format!(
+            "{source}: not a folder inside map_dir {} (give one relative to it, without `..`)",
+            map_dir.display()
+        ))
+    }
+}
+
 /// The maps with both files in `dir` (names a map may have), sorted, at most
 /// [`MAX_WORLDS`].
 fn maps_in(dir: &Path) -> std::io::Result<Vec<String>> {
@@ -191,13 +211,18 @@ fn available_worlds(core: &SceneCore, r: GetAvailableWorlds::Request) -> GetAvai
             worlds: Vec::new(),
         };
     }
-    let mut sources: Vec<&Path> = vec![core.terrain.dir()];
-    sources.extend(r.additional_sources.iter().map(|s| Path::new(s.as_str())));
+    let map_dir = core.terrain.dir();
+    let mut sources: Vec<Result<PathBuf, String>> = vec![Ok(map_dir.to_path_buf())];
+    sources.extend(r.additional_sources.iter().map(|s| folder_in(map_dir, s)));
     let (mut worlds, mut failed) = (Vec::new(), Vec::new());
-    for (i, dir) in sources.iter().enumerate() {
-        match maps_in(dir) {
-            Ok(maps) => worlds.extend(maps.iter().map(|m| world_of(dir, m))),
-            Err(e) if r.continue_on_error => failed.push(format!("{}: {e}", dir.display())),
+    for (i, source) in sources.into_iter().enumerate() {
+        let listed = source.and_then(|dir| match maps_in(&dir) {
+            Ok(maps) => Ok((dir, maps)),
+            Err(e) => Err(format!("{}: {e}", dir.display())),
+        });
+        match listed {
+            Ok((dir, maps)) => worlds.extend(maps.iter().map(|m| world_of(&dir, m))),
+            Err(e) if r.continue_on_error => failed.push(e),
             Err(e) => {
                 let code = if i == 0 {
                     GetAvailableWorlds::Response::DEFAULT_SOURCES_FAILED as u8
@@ -205,7 +230,7 @@ fn available_worlds(core: &SceneCore, r: GetAvailableWorlds::Request) -> GetAvai
                     SimResult::RESULT_OPERATION_FAILED as u8
                 };
                 return GetAvailableWorlds::Response {
-                    result: result(code, format!("{}: {e}", dir.display())),
+                    result: result(code, e),
                     worlds: Vec::new(),
                 };
             }
@@ -295,5 +320,29 @@ mod tests {
         assert!(world_of(&dir, "A").description.contains("cannot be read"));
         assert!(maps_in(&dir.join("missing")).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn more_sources_of_worlds_are_folders_inside_map_dir() {
+        let maps = Path::new("/srv/maps");
+        for (source, folder) in [
+            ("extra", "/srv/maps/extra"),
+            ("./a/b", "/srv/maps/a/b"),
+            ("/srv/maps/extra", "/srv/maps/extra"),
+        ] {
+            assert_eq!(folder_in(maps, source), Ok(PathBuf::from(folder)), "{source}");
+        }
+        for source in [
+            "/tmp",
+            "..",
+            "../maps2",
+            "extra/../../etc",
+            "/srv/maps/../etc",
+            "a\\..\\b",
+            "/srv/maps2",
+        ] {
+            let why = folder_in(maps, source).unwrap_err();
+            assert!(why.contains("not a folder inside map_dir /srv/maps"), "{source}: {why}");
+        }
     }
 }

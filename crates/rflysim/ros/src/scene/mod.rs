@@ -28,7 +28,7 @@ mod services;
 pub mod terrain;
 
 use std::collections::HashMap;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::net::{SocketAddr, SocketAddrV4};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,6 +44,7 @@ use rflysim_proto::scene::{
     VehicleCrashData, VehicleUpdate,
 };
 use ros_common::lifecycle::SpinnerTask;
+use ros_common::sim_host::SimHost;
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
@@ -157,7 +158,7 @@ pub struct SceneCore {
     crashes: Mutex<HashMap<i32, CrashType>>,
     world: Mutex<Option<String>>,
     sock: std::net::UdpSocket,
-    sim_ip: Ipv4Addr,
+    sim_host: SimHost,
     window: u16,
     settings: SceneSettings,
     logger: String,
@@ -189,7 +190,7 @@ impl std::fmt::Debug for SceneCore {
 
 impl SceneCore {
     fn window_port(&self, window: u16) -> SocketAddrV4 {
-        SocketAddrV4::new(self.sim_ip, crate::requests::request_port(window))
+        SocketAddrV4::new(self.sim_host.ip(), crate::requests::request_port(window))
     }
 
     /// Sends `bytes` to the node's window, or to every window (`None`).
@@ -263,7 +264,9 @@ impl SceneCore {
             Ok(Ok(reply)) => Ok(reply),
             _ => Err(AskError::Silent(format!(
                 "RflySim3D did not answer within {:?} (is it running, on sim_host {}, window {}?)",
-                self.settings.reply_timeout, self.sim_ip, self.window
+                self.settings.reply_timeout,
+                self.sim_host.describe(),
+                self.window
             ))),
         }
     }
@@ -512,7 +515,7 @@ pub fn start(
         crashes: Mutex::default(),
         world: Mutex::new((!scene_settings.world.is_empty()).then(|| scene_settings.world.clone())),
         sock: ros_common::net::udp_sender().map_err(|e| format!("scene: UDP: {e}"))?,
-        sim_ip: settings.link.sim_ip,
+        sim_host: settings.link.sim_host.clone(),
         window: settings.link.window_id,
         settings: scene_settings,
         logger: logger.clone(),
@@ -554,7 +557,7 @@ pub fn start(
         "scene of RflySim3D window {} at {}: Simulation Interfaces services, rflysim/console, rflysim/scene/poses, \
          rflysim/get_terrain_height (maps in {})",
         core.window,
-        core.sim_ip,
+        core.sim_host.describe(),
         core.terrain.dir().display()
     );
     Ok((SceneFeed { core }, bulk))

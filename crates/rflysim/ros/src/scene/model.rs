@@ -144,10 +144,15 @@ pub fn vehicle_type_of(uri: &str, resource_string: &str) -> Result<i32, SpawnRef
 }
 
 /// The map a world resource names: `rflysim://map/<name>` or a bare name,
-/// one RflySim3D's console takes (`rflysim_proto::console::check_name`).
+/// one RflySim3D's console takes (`rflysim_proto::console::check_name`) and
+/// a file name (`rflysim_proto::terrain::check_map_name`): its terrain is
+/// read from `map_dir` and nowhere else.
 pub fn map_of(uri: &str) -> Result<String, String> {
     let name = uri.strip_prefix(MAP_RESOURCE).unwrap_or(uri);
-    match rflysim_proto::console::check_name(name) {
+    let checked = rflysim_proto::console::check_name(name)
+        .map_err(|why| why.to_string())
+        .and_then(|name| rflysim_proto::terrain::check_map_name(name).map_err(|why| why.to_string()));
+    match checked {
         Ok(name) => Ok(name.to_string()),
         Err(why) => Err(format!(
             "{uri:?}: a map of RflySim3D by name, {MAP_RESOURCE}<name>; the name: {why}"
@@ -566,6 +571,23 @@ mod tests {
         assert_eq!(map_of("rflysim://map/Grasslands").as_deref(), Ok("Grasslands"));
         assert_eq!(map_of("3Ddisplay").as_deref(), Ok("3Ddisplay"));
         assert!(map_of("").is_err() && map_of("a b").is_err() && map_of("rflysim://vehicle/3").is_err());
+    }
+
+    #[test]
+    fn a_map_is_named_by_a_file_name_not_a_path() {
+        for uri in [
+            "rflysim://map/../../../tmp/x",
+            "rflysim://map/..",
+            "rflysim://map/sub/Grasslands",
+            "rflysim://map/..\\Windows\\x",
+            "/etc/passwd",
+        ] {
+            let why = map_of(uri).unwrap_err();
+            assert!(
+                why.contains("not a file name") && why.contains(&format!("{uri:?}")),
+                "{why}"
+            );
+        }
     }
 
     #[test]
