@@ -143,12 +143,17 @@ pub fn main(role: Role) -> std::process::ExitCode {
 fn run(role: Role) -> Result<(), String> {
     let bridge = BridgeProcess::start(role.node_name(), "")?;
     let settings = Settings::from_node(&bridge.node)?;
-    let sim_ip = settings.link.sim_ip;
+    // The address found at start: a RflySim3D that moves to another PC later keeps its sensors' transport.
+    let sim_host = settings.link.sim_host.describe();
     let ChosenSensors {
         sensors,
         defaulted,
         over_udp,
-    } = sensors_for(&settings.config, role, ros_common::net::is_this_host(sim_ip))?;
+    } = sensors_for(
+        &settings.config,
+        role,
+        ros_common::net::is_this_host(settings.link.sim_host.ip()),
+    )?;
     let mut start = Startup::new(bridge, settings)?;
     for d in &defaulted {
         r2r::log_warn!(
@@ -160,7 +165,7 @@ fn run(role: Role) -> Result<(), String> {
         r2r::log_warn!(
             &start.bridge.logger,
             "sensor(s) {over_udp:?} asked over UDP (SendProtocol[0] 1) instead of shared memory: RflySim3D at \
-             {sim_ip} is not on this machine and writes its shared memory there (RflySim's Python SDK does the \
+             {sim_host} is not on this machine and writes its shared memory there (RflySim's Python SDK does the \
              same on Linux)"
         );
     }
