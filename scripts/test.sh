@@ -166,7 +166,10 @@ SHARD_COLCON=(tests/test_colcon_build.py)
 # 1080p raw at 60 Hz across the two-host rig needs the machine to itself: on a
 # loaded one the bridge falls behind and the kernel drops datagrams, a loss
 # the test (rightly) does not forgive. It runs last, alone.
-ALONE=(tests/test_two_hosts_loss.py)
+# The pace tests judge each stamp against its arrival within milliseconds: on a
+# loaded machine the subscriber's own arrival lags by more. AeroSim's need the broker.
+ALONE=(tests/test_two_hosts_loss.py tests/test_pace.py)
+ALONE_BROKER=(tests/test_pace_aerosim.py)
 shard_ignores() {
   local f
   for f in "${SHARD_B[@]}" "${SHARD_C[@]}" "${SHARD_COLCON[@]}" "${ALONE[@]}"; do printf -- '--ignore=%s\n' "$f"; done
@@ -226,7 +229,7 @@ aerosim_shard() {
   # shellcheck disable=SC2206 # words
   rust+=($RFLYSIM_CARGO_ARGS)
   if [ $own_hosts = 1 ]; then as_own_host 4 "${rust[@]}"; else "${rust[@]}"; fi
-  pytest_shard broker 5 -m "broker$not_slow" tests
+  pytest_shard broker 5 -m "broker$not_slow" --ignore="${ALONE_BROKER[0]}" tests
 }
 wait_for_broker_build() {
   local pid
@@ -338,6 +341,7 @@ if [ $quick = 0 ]; then
   if [ $own_hosts = 1 ]; then finish rclpy-colcon; else (colcon_shard); fi
 fi
 
-step "loss between the simulator PC and the bridge, alone on the machine"
+step "alone on the machine: loss between the simulator PC and the bridge; stamps at any pace"
 pytest_shard alone 0 -m "not broker$not_slow" "${ALONE[@]}"
+pytest_shard alone-broker 0 -m "broker$not_slow" "${ALONE_BROKER[@]}"
 end_step

