@@ -22,11 +22,13 @@
 //! - a sample whose sim time leaves the base (more than [`JUMP`] behind the
 //!   newest, or ahead by more than [`MAX_PACE`] times the wall time since
 //!   plus [`JUMP`]) is an outlier: it moves nothing, neither the base nor
-//!   `/clock`; under `stamp_source: auto` it is stamped on arrival;
+//!   `/clock`; on this machine's clock under `stamp_source: auto` it is
+//!   stamped on arrival, under `use_sim_time` dropped;
 //! - a restart is a sustained jump: [`RESTART_SAMPLES`] samples in a row that
 //!   agree with each other off the base re-anchor it (and may take `/clock` back);
 //! - per stream, a sample whose sim time goes back within a run is refused
-//!   (out of order); no other sample is dropped for its time. Stamps never
+//!   (out of order), and under `use_sim_time` an outlier; no other sample
+//!   is dropped for its time. Stamps never
 //!   go backwards: on this machine's clock never, under `use_sim_time` only
 //!   when `/clock` itself restarts;
 //! - a stream whose sim times are all outside `0..MAX_SIM_TIME` for

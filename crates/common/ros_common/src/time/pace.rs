@@ -17,9 +17,15 @@ use std::collections::VecDeque;
 const SLOT_S: f64 = 0.01;
 /// Wall time (s) of points kept.
 const HISTORY_S: f64 = 2.0;
-/// The envelope "now": the least `arrival − sim` over this much wall time
-/// (s), so that one late sample (a busy CPU) is not read as a slower pace.
-const NOW_S: f64 = 0.03;
+/// The envelope "now": the least `arrival − sim` of the newest this many
+/// points (slots of samples), so that a late sample, or a burst of them
+/// after either machine stalled, is not read as a slower pace: the newest
+/// points before the stall still count, and the burst's last sample
+/// arrives in time again.
+const NOW_POINTS: usize = 3;
+/// The envelope "then" is the least of the points in this much wall time (s)
+/// around the start of the span.
+const THEN_S: f64 = 0.03;
 /// The span (s) over which leaving real time is judged, and the span (and
 /// the time in the other mode) over which coming back is.
 const LEAVE_SPAN_S: f64 = 0.5;
@@ -121,15 +127,19 @@ impl PaceEstimate {
         let Some(&(_, newest)) = self.points.back() else {
             return false;
         };
-        let (Some(now), Some(then)) = (
-            self.least_delay(newest - NOW_S, newest),
-            self.least_delay(newest - span - NOW_S, newest - span),
-        ) else {
-            return false;
-        };
-        if span < NOW_S || self.points.front().is_none_or(|p| p.1 > newest - span) {
+        if span < THEN_S || self.points.len() <= NOW_POINTS || self.points.front().is_none_or(|p| p.1 > newest - span) {
             return false;
         }
+        let now = self
+            .points
+            .iter()
+            .rev()
+            .take(NOW_POINTS)
+            .map(|p| p.1 - p.0)
+            .reduce(f64::min);
+        let (Some(now), Some(then)) = (now, self.least_delay(newest - span - THEN_S, newest - span)) else {
+            return false;
+        };
         (now - then).abs() > ENVELOPE_NOISE_S + tolerance * span
     }
 
@@ -222,18 +232,19 @@ mod tests {
     }
 
     #[test]
-    fn one_late_burst_is_not_a_pace() {
-        let mut p = PaceEstimate::default();
-        let (mut sim, _) = run(&mut p, 10.0, 1000.0, 1.0, 2.0);
-        // A 20-ms stall of this machine: four samples arrive together, late.
-        for k in 0..4 {
-            sim += 0.005;
-            assert_eq!(
-                p.sample(sim, 1000.0 + sim - 10.0 + 0.02 - f64::from(k) * 0.005),
-                PaceChange::None
-            );
+    fn a_late_burst_after_a_stall_is_not_a_pace() {
+        for stall in [0.02, 0.05, 0.1] {
+            let mut p = PaceEstimate::default();
+            let (mut sim, _) = run(&mut p, 10.0, 1000.0, 1.0, 2.0);
+            // Either machine stalled: nothing arrives for `stall` s, then the
+            // samples due meanwhile arrive together, each with its own sim time.
+            let burst_at = 1000.0 + sim - 10.0 + stall;
+            while 1000.0 + sim - 10.0 < burst_at {
+                sim += 0.005;
+                assert_eq!(p.sample(sim, burst_at), PaceChange::None, "stall {stall}");
+            }
+            let (_, changes) = run(&mut p, sim + 0.005, burst_at + 0.005, 1.0, 1.0);
+            assert!(changes.is_empty(), "stall {stall}: {changes:?}");
         }
-        let (_, changes) = run(&mut p, sim + 0.005, 1000.0 + sim - 10.0 + 0.005, 1.0, 1.0);
-        assert!(changes.is_empty(), "{changes:?}");
     }
 }

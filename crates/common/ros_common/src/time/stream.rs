@@ -149,7 +149,9 @@ impl StreamClock {
                     Err(StampRefusal::NotSimTime(t))
                 }
             }
-            Err(StampRefusal::Outlier(t)) => {
+            // Under use_sim_time a stamp is the sample's sim time: one off the
+            // base has none to give, and is dropped.
+            Err(StampRefusal::Outlier(t)) if !base.uses_sim_time() => {
                 // A valid sample may be the first of a jump of its simulator's
                 // time: it moves no clock, but its data is kept.
                 self.unusable_since = None;
