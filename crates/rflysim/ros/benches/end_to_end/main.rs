@@ -328,6 +328,10 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize, link: Option<&li
             Box::new(|n, name| reference_case(n, name, Kind::Imu, Some(f64::from(IMU_HZ)))),
         ),
         (
+            "receiving reference: Imu from CopterSim UDP @ 1000 Hz",
+            Box::new(|n, name| imu_receiving_reference_case(n, name, 1, IMU_HZ)),
+        ),
+        (
             "1080p bgr8 shm @ 60 Hz",
             Box::new(|n, name| bridge_case(n, name, &camera_config(0, 60), image_topic, Kind::Image, &[])),
         ),
@@ -497,11 +501,16 @@ fn main() {
             .position(|a| a == "--receive-shm")
             .and_then(|p| args.get(p + 1))
             .map(String::as_str);
+        let receive_imu = args
+            .iter()
+            .position(|a| a == "--receive-imu")
+            .and_then(|p| Some((args.get(p + 1)?.parse().ok()?, args.get(p + 2)?.parse().ok()?)));
         reference_publisher(
             &args[i + 1],
             args[i + 2].parse().unwrap_or(0.0),
             receive_port,
             receive_shm,
+            receive_imu,
         );
         return;
     }
