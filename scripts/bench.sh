@@ -14,8 +14,8 @@
 #               subscriber next to DDS alone and a receiving reference,
 #               three rounds in turn, each CPU ratio's median
 #   imu         CopterSim's IMU at 1000 Hz: emulator → bridge → r2r
-#               subscriber next to DDS alone, five rounds in turn, the CPU
-#               ratio's median
+#               subscriber next to DDS alone and a receiving reference,
+#               five rounds in turn, each CPU ratio's median
 #   4k          3840×2160 bgr8 raw over UDP at 30 Hz, from shared memory at
 #               30 and 60 Hz, and a 4K JPEG at 30 Hz, next to DDS alone and a
 #               receiving reference (needs net.core.rmem_max ≥ 25 MiB: raised
