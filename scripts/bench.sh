@@ -13,6 +13,9 @@
 #   rflysim     RflySim cameras and LiDAR at rate: emulator → bridge → r2r
 #               subscriber next to DDS alone and a receiving reference,
 #               three rounds in turn, each CPU ratio's median
+#   imu         CopterSim's IMU at 1000 Hz: emulator → bridge → r2r
+#               subscriber next to DDS alone and a receiving reference,
+#               five rounds in turn, each CPU ratio's median
 #   4k          3840×2160 bgr8 raw over UDP at 30 Hz, from shared memory at
 #               30 and 60 Hz, and a 4K JPEG at 30 Hz, next to DDS alone and a
 #               receiving reference (needs net.core.rmem_max ≥ 25 MiB: raised
@@ -39,13 +42,13 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-ALL=(decode rflysim 4k capacity multi-host two-hosts auv gps-denied aerosim swarm scene)
+ALL=(decode rflysim imu 4k capacity multi-host two-hosts auv gps-denied aerosim swarm scene)
 report=0
 sections=()
 for a in "$@"; do
   case "$a" in
     --report) report=1 ;;
-    -h | --help) sed -n '2,36p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
     *) [[ " ${ALL[*]} " == *" $a "* ]] || { echo "unknown section $a (sections: ${ALL[*]})"; exit 2; }
        sections+=("$a") ;;
   esac
@@ -84,6 +87,16 @@ section_rflysim() {
   echo "  (every publisher on config/fastdds_large_data.xml, the bridge's shipped profile)"
   FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
     RFLYSIM_BENCH_ROUNDS=3 RFLYSIM_BENCH_SECONDS=8 RFLYSIM_BENCH_CASES="@ 60 Hz,@ 20 Hz,!4K" \
+    bench -p rflysim_ros --bench end_to_end
+}
+
+section_imu() {
+  # A sample costs microseconds: five 10-s rounds, so that the median is
+  # not one round's noise.
+  echo "\$ RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES=\"@ 1000 Hz\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "  (every publisher on config/fastdds_large_data.xml, the bridge's shipped profile)"
+  FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
+    RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES="@ 1000 Hz" \
     bench -p rflysim_ros --bench end_to_end
 }
 

@@ -6,7 +6,8 @@
 //! reference", takes each frame's datagrams from the same emulator into one
 //! buffer (or copies it out of the emulator's region) before it publishes
 //! its pre-built message: DDS alone plus the receive any bridge must make,
-//! on the same three-process topology as the bridge.
+//! on the same three-process topology as the bridge. CopterSim's IMU at
+//! 1000 Hz is measured against DDS alone publishing the same `Imu` messages.
 //!
 //! `scripts/bench.sh` (or: `cargo build --release --workspace --bins &&
 //! cargo bench -p rflysim_ros --bench end_to_end`). Prints a table; asserts
@@ -24,7 +25,7 @@ use std::time::{Duration, Instant};
 use std::collections::HashMap;
 
 use bench_support::{cpu_seconds, percentile, udp_drops_by_port, udp_rcvbuf_errors, wall, SendLog, StoppedOnDrop};
-use r2r::sensor_msgs::msg::{Image, PointCloud2, PointField};
+use r2r::sensor_msgs::msg::{Image, Imu, PointCloud2, PointField};
 use rflysim_proto::header::{DatagramHeader, HeaderKind};
 
 mod link;
@@ -139,14 +140,19 @@ impl Window {
     /// stream `seq_id` (in its send log `log`), matched by the sim time
     /// stamp the publisher kept.
     fn result_from_sends(&self, name: &str, kind: Kind, log: &std::path::Path, seq_id: u16) -> Result {
+        self.result_from_stream_sends(name, kind, log, &seq_id.to_string())
+    }
+
+    /// `result_from_sends` for the stream the send log names `stream`
+    /// (a sensor's SeqID, or `imu<copter id>`).
+    fn result_from_stream_sends(&self, name: &str, kind: Kind, log: &std::path::Path, stream: &str) -> Result {
         let sent = SendLog::read(log);
-        let stream = seq_id.to_string();
         let latencies = self
             .receipts
             .iter()
-            .filter_map(|(stamp, r)| sent.sent_at(&stream, *stamp).map(|s| (r - s) * 1e3))
+            .filter_map(|(stamp, r)| sent.sent_at(stream, *stamp).map(|s| (r - s) * 1e3))
             .collect();
-        self.result(name, kind, self.offered(&sent, &stream), latencies)
+        self.result(name, kind, self.offered(&sent, stream), latencies)
     }
 
     fn result(&self, name: &str, kind: Kind, offered: f64, mut latencies_ms: Vec<f64>) -> Result {
@@ -205,6 +211,24 @@ fn bridge_case_at(
     let measured = Window::measure_slowly(node, topic, kind, bridge.0.id(), each);
     measured.result_from_sends(name, kind, &log, seq_id)
 }
+
+/// The bridge bridging CopterSim 1's IMU, asked of the emulator's CopterSim
+/// at `hz`, and nothing else of RflySim3D (no sensor in its config). The
+/// true state, which CopterSim sends at 100 Hz whatever is asked, comes too.
+fn imu_bridge_case(node: &mut r2r::Node, name: &str, hz: u16) -> Result {
+    const COPTER: u16 = 1;
+    let (cfg, log) = case_files(name, r#"{"VisionSensors": []}"#);
+    let params = [format!("vehicle_ids:=[{COPTER}]"), format!("imu_rate_hz:={hz}")];
+    let bridge = start_bridge(&cfg, &params);
+    let copters = COPTER.to_string();
+    let _sim = start_emulator(&cfg, &log, &["--copters", &copters]);
+    let topic = format!("/{}", rflysim_ros::names::imu_topic(COPTER, false));
+    let measured = Window::measure(node, &topic, Kind::Imu, bridge.0.id());
+    measured.result_from_stream_sends(name, Kind::Imu, &log, &format!("imu{COPTER}"))
+}
+
+/// CopterSim's highest IMU rate: where the bridge's cost per sample shows most.
+const IMU_HZ: u16 = 1000;
 
 /// Where the emulator sends the camera's and the LiDAR's datagrams.
 const CAMERA_PORT: u16 = 45001;
@@ -294,6 +318,18 @@ fn run_round(ctx: &r2r::Context, only: &str, first_node: usize, link: Option<&li
             Box::new(|n, name| {
                 receiving_reference_case(n, name, &lidar_config(20), (LIDAR_PORT, cloud_topic.1), Kind::Cloud)
             }),
+        ),
+        (
+            "CopterSim IMU UDP @ 1000 Hz",
+            Box::new(|n, name| imu_bridge_case(n, name, IMU_HZ)),
+        ),
+        (
+            "reference: Imu @ 1000 Hz",
+            Box::new(|n, name| reference_case(n, name, Kind::Imu, Some(f64::from(IMU_HZ)))),
+        ),
+        (
+            "receiving reference: Imu from CopterSim UDP @ 1000 Hz",
+            Box::new(|n, name| imu_receiving_reference_case(n, name, 1, IMU_HZ)),
         ),
         (
             "1080p bgr8 shm @ 60 Hz",
@@ -465,11 +501,16 @@ fn main() {
             .position(|a| a == "--receive-shm")
             .and_then(|p| args.get(p + 1))
             .map(String::as_str);
+        let receive_imu = args
+            .iter()
+            .position(|a| a == "--receive-imu")
+            .and_then(|p| Some((args.get(p + 1)?.parse().ok()?, args.get(p + 2)?.parse().ok()?)));
         reference_publisher(
             &args[i + 1],
             args[i + 2].parse().unwrap_or(0.0),
             receive_port,
             receive_shm,
+            receive_imu,
         );
         return;
     }

@@ -11,7 +11,8 @@ pub fn start_reference(kind: Kind, size: &str, rate: Option<f64>, source: Source
     let k = match (kind, size) {
         (Kind::Image, "4K") => "image4k",
         (Kind::Image, _) => "image",
-        _ => "cloud",
+        (Kind::Imu, _) => "imu",
+        (Kind::Cloud, _) => "cloud",
     };
     let mut args = vec![
         "--reference-publisher".to_string(),
@@ -22,6 +23,9 @@ pub fn start_reference(kind: Kind, size: &str, rate: Option<f64>, source: Source
         Source::Prebuilt => {}
         Source::Udp(port) => args.extend(["--receive-port".into(), port.to_string()]),
         Source::Shm(name) => args.extend(["--receive-shm".into(), name.into()]),
+        Source::CopterSimImu { copter, hz } => {
+            args.extend(["--receive-imu".into(), copter.to_string(), hz.to_string()]);
+        }
     }
     let publisher = StoppedOnDrop(
         Command::new(std::env::current_exe().unwrap())
@@ -44,6 +48,8 @@ pub enum Source {
     Udp(u16),
     /// The emulator's next frame in this shared-memory region, copied out.
     Shm(&'static str),
+    /// The next IMU sample of this CopterSim, asked for at `hz` as the bridge asks.
+    CopterSimImu { copter: u16, hz: u16 },
 }
 
 /// The reference: a separate r2r process publishing pre-built messages.
@@ -95,6 +101,61 @@ pub fn receiving_reference_case_at(
         measured.offered(&sent, &stream),
         measured.latencies_from_stamps(),
     )
+}
+
+/// The receiving reference of CopterSim `copter`'s IMU: DDS alone
+/// publishing each time a sample, asked for at `hz`, has come in.
+pub fn imu_receiving_reference_case(node: &mut r2r::Node, name: &str, copter: u16, hz: u16) -> Result {
+    let (cfg, log) = case_files(name, r#"{"VisionSensors": []}"#);
+    let (publisher, topic) = start_reference(Kind::Imu, "", None, Source::CopterSimImu { copter, hz });
+    let copters = copter.to_string();
+    let _sim = start_emulator(&cfg, &log, &["--copters", &copters]);
+    let measured = Window::measure(node, &topic, Kind::Imu, publisher.0.id());
+    let sent = SendLog::read(&log);
+    let offered = measured.offered(&sent, &format!("imu{copter}"));
+    // Stamped just before publishing, as the receiving reference of frames.
+    measured.result(name, Kind::Imu, offered, measured.latencies_from_stamps())
+}
+
+/// CopterSim's IMU as any bridge must take it: asked for (again every
+/// second until a sample comes), then one datagram a sample out of the kernel.
+struct ImuSamples {
+    sock: std::net::UdpSocket,
+    request: Vec<u8>,
+    request_to: std::net::SocketAddr,
+    flowing: bool,
+    next_request: Instant,
+    buf: [u8; 1024],
+}
+
+impl ImuSamples {
+    fn open(copter: u16, hz: u16) -> Self {
+        use rflysim_proto::request::{imu_data_port, imu_request_port, ImuRequest};
+        let (sock, _) =
+            ros_common::net::udp_receiver(std::net::Ipv4Addr::UNSPECIFIED, imu_data_port(copter), 1 << 20).unwrap();
+        sock.set_nonblocking(false).unwrap();
+        // Short enough to ask again, and to see the stop once the emulator has gone.
+        sock.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        Self {
+            sock,
+            request: ImuRequest::for_copter(copter, std::net::Ipv4Addr::LOCALHOST, hz).encode(),
+            request_to: (std::net::Ipv4Addr::LOCALHOST, imu_request_port(copter)).into(),
+            flowing: false,
+            next_request: Instant::now(),
+            buf: [0; 1024],
+        }
+    }
+
+    /// Whether a sample came in before the read timed out.
+    fn next(&mut self) -> bool {
+        if !self.flowing && Instant::now() >= self.next_request {
+            let _ = self.sock.send_to(&self.request, self.request_to);
+            self.next_request = Instant::now() + Duration::from_secs(1);
+        }
+        let came = self.sock.recv(&mut self.buf).is_ok();
+        self.flowing |= came;
+        came
+    }
 }
 
 /// The receiving reference from shared memory: DDS alone after the copy of
@@ -229,7 +290,27 @@ pub fn cloud_100k() -> PointCloud2 {
     }
 }
 
-pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>, receive_shm: Option<&str>) {
+/// An IMU message as the bridge builds it from a CopterSim sample (vehicle
+/// 1, at rest, orientation known), so that DDS alone sends the same bytes.
+pub fn imu_of_copter_1() -> Imu {
+    let sample = rflysim_proto::telemetry::ImuSample {
+        seq: 0,
+        time_stamp: 0.0,
+        acc: [0.0, 0.0, -9.81],
+        gyro: [0.01, -0.02, 0.03],
+    };
+    let header = ros_common::msgs::header(Default::default(), &rflysim_ros::names::base_frame(1));
+    let level = Some([1.0, 0.0, 0.0, 0.0]);
+    rflysim_ros::msgs::imu(&sample, level, header, &Default::default())
+}
+
+pub fn reference_publisher(
+    kind: &str,
+    rate: f64,
+    receive_port: Option<u16>,
+    receive_shm: Option<&str>,
+    receive_imu: Option<(u16, u16)>,
+) {
     // Ends the loop at SIGINT: killed, it would leave its shared-memory segment behind.
     let stop = ros_common::lifecycle::stop_flag_at_signal();
     let (w, h) = if kind == "image4k" { (3840, 2160) } else { (1920, 1080) };
@@ -244,12 +325,18 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>, rec
         // Room for a bgr8 frame and its headers.
         (sock, vec![0u8; if kind == "image4k" { 32 << 20 } else { 8 << 20 }])
     });
+    let mut imu_samples = receive_imu.map(|(copter, hz)| ImuSamples::open(copter, hz));
     let ctx = r2r::Context::create().unwrap();
     let mut node = r2r::Node::create(ctx, "rflysim_bench_reference", "").unwrap();
     let qos = ros_common::qos::sensor_publisher(ros_common::qos::DEFAULT_SENSOR_DEPTH);
     let topic = &format!("/rflysim_bench/reference_{kind}");
     let period = (rate > 0.0).then(|| Duration::from_secs_f64(1.0 / rate));
     let mut next = Instant::now();
+    // Spun now and then, not at every message: at the IMU's 1000 Hz a spin
+    // a message would put a wait set's cost on the floor the bridge is
+    // measured against (below 100 Hz every message is still spun).
+    let spin_period = Duration::from_millis(10);
+    let mut last_spin = Instant::now();
     let stamp = || ros_common::time::to_ros_time(wall());
     macro_rules! run {
         ($msg:expr, $t:ty) => {{
@@ -268,13 +355,21 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>, rec
                         continue;
                     }
                 }
+                if let Some(samples) = imu_samples.as_mut() {
+                    if !samples.next() {
+                        continue;
+                    }
+                }
                 msg.header.stamp = stamp();
                 if let Some(frames) = shm.as_mut() {
                     let Some(t) = frames.next(&stop) else { break };
                     msg.header.stamp = ros_common::time::to_ros_time(t);
                 }
                 let _ = p.publish(&msg);
-                node.spin_once(Duration::ZERO);
+                if last_spin.elapsed() >= spin_period {
+                    node.spin_once(Duration::ZERO);
+                    last_spin = Instant::now();
+                }
             }
         }};
     }
@@ -282,6 +377,8 @@ pub fn reference_publisher(kind: &str, rate: f64, receive_port: Option<u16>, rec
         run!(image_1080p(), Image)
     } else if kind == "image4k" {
         run!(image(3840, 2160), Image)
+    } else if kind == "imu" {
+        run!(imu_of_copter_1(), Imu)
     } else {
         run!(cloud_100k(), PointCloud2)
     }
