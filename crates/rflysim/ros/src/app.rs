@@ -143,7 +143,7 @@ pub fn main(role: Role) -> std::process::ExitCode {
 fn run(role: Role) -> Result<(), String> {
     let bridge = BridgeProcess::start(role.node_name(), "")?;
     let settings = Settings::from_node(&bridge.node)?;
-    let sim_ip = settings.link.sim_ip;
+    let sim_ip = settings.link.sim_host.ip();
     let ChosenSensors {
         sensors,
         defaulted,
