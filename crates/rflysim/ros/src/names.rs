@@ -7,6 +7,7 @@
 //! `--ros-args -r __ns:=/drone1` (or a launch file's namespace) moves them,
 //! which the SDK's absolute names could not.
 
+use frames::ids;
 use rflysim_proto::config::SensorConfig;
 use ros_common::diagnostics::{Simulator, StatusId};
 
@@ -32,8 +33,7 @@ pub fn imu_topic(copter: u16, several: bool) -> String {
     }
 }
 
-use frames::ids;
-
+// A macro, not only a `const`: `concat!` builds the `const` world frame from literals alone.
 macro_rules! frame_prefix {
     () => {
         "rflysim/"
