@@ -107,7 +107,7 @@ def test_vehicle_state_becomes_odometry_tf_imu_and_gnss_in_rep103_frames(broker,
     north = envelope(STATE, "VehicleState", vehicle_state((100.0, 50.0, -300.0), velocity=(40.0, 0.0, 0.0)), sim=1.0)
     wait_subscribed(collector, "odom", lambda: peer.send(STATE, north))
     o = collector.messages("odom")[-1]
-    assert (o.header.frame_id, o.child_frame_id) == ("aerosim/map_enu", "aerosim/actor1/base_link_flu")
+    assert (o.header.frame_id, o.child_frame_id) == ("aerosim/map", "aerosim/actor1/base_link")
     assert close(xyz(o.pose.pose.position), (50.0, 100.0, 300.0))
     # Facing north is yaw +90° in ENU.
     h = math.sqrt(0.5)
@@ -115,15 +115,15 @@ def test_vehicle_state_becomes_odometry_tf_imu_and_gnss_in_rep103_frames(broker,
     assert close(xyz(o.twist.twist.linear), (40.0, 0.0, 0.0), 1e-9)
     assert o.pose.covariance[0] > 0 and o.twist.covariance[0] > 0
     i = collector.wait_for("imu")[-1]
-    assert i.header.frame_id == "aerosim/actor1/base_link_flu"
+    assert i.header.frame_id == "aerosim/actor1/base_link"
     # At rest in level flight an accelerometer reads +g up.
     assert close(xyz(i.linear_acceleration), (0.0, 0.0, G), 1e-9)
     fix = collector.wait_for("gnss")[-1]
     assert abs(fix.latitude - 47.0 - 100.0 / 111_180.0) < 2e-6 and fix.longitude > 8.0
     assert abs(fix.altitude - 300.0) < 1e-9
     assert close(xyz(collector.wait_for("gnss/velocity")[-1].twist.twist.linear), (0.0, 40.0, 0.0), 1e-9)
-    tf = [t for m in collector.messages("tf") for t in m.transforms if t.child_frame_id == "aerosim/actor1/base_link_flu"]
-    assert tf and tf[-1].header.frame_id == "aerosim/map_enu"
+    tf = [t for m in collector.messages("tf") for t in m.transforms if t.child_frame_id == "aerosim/actor1/base_link"]
+    assert tf and tf[-1].header.frame_id == "aerosim/map"
 
     # AeroSim's quaternion: yaw 90° passed as scipy's third "zyx" angle is (0.707, 0.707, 0, 0);
     # the aircraft faces east, yaw 0 in ENU; banked 30° right, a right-wing-down FLU body.
@@ -185,7 +185,7 @@ def test_flight_display_mirrors_the_primary_flight_display(broker, processes, co
     assert (m.airspeed_kts, m.altitude_ft, m.heading_deg, m.vertical_speed_fpm, m.hsi_mode) == \
         (101.5, 1234.5, 270.0, -300.0, FlightDisplay.HSI_VOR2)
     assert (m.target_altitude_ft, m.altimeter_pressure_setting_inhg) == (1500.0, 29.92)
-    assert m.header.frame_id == "aerosim/actor1/base_link_flu"
+    assert m.header.frame_id == "aerosim/actor1/base_link"
 
 
 def test_flight_display_as_text_above_the_aircraft_for_rviz2(broker, processes, collector):
@@ -197,7 +197,7 @@ def test_flight_display_as_text_above_the_aircraft_for_rviz2(broker, processes, 
                                                                               sim=2.0)))
     m = collector.messages("text")[-1]
     assert m.type == Marker.TEXT_VIEW_FACING and m.action == Marker.ADD
-    assert m.header.frame_id == "aerosim/actor1/base_link_flu" and m.frame_locked
+    assert m.header.frame_id == "aerosim/actor1/base_link" and m.frame_locked
     assert m.text == "ALT 1235 ft  IAS 101 kt\nHDG 270  VS -300 fpm"
     assert m.pose.position.z > 0 and m.scale.z > 0 and m.color.a == 1.0
     assert m.lifetime.sec == 1

@@ -60,7 +60,7 @@ def test_rviz_config_shows_the_vehicle_its_camera_and_its_flight_data():
               for d in rviz["Visualization Manager"]["Displays"] if "Topic" in d}
     assert topics == {"Odometry": "/aerosim/actor1/odom", "Image": "/aerosim/camera/image_raw",
                       "Marker": "/aerosim/actor1/flight_display/marker"}
-    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "aerosim/map_enu"
+    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "aerosim/map"
 
 
 @pytest.mark.broker

@@ -104,21 +104,21 @@ def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
 
     feed(send, lambda: all(len(collector.messages(k)) >= 3 for k in (pose, odom, front_c, bottom_c, front_raw, front_info)))
     p = collector.messages(pose)[-1]
-    assert p.header.frame_id == "auv/map_enu"
+    assert p.header.frame_id == "auv/map"
     assert (p.pose.position.x, p.pose.position.y, p.pose.position.z) == (2.0, 1.0, -3.0)
     assert same_rotation(p.pose.orientation, (1, 0, 0, 0)), "heading east is ENU yaw 0"
     o = collector.messages(odom)[-1]
-    assert (o.header.frame_id, o.child_frame_id) == ("auv/map_enu", "auv/auv3/base_link_flu")
+    assert (o.header.frame_id, o.child_frame_id) == ("auv/map", "auv/auv3/base_link")
     assert (o.pose.pose.position.x, o.pose.pose.position.y) == (2.0, 1.0)
     assert o.pose.covariance[0] == pytest.approx(1e-6)
     assert abs(o.twist.twist.linear.x) < 1e-6 and o.twist.covariance[0] == pytest.approx(1e-3), "at rest, once known"
-    moves = [t for m in collector.messages(tf) for t in m.transforms if t.child_frame_id == "auv/auv3/base_link_flu"]
-    assert moves and moves[-1].header.frame_id == "auv/map_enu"
+    moves = [t for m in collector.messages(tf) for t in m.transforms if t.child_frame_id == "auv/auv3/base_link"]
+    assert moves and moves[-1].header.frame_id == "auv/map"
     assert (moves[-1].transform.translation.x, moves[-1].transform.translation.z) == (2.0, -3.0)
     mounts = {t.child_frame_id: t for m in collector.wait_for(tf_static) for t in m.transforms}
     assert {"auv/auv3/front_camera_optical", "auv/auv3/bottom_camera_optical", "auv/auv200/front_camera_optical",
             "auv/auv200/bottom_camera_optical"} <= set(mounts)
-    assert mounts["auv/auv200/bottom_camera_optical"].header.frame_id == "auv/auv200/base_link_flu"
+    assert mounts["auv/auv200/bottom_camera_optical"].header.frame_id == "auv/auv200/base_link"
 
     fc, bc = collector.messages(front_c), collector.messages(bottom_c)
     assert bytes(fc[0].data) == front and bytes(bc[0].data) == bottom, "the JPEG as received"
@@ -143,11 +143,11 @@ def test_every_topic_type_values_frames_and_stamps(collector, processes, sim):
 
 
 def test_degrees_and_an_enu_world(collector, processes, sim):
-    start_bridge(processes, sim.params(), vehicle_ids="[0]", angle_unit="deg", sim_axes="enu", world_frame_id="map")
+    start_bridge(processes, sim.params(), vehicle_ids="[0]", angle_unit="deg", sim_axes="enu", world_frame_id="world")
     pose = collector.subscribe(PoseStamped, "/auv/auv0/pose", RELIABLE)
     feed(lambda: sim.send_telemetry(0, 1.0, 2.0, -3.0, 90.0, 0.0, 0.0), lambda: collector.messages(pose))
     p = collector.messages(pose)[-1]
-    assert p.header.frame_id == "auv/map", "after frame_prefix"
+    assert p.header.frame_id == "auv/world", "after frame_prefix"
     assert (p.pose.position.x, p.pose.position.y, p.pose.position.z) == (1.0, 2.0, -3.0)
     assert same_rotation(p.pose.orientation, (H, 0, 0, H))
 
@@ -319,7 +319,7 @@ def test_latest_only_when_the_subscriber_side_falls_behind(collector, processes,
 
 def test_a_namespace_moves_every_topic_and_frame_prefix_every_frame(collector, processes, sim):
     args = [executable("auv_bridge"), "--ros-args", "-r", "__ns:=/fleet", "-p", "vehicle_ids:=[0]",
-            "-p", "frame_prefix:=fleet/", "-p", "world_frame_id:=map"]
+            "-p", "frame_prefix:=fleet/", "-p", "world_frame_id:=world"]
     for k, v in sim.params().items():
         args += ["-p", f"{k}:={v}"]
     processes.start(args)
@@ -327,9 +327,9 @@ def test_a_namespace_moves_every_topic_and_frame_prefix_every_frame(collector, p
     odom = collector.subscribe(Odometry, "/fleet/auv0/odom", RELIABLE)
     feed(lambda: sim.send_telemetry(0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0),
          lambda: collector.messages(pose) and collector.messages(odom))
-    assert collector.messages(pose)[-1].header.frame_id == "fleet/map"
+    assert collector.messages(pose)[-1].header.frame_id == "fleet/world"
     o = collector.messages(odom)[-1]
-    assert (o.header.frame_id, o.child_frame_id) == ("fleet/map", "fleet/auv0/base_link_flu")
+    assert (o.header.frame_id, o.child_frame_id) == ("fleet/world", "fleet/auv0/base_link")
 
 
 def drive_forward(collector, cmd_vel, odom):

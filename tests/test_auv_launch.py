@@ -53,7 +53,7 @@ def test_rviz_config_shows_both_cameras_odometry_pose_and_tf():
     assert topics["Image"] == ["/auv/auv0/front/image_raw", "/auv/auv0/bottom/image_raw"]
     assert topics["Odometry"] == ["/auv/auv0/odom"] and topics["Pose"] == ["/auv/auv0/pose"]
     assert "TF" in topics
-    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "auv/map_enu"
+    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "auv/map"
 
 
 def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):

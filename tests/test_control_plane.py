@@ -390,18 +390,18 @@ def test_tf_and_diagnostics(collector, processes, tmp_path):
     Scenario(processes, tmp_path, sensors, sim_args=["--window-id", "15"],
              bridge_params={"window_id": 15, "use_sim_time": False})
     tfs = {t.child_frame_id: t for m in collector.wait_for(static, 1, timeout=30) for t in m.transforms}
-    cam = tfs["rflysim/uav1/sensor1_flu"]
-    assert cam.header.frame_id == "rflysim/uav1/base_link_flu"
+    cam = tfs["rflysim/uav1/sensor1"]
+    assert cam.header.frame_id == "rflysim/uav1/base_link"
     tr = cam.transform.translation
     assert (tr.x, tr.y, tr.z) == pytest.approx((0.3, -0.1, -0.05))
     q = cam.transform.rotation
     # FRD pitch −0.3 rad tilts the camera down (FRD +z); in FLU its forward axis has z = −sin 0.3.
     fwd_z = 2 * (q.x * q.z - q.w * q.y)
     assert fwd_z == pytest.approx(-math.sin(0.3), abs=1e-6)
-    assert tfs["rflysim/uav1/sensor1_optical"].header.frame_id == "rflysim/uav1/sensor1_flu"
-    assert "rflysim/uav1/sensor2_flu" in tfs
+    assert tfs["rflysim/uav1/sensor1_optical"].header.frame_id == "rflysim/uav1/sensor1"
+    assert "rflysim/uav1/sensor2" in tfs
     odom_tf = collector.wait_for(dynamic, 2)[-1].transforms[0]
-    assert (odom_tf.header.frame_id, odom_tf.child_frame_id) == ("rflysim/uav1/odom_enu", "rflysim/uav1/base_link_flu")
+    assert (odom_tf.header.frame_id, odom_tf.child_frame_id) == ("rflysim/uav1/odom", "rflysim/uav1/base_link")
     # Diagnostics: every stream with its rate, drops and age.
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:

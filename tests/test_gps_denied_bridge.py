@@ -91,7 +91,7 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
     started = time.time()
 
     imu = collector.messages("imu")[-1]
-    assert imu.header.frame_id == "gps_denied/drone/base_link_flu"
+    assert imu.header.frame_id == "gps_denied/drone/base_link"
     q = imu.orientation
     for got, want in zip((q.x, q.y, q.z, q.w), quaternion_zyx(0.1, -0.2, 0.3)):
         assert got == pytest.approx(want, abs=1e-12)
@@ -133,7 +133,7 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
     assert info.header.frame_id == "gps_denied/drone/camera_optical"
 
     odom = collector.messages("rover/odom")[-1]
-    assert (odom.header.frame_id, odom.child_frame_id) == ("gps_denied/map_enu", "gps_denied/rover/base_link_flu")
+    assert (odom.header.frame_id, odom.child_frame_id) == ("gps_denied/map", "gps_denied/rover/base_link")
     p = odom.pose.pose.position
     assert (p.x, p.y, p.z) == (1.5, 0.8, 0.15)
     assert odom.pose.pose.orientation.z == pytest.approx(math.sin(math.pi / 4)), "the rover faces +y"
@@ -149,7 +149,7 @@ def test_every_topic_carries_its_part_of_the_frame(collector, processes, sim):
     tf = collector.wait_for("tf_static")[-1]
     children = {t.child_frame_id: t for t in tf.transforms}
     assert set(children) == {"gps_denied/drone/camera_optical", "gps_denied/drone/altimeter"}
-    assert all(t.header.frame_id == "gps_denied/drone/base_link_flu" for t in tf.transforms)
+    assert all(t.header.frame_id == "gps_denied/drone/base_link" for t in tf.transforms)
 
 
 def test_a_pad_out_of_view_is_reported_not_detected_and_gets_no_point(collector, processes, sim):

@@ -43,7 +43,7 @@ def test_rviz_config_shows_the_bridge_topics():
     topics = {d["Topic"]["Value"] for d in manager["Displays"] if "Topic" in d}
     assert topics == {"/gps_denied/drone/camera/image_raw", "/gps_denied/drone/altitude",
                       "/gps_denied/drone/landing_pad/point"}
-    assert manager["Global Options"]["Fixed Frame"] == "gps_denied/drone/base_link_flu"
+    assert manager["Global Options"]["Fixed Frame"] == "gps_denied/drone/base_link"
 
 
 def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):

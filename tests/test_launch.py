@@ -85,7 +85,7 @@ def test_rviz_config_shows_clouds_images_odometry_and_tf():
         assert t.startswith("/rflysim/") and (t.split("/")[-1] in suffixes or t.endswith("/odom")), t
     # rviz2 subscribes reliably by default: the bridge's publishers match it.
     assert all(d["Topic"]["Reliability Policy"] == "Reliable" for d in displays if "Topic" in d)
-    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "rflysim/uav1/odom_enu"
+    assert rviz["Visualization Manager"]["Global Options"]["Fixed Frame"] == "rflysim/uav1/odom"
 
 
 def test_rviz_stand_in_can_draw_every_display_of_the_emulator_launch(processes, collector):

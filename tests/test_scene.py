@@ -196,7 +196,7 @@ def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
     q = st.state.pose.orientation
     sign = 1.0 if q.w >= 0 else -1.0  # q and -q are one rotation
     assert abs(sign * q.w - math.cos(0.25)) < 1e-4 and abs(sign * q.z - math.sin(0.25)) < 1e-4, q
-    assert st.state.header.frame_id == "rflysim/map_enu"
+    assert st.state.header.frame_id == "rflysim/map"
 
     b = call(n, GetEntityBounds, "/get_entity_bounds", GetEntityBounds.Request(entity="probe"))
     assert b.result.result == Result.RESULT_OK and b.bounds.type == Bounds.TYPE_BOX
@@ -212,7 +212,7 @@ def test_spawn_see_move_read_crash_delete(collector, processes, tmp_path):
     time.sleep(2.5)
     assert len(collector.messages(collisions)) == 1, "one collision, not one per report"
     assert c.crash_type == Collision.CRASH_GROUND and c.vehicle_id >= 1000
-    assert c.header.frame_id == "rflysim/map_enu"
+    assert c.header.frame_id == "rflysim/map"
     assert collector.wait_for(rays, 1, timeout=5)[-1].down > 0.0
 
     assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity="probe")).result.result == Result.RESULT_OK
@@ -380,7 +380,7 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     assert (c.object_centre.x, c.object_centre.y) == (21.0, 11.0)
     o = collector.messages(odom)[-1]
     assert (o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z) == (20.0, 10.0, 5.0)
-    assert o.header.frame_id == "rflysim/map_enu" and o.child_frame_id == "rflysim/uav1/base_link_flu"
+    assert o.header.frame_id == "rflysim/map" and o.child_frame_id == "rflysim/uav1/base_link"
     # Facing east (NED yaw 90°): ENU yaw 0; moving north at 1 m/s and east at 2: 2 forward, 1 to the left.
     assert abs(o.twist.twist.linear.x - 2.0) < 1e-6 and abs(o.twist.twist.linear.y - 1.0) < 1e-6
     assert node.poll() is None
@@ -431,7 +431,7 @@ def test_spawned_vehicles_have_their_topics_from_spawn_to_delete_without_a_confi
         s.sendto(crash_data(0, copter_id=1000), to)
         time.sleep(0.1)
     o = collector.messages(odom)[-1]
-    assert o.child_frame_id == "rflysim/uav1000/base_link_flu"
+    assert o.child_frame_id == "rflysim/uav1000/base_link"
     assert (o.pose.pose.position.x, o.pose.pose.position.y, o.pose.pose.position.z) == (20.0, 10.0, 5.0)
     assert collector.messages(rays)[-1].front == 5.0
     for junk in (b"", b"\x00" * 160, crash_data(-2, copter_id=1000)[:100], b"\xff" * 12):

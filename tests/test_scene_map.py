@@ -114,7 +114,7 @@ def test_heights_match_the_emulator_s_ground_and_a_spawn_lands_on_it(collector, 
     # The height map, latched: a subscriber that comes now still gets it.
     maps_seen = collector.subscribe(PointCloud2, "/rflysim/scene/terrain", LATCHED)
     m = collector.wait_for(maps_seen, 1, timeout=10)[0]
-    assert m.header.frame_id == "rflysim/map_enu"
+    assert m.header.frame_id == "rflysim/map"
     assert [f.name for f in m.fields] == ["x", "y", "z"] and (m.height, m.width) == (401, 401)
     points = cloud_points(m)
     peak = max(points, key=lambda p: p[2])

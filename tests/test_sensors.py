@@ -139,7 +139,7 @@ def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, la
                 if type_id == 7 and layout == "protocol":
                     w = (w[0], w[1], w[2], 0.0)
                 assert all(abs(a - b) < 1e-3 for a, b in zip(p, w)), f"sensor {seq}: {p} vs {w}"
-            frame = "rflysim/map_enu" if type_id == 21 else f"rflysim/uav1/sensor{seq}_flu"
+            frame = "rflysim/map" if type_id == 21 else f"rflysim/uav1/sensor{seq}"
             assert m.header.frame_id == frame
     # Odometry: the pose sent with each cloud, on the cloud's stamp, against the trajectory.
     odoms = collector.wait_for(local, 5)
@@ -156,10 +156,10 @@ def test_lidar_depth_cloud_laser_and_odometry(collector, processes, tmp_path, la
         hx, hy = expected_heading_enu(t)
         norm = math.hypot(*nose)
         assert (nose[0] * hx + nose[1] * hy) / norm > 0.99, "the nose follows the velocity"
-        assert o.header.frame_id == "rflysim/uav1/odom_enu" and o.child_frame_id == "rflysim/uav1/base_link_flu"
+        assert o.header.frame_id == "rflysim/uav1/odom" and o.child_frame_id == "rflysim/uav1/base_link"
     if layout == "protocol":
         g = collector.wait_for(glob, 1)[0]
-        assert g.header.frame_id == "rflysim/map_enu"
+        assert g.header.frame_id == "rflysim/map"
     d = collector.wait_for(distance, 2)
     # The laser's value is the distance in the 56-byte payload the emulator sent.
     assert all(m.data > 1.0 for m in d)
@@ -184,7 +184,7 @@ def test_imu_frd_to_flu_true_state_and_clock(collector, processes, tmp_path):
         for got, want in [((a.x, a.y, a.z), (acc[0], -acc[1], -acc[2])), ((w.x, w.y, w.z), (gyro[0], -gyro[1], -gyro[2]))]:
             assert all(abs(g - e) < 1e-5 for g, e in zip(got, want)), (got, want)
         assert 9.0 < a.z < 10.6, "at hover the FLU accelerometer reads about +g up"
-        assert m.header.frame_id == "rflysim/uav1/base_link_flu"
+        assert m.header.frame_id == "rflysim/uav1/base_link"
         assert m.angular_velocity_covariance[0] > 0 and m.linear_acceleration_covariance[0] > 0
         checked += 1
     assert checked >= 100

@@ -6,7 +6,7 @@ use aerosim_proto::frames::{attitude_ned_frd, Attitude};
 use aerosim_proto::types::{
     AutopilotCommand, AutopilotFlightPlanCommand, FlightControlCommand, HsiMode, PrimaryFlightDisplayData, VehicleState,
 };
-use frames::{frd_to_flu, ned_to_enu, rotate, Quat, Vec3};
+use frames::{frd_to_flu, ids, ned_to_enu, rotate, Quat, Vec3};
 use r2r::geometry_msgs::msg::{Point, Pose, Twist, TwistWithCovariance, TwistWithCovarianceStamped};
 use r2r::nav_msgs::msg::Odometry;
 use r2r::sensor_msgs::msg::{Imu, NavSatFix, NavSatStatus};
@@ -22,7 +22,7 @@ const KTS_PER_MPS: f64 = 3600.0 / 1852.0;
 const EARTH_A: f64 = 6_378_137.0;
 const EARTH_E2: f64 = 6.694_379_990_14e-3;
 
-/// The frame ids of one actor, with the conversion in their names.
+/// The frame ids of one actor ([`ids`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActorFrames {
     /// ENU world (AeroSim's NED origin, axes converted).
@@ -35,9 +35,9 @@ pub struct ActorFrames {
 impl ActorFrames {
     pub fn new(world: &str, prefix: &str, actor: &str) -> Self {
         Self {
-            world: format!("{prefix}{world}"),
-            base_link: format!("{prefix}{actor}/base_link_flu"),
-            camera_optical: format!("{prefix}{actor}/camera_optical"),
+            world: ids::world(prefix, world),
+            base_link: ids::base_link(prefix, actor),
+            camera_optical: ids::optical(prefix, actor, "camera"),
         }
     }
 }

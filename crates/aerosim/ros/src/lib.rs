@@ -264,7 +264,7 @@ fn commands(
     bridge.command_sender(sender)
 }
 
-/// `aerosim/<actor>/base_link_flu → aerosim/<actor>/camera_optical` on `/tf_static`.
+/// `aerosim/<actor>/base_link → aerosim/<actor>/camera_optical` on `/tf_static`.
 fn camera_mounts(bridge: &mut BridgeProcess, use_sim_time: bool, mounts: Vec<ActorFrames>) -> Result<(), String> {
     let mounts: Vec<Mount> = mounts
         .iter()

@@ -158,7 +158,7 @@ mod tests {
         );
         let mounts = camera_mounts("auv/", &[0, 5]);
         assert_eq!(mounts.len(), 4);
-        assert_eq!(mounts[3].parent, "auv/auv5/base_link_flu");
+        assert_eq!(mounts[3].parent, "auv/auv5/base_link");
         assert_eq!(mounts[3].child, "auv/auv5/bottom_camera_optical");
     }
 
@@ -182,11 +182,11 @@ mod tests {
             &a,
             None,
             Time::default(),
-            "auv/map_enu",
+            "auv/map",
             &default_covariances(),
         );
         assert_eq!(first.twist.covariance[0], -1.0);
-        assert_eq!(first.child_frame_id, "auv/auv2/base_link_flu");
+        assert_eq!(first.child_frame_id, "auv/auv2/base_link");
         let p = &first.pose.pose.position;
         assert_eq!((p.x, p.y, p.z), (3.0, 0.0, -2.0));
         let twist = body_twist(&a, &b, 0.1).unwrap();
@@ -195,7 +195,7 @@ mod tests {
             &b,
             Some(&twist),
             Time::default(),
-            "auv/map_enu",
+            "auv/map",
             &default_covariances(),
         );
         // 5 cm north in 0.1 s, heading north: 0.5 m/s forward in the body.
@@ -203,8 +203,8 @@ mod tests {
         assert!(close([l.x, l.y, l.z], [0.5, 0.0, 0.0]), "{l:?}");
         assert_eq!(o.twist.covariance[0], 1e-3);
         assert_eq!(o.pose.covariance[0], 1e-6);
-        let ps = pose_stamped(&b, Time::default(), "auv/map_enu");
-        assert_eq!(ps.header.frame_id, "auv/map_enu");
+        let ps = pose_stamped(&b, Time::default(), "auv/map");
+        assert_eq!(ps.header.frame_id, "auv/map");
         assert!((ps.pose.position.y - 0.05).abs() < 1e-6);
     }
 

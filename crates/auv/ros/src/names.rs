@@ -1,8 +1,9 @@
 //! Topic names (relative: the node's namespace, `auv` by default, moves
-//! them) and frame ids of one AUV: `<frame_prefix>auv<id>/<frame>`, the
-//! frame named with its axes (REP-105).
+//! them) and frame ids of one AUV: `<frame_prefix>auv<id>/<frame>`, by the
+//! rule of [`frames::ids`].
 
 use auv_proto::image::Camera;
+use frames::ids;
 
 pub fn auv_prefix(id: u8) -> String {
     format!("auv{id}")
@@ -30,10 +31,10 @@ pub fn cmd_vel_topic(id: u8) -> String {
 
 /// The body, FLU.
 pub fn base_link(frame_prefix: &str, id: u8) -> String {
-    format!("{frame_prefix}auv{id}/base_link_flu")
+    ids::base_link(frame_prefix, &auv_prefix(id))
 }
 
 /// A camera's optical frame (z forward, x right, y down).
 pub fn optical_frame(frame_prefix: &str, id: u8, camera: Camera) -> String {
-    format!("{frame_prefix}auv{id}/{}_camera_optical", camera.name())
+    ids::optical(frame_prefix, &auv_prefix(id), &format!("{}_camera", camera.name()))
 }

@@ -177,7 +177,7 @@ impl Settings {
                 angle_unit: ANGLE_UNIT.read(node)?,
                 world_frame: SIM_AXES.read(node)?,
             },
-            world_frame_id: format!("{frame_prefix}{}", shared::WORLD_FRAME_ID.read(node)?),
+            world_frame_id: frames::ids::world(&frame_prefix, &shared::WORLD_FRAME_ID.read(node)?),
             frame_prefix,
             use_sim_time: USE_SIM_TIME.read(node)?,
             cmd_timeout: shared::CMD_TIMEOUT.read_duration(node)?,

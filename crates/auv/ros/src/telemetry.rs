@@ -1,5 +1,5 @@
 //! Telemetry of every AUV → `auv<N>/pose`, `auv<N>/odom` and TF
-//! `auv/map_enu → auv/auv<N>/base_link_flu`, stamped on arrival.
+//! `auv/map → auv/auv<N>/base_link`, stamped on arrival.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -4,7 +4,9 @@
 //! emulator and bridge, so that a conversion is written (and tested) once.
 //!
 //! Quaternions are `[w, x, y, z]`, Hamilton convention, rotating body
-//! coordinates into world coordinates.
+//! coordinates into world coordinates. The frames' ids: [`ids`].
+
+pub mod ids;
 
 pub type Vec3 = [f64; 3];
 pub type Quat = [f64; 4];

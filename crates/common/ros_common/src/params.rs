@@ -738,7 +738,7 @@ pub mod shared {
     }
     pub const WORLD_FRAME_ID: StringParam = StringParam::new(
         "world_frame_id",
-        "map_enu",
+        frames::ids::MAP,
         "the ENU world frame of poses, odometry and `/tf`, after `frame_prefix` ([names](names.md))",
     );
 

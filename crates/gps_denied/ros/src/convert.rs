@@ -2,7 +2,7 @@
 //! commands. Pure functions: no node, no I/O. Axes are already REP-103's
 //! (`gps_denied_proto::frames`), so vectors pass through unchanged.
 
-use frames::{euler_to_quat, Quat};
+use frames::{euler_to_quat, ids, Quat};
 use gps_denied_proto::frames::{orientation, pad_in_body, CAMERA_OPTICAL_IN_BODY};
 use gps_denied_proto::{Command, CommandError, DroneTelemetry, PadReport, RoverTelemetry, TwistGains, Vector3};
 use r2r::builtin_interfaces::msg::Time;
@@ -16,7 +16,7 @@ use ros_common::msgs::{header, Covariances};
 use ros_common::tf::Mount;
 
 /// The frame ids, each `frame_prefix` (`gps_denied/` by default) + the
-/// vehicle + the frame named with its axes (REP-105).
+/// vehicle + the frame, by the rule of [`ids`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameIds {
     /// The drone's body, FLU.
@@ -33,13 +33,12 @@ pub struct FrameIds {
 
 impl FrameIds {
     pub fn new(prefix: &str) -> Self {
-        let f = |name: &str| format!("{prefix}{name}");
         Self {
-            base: f("drone/base_link_flu"),
-            camera: f("drone/camera_optical"),
-            altimeter: f("drone/altimeter"),
-            world: f("map_enu"),
-            rover: f("rover/base_link_flu"),
+            base: ids::base_link(prefix, "drone"),
+            camera: ids::optical(prefix, "drone", "camera"),
+            altimeter: ids::sensor(prefix, "drone", "altimeter"),
+            world: ids::world(prefix, ids::MAP),
+            rover: ids::base_link(prefix, "rover"),
         }
     }
 }

@@ -118,7 +118,7 @@ fn rover_odometry_faces_its_velocity() {
     let o = rover_odometry(&r, None, Time::default(), &ids, &cov).unwrap();
     assert_eq!(
         (o.header.frame_id.as_str(), o.child_frame_id.as_str()),
-        ("gps_denied/map_enu", "gps_denied/rover/base_link_flu")
+        ("gps_denied/map", "gps_denied/rover/base_link")
     );
     assert_eq!(o.pose.pose.position.y, 0.8);
     let q = &o.pose.pose.orientation;
@@ -183,7 +183,7 @@ fn static_mounts_look_down() {
     let q = |i: usize| m[i].rotation;
     assert_eq!(
         (m[0].parent.as_str(), m[0].child.as_str()),
-        ("drone/base_link_flu", "drone/camera_optical")
+        ("drone/base_link", "drone/camera_optical")
     );
     let view = rotate(q(0), [0.0, 0.0, 1.0]);
     assert!((view[2] + 1.0).abs() < 1e-12, "the camera's z looks down");

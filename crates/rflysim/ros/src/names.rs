@@ -1,12 +1,13 @@
-//! Topic names (RflySim's SDK tree, RflySim's SDK: RflyRosStart.py) and frame ids (REP-103 / REP-105,
-//! with the convention in the name: RflySim's NED world and FRD body are
-//! published as ENU and FLU).
+//! Topic names (RflySim's SDK tree, RflySim's SDK: RflyRosStart.py) and frame ids (the rule of
+//! [`frames::ids`] under `rflysim/`: RflySim's NED world and FRD body are published as ENU and
+//! FLU, REP-103's defaults, so the ids carry no axis suffix).
 //!
 //! Topic names are relative (`rflysim/sensor3/img_rgb`): in the root
 //! namespace they are the SDK's `/rflysim/...` names, and
 //! `--ros-args -r __ns:=/drone1` (or a launch file's namespace) moves them,
 //! which the SDK's absolute names could not.
 
+use frames::ids;
 use rflysim_proto::config::SensorConfig;
 use ros_common::diagnostics::{Simulator, StatusId};
 
@@ -32,25 +33,41 @@ pub fn imu_topic(copter: u16, several: bool) -> String {
     }
 }
 
+// A macro, not only a `const`: `concat!` builds the `const` world frame from literals alone.
+macro_rules! frame_prefix {
+    () => {
+        "rflysim/"
+    };
+}
+const FRAME_PREFIX: &str = frame_prefix!();
+
 /// ENU world frame for RflySim's global (axis type 1) data.
-pub const WORLD_FRAME: &str = "rflysim/map_enu";
+pub const WORLD_FRAME: &str = frames::map_frame_id!(frame_prefix!());
+
+fn vehicle(copter: u16) -> String {
+    format!("uav{copter}")
+}
 
 pub fn odom_frame(copter: u16) -> String {
-    format!("rflysim/uav{copter}/odom_enu")
+    ids::odom(FRAME_PREFIX, &vehicle(copter))
 }
 
 pub fn base_frame(copter: u16) -> String {
-    format!("rflysim/uav{copter}/base_link_flu")
+    ids::base_link(FRAME_PREFIX, &vehicle(copter))
+}
+
+fn sensor_name(cfg: &SensorConfig) -> String {
+    format!("sensor{}", cfg.seq_id)
 }
 
 /// A sensor's own frame (FLU axes at its mount).
 pub fn sensor_frame(cfg: &SensorConfig) -> String {
-    format!("rflysim/uav{}/sensor{}_flu", cfg.target_copter, cfg.seq_id)
+    ids::sensor(FRAME_PREFIX, &vehicle(cfg.target_copter), &sensor_name(cfg))
 }
 
 /// A camera's optical frame (z forward, x right, y down).
 pub fn optical_frame(cfg: &SensorConfig) -> String {
-    format!("rflysim/uav{}/sensor{}_optical", cfg.target_copter, cfg.seq_id)
+    ids::optical(FRAME_PREFIX, &vehicle(cfg.target_copter), &sensor_name(cfg))
 }
 
 /// What the `/diagnostics` name of every RflySim stream starts with (the
@@ -79,5 +96,12 @@ mod tests {
         assert_eq!(odom_topic(2, true), "rflysim/uav2/global/odom");
         assert_eq!(imu_topic(1, false), "rflysim/imu");
         assert_eq!(imu_topic(2, true), "uav2/rflysim/imu");
+    }
+
+    #[test]
+    fn frames() {
+        assert_eq!(WORLD_FRAME, "rflysim/map");
+        assert_eq!(odom_frame(2), "rflysim/uav2/odom");
+        assert_eq!(base_frame(2), "rflysim/uav2/base_link");
     }
 }

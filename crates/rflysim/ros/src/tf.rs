@@ -59,8 +59,8 @@ mod tests {
             .map(|m| m.stamped(Default::default()))
             .collect();
         assert_eq!(tfs.len(), 2);
-        assert_eq!(tfs[0].header.frame_id, "rflysim/uav2/base_link_flu");
-        assert_eq!(tfs[0].child_frame_id, "rflysim/uav2/sensor3_flu");
+        assert_eq!(tfs[0].header.frame_id, "rflysim/uav2/base_link");
+        assert_eq!(tfs[0].child_frame_id, "rflysim/uav2/sensor3");
         assert_eq!(tfs[1].child_frame_id, "rflysim/uav2/sensor3_optical");
         let t = &tfs[0].transform.translation;
         assert!((t.x - 0.2).abs() < 1e-6 && (t.y + 0.1).abs() < 1e-6 && (t.z + 0.3).abs() < 1e-6);

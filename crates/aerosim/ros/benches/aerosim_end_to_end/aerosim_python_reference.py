@@ -141,8 +141,8 @@ def republish(consumer, actor, topics, publishers):
             p, v, w = pose["position"], data["velocity"], data["angular_velocity"]
             q = orientation_enu_flu(pose["orientation"])
             msg = Odometry()
-            msg.header.frame_id = "aerosim/map_enu"
-            msg.child_frame_id = f"aerosim/{actor}/base_link_flu"
+            msg.header.frame_id = "aerosim/map"
+            msg.child_frame_id = f"aerosim/{actor}/base_link"
             set_stamp(msg.header, t)
             msg.pose.pose.position.x, msg.pose.pose.position.y, msg.pose.pose.position.z = p["y"], p["x"], -p["z"]
             o = msg.pose.pose.orientation
@@ -159,7 +159,7 @@ def republish(consumer, actor, topics, publishers):
             tf_pub.publish(TFMessage(transforms=[tf]))
         elif topic == display_topic:
             msg = FlightDisplay()
-            msg.header.frame_id = f"aerosim/{actor}/base_link_flu"
+            msg.header.frame_id = f"aerosim/{actor}/base_link"
             set_stamp(msg.header, t)
             for f in DISPLAY_FIELDS:
                 setattr(msg, f, float(data[f]))

@@ -302,10 +302,10 @@ fn dds_alone(namespace: &str, log: &Path) {
     let (w, h) = CAMERA;
     let jpeg = aerosim_sim::render::jpeg(&aerosim_sim::render::horizon(w, h, 0.1, 0.05, 90.0), w, h, 80).unwrap();
     let mut odom = Odometry::default();
-    odom.header.frame_id = "aerosim/map_enu".into();
-    odom.child_frame_id = format!("aerosim/{ACTOR}/base_link_flu");
+    odom.header.frame_id = "aerosim/map".into();
+    odom.child_frame_id = format!("aerosim/{ACTOR}/base_link");
     let mut display = FlightDisplay::default();
-    display.header.frame_id = format!("aerosim/{ACTOR}/base_link_flu");
+    display.header.frame_id = format!("aerosim/{ACTOR}/base_link");
     let mut image = CompressedImage {
         format: "jpeg".into(),
         data: jpeg,

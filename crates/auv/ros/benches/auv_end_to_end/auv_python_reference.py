@@ -108,7 +108,7 @@ def main():
                 x, y, z, yaw, pitch, roll = struct.unpack("<6f", parts[1])
                 msg = PoseStamped()
                 msg.header.stamp = stamp
-                msg.header.frame_id = "auv/map_enu"
+                msg.header.frame_id = "auv/map"
                 msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = float(y), float(x), float(-z)
                 q = quaternion_enu_flu(yaw, pitch, roll)
                 msg.pose.orientation.w, msg.pose.orientation.x, msg.pose.orientation.y, msg.pose.orientation.z = q

@@ -70,7 +70,7 @@ pub fn run(namespace: &str, log: &Path) {
             .create_publisher::<PoseStamped>(&format!("auv{id}/pose"), qos.clone())
             .unwrap();
         let mut pose = PoseStamped::default();
-        pose.header.frame_id = "auv/map_enu".into();
+        pose.header.frame_id = "auv/map".into();
         streams.push(bench_support::PacedStream {
             name: &names[2 * i + 1],
             hz: TELEMETRY_HZ,

@@ -49,7 +49,7 @@ pub fn run(namespace: &str, log: &Path, hz: f64) {
         ..Default::default()
     };
     let mut m_imu = Imu {
-        header: header("gps_denied/drone/base_link_flu"),
+        header: header("gps_denied/drone/base_link"),
         ..Default::default()
     };
     let mut m_altitude = Range {
@@ -58,16 +58,16 @@ pub fn run(namespace: &str, log: &Path, hz: f64) {
         ..Default::default()
     };
     let mut m_velocity = TwistStamped {
-        header: header("gps_denied/drone/base_link_flu"),
+        header: header("gps_denied/drone/base_link"),
         ..Default::default()
     };
     let mut m_pad = LandingPad {
-        header: header("gps_denied/drone/base_link_flu"),
+        header: header("gps_denied/drone/base_link"),
         detected: true,
         ..Default::default()
     };
     let mut m_point = PointStamped {
-        header: header("gps_denied/drone/base_link_flu"),
+        header: header("gps_denied/drone/base_link"),
         ..Default::default()
     };
     let mut m_jpeg = CompressedImage {

@@ -80,7 +80,7 @@ class Republisher:
         o, w, a = imu["orientation"], imu["angular_velocity"], imu["linear_acceleration"]
         m = Imu()
         m.header.stamp = stamp
-        m.header.frame_id = "gps_denied/drone/base_link_flu"
+        m.header.frame_id = "gps_denied/drone/base_link"
         q = quaternion_zyx(o["roll"], o["pitch"], o["yaw"])
         m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w = q
         m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = w["x"], w["y"], w["z"]
@@ -101,7 +101,7 @@ class Republisher:
         v = t["velocity"]
         tw = TwistStamped()
         tw.header.stamp = stamp
-        tw.header.frame_id = "gps_denied/drone/base_link_flu"
+        tw.header.frame_id = "gps_denied/drone/base_link"
         tw.twist.linear.x, tw.twist.linear.y, tw.twist.linear.z = v["x"], v["y"], v["z"]
         tw.twist.angular = m.angular_velocity
         self.velocity.publish(tw)
@@ -109,7 +109,7 @@ class Republisher:
         p = t.get("landing_pad")
         pad = LandingPad()
         pad.header.stamp = stamp
-        pad.header.frame_id = "gps_denied/drone/base_link_flu"
+        pad.header.frame_id = "gps_denied/drone/base_link"
         if p is not None:
             pad.detected = True
             pad.relative_x, pad.relative_y = float(p["relative_x"]), float(p["relative_y"])

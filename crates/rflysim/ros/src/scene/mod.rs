@@ -814,7 +814,7 @@ mod tests {
         assert_eq!(MultiVehicleUpdate::datagram_count(1000), 10);
         two.scales = vec![2.5, 0.5];
         two.vehicle_types = vec![7];
-        two.header.frame_id = "rflysim/map_enu".into();
+        two.header.frame_id = "rflysim/map".into();
         placements(&two, &mut out).unwrap();
         assert_eq!(
             out.iter().map(|v| (v.vehicle_type, v.scale[0])).collect::<Vec<_>>(),

@@ -179,12 +179,12 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
     };
     assert_eq!(
         (c.cloud.width, c.cloud.header.frame_id.as_str()),
-        (2, "rflysim/uav2/sensor3_flu")
+        (2, "rflysim/uav2/sensor3")
     );
     assert_eq!(floats(c.points.as_slice()), points.concat());
     assert!(!c.global);
-    assert_eq!(c.odometry.header.frame_id, "rflysim/uav2/odom_enu");
-    assert_eq!(c.odometry.child_frame_id, "rflysim/uav2/base_link_flu");
+    assert_eq!(c.odometry.header.frame_id, "rflysim/uav2/odom");
+    assert_eq!(c.odometry.child_frame_id, "rflysim/uav2/base_link");
     assert_eq!(
         (c.odometry.header.stamp.clone(), c.cloud.header.stamp),
         (stamp(), stamp())
@@ -192,7 +192,7 @@ fn a_vehicle_lidar_frame_is_in_the_sensor_frame_with_local_odometry() {
     let p = &c.odometry.pose.pose.position;
     assert_eq!((p.x, p.y, p.z), (2.0, 1.0, 3.0));
     let tf = c.tf.expect("odom → base_link asked for");
-    assert_eq!(tf.transforms[0].child_frame_id, "rflysim/uav2/base_link_flu");
+    assert_eq!(tf.transforms[0].child_frame_id, "rflysim/uav2/base_link");
     let Messages::Cloud(c) = mapper(cfg, false).messages(stamp(), frame, 0).unwrap() else {
         panic!("not a cloud")
     };
@@ -205,10 +205,10 @@ fn a_world_lidar_frame_is_turned_to_enu_in_the_world_frame() {
     let Messages::Cloud(c) = mapper(sensor(21, 2, 4, 1), true).messages(stamp(), frame, 0).unwrap() else {
         panic!("not a cloud")
     };
-    assert_eq!(c.cloud.header.frame_id, "rflysim/map_enu");
+    assert_eq!(c.cloud.header.frame_id, "rflysim/map");
     assert_eq!(floats(c.points.as_slice()), vec![2.0, 1.0, -3.0, 4.0]);
     assert!(c.global);
-    assert_eq!(c.odometry.header.frame_id, "rflysim/map_enu");
+    assert_eq!(c.odometry.header.frame_id, "rflysim/map");
     assert!(c.tf.is_none(), "a world pose is not odom → base_link");
 }
 
