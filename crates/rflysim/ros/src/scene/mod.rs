@@ -325,9 +325,11 @@ impl SceneCore {
 
     /// Removes the topics of spawned vehicles `ids` (deleted, or gone with a map).
     fn close_spawned_topics(&self, ids: &[u16]) {
+        // The order open_spawned_topics takes the two locks in.
+        let mut spawned = self.spawned_labels.lock().unwrap();
         let mut node = self.spawned_node.lock().unwrap();
         for id in ids {
-            if let Some(label) = self.spawned_labels.lock().unwrap().remove(id) {
+            if let Some(label) = spawned.remove(id) {
                 label.abort();
             }
             let Some(out) = self.outputs.lock().unwrap().remove(id) else {
