@@ -60,7 +60,8 @@ def measure(count, node):
         cfg.write_text(json.dumps({"VisionSensors": []}))
         args = [str(executable("scene_node")), "--ros-args", "-p", f"rflysim_config:={cfg}", "-p",
                 f"window_id:={WINDOW}", "-p", f"status_port:={STATUS_PORT}", "-p", "status_multicast:=false",
-                "-p", "first_spawn_id:=1000", "-p", "max_scene_entities:=20000"]
+                "-p", "first_spawn_id:=1000", "-p", "max_scene_entities:=20000",
+                "-p", "max_spawned_vehicle_topics:=10000"]
         scene = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
         try:
             time.sleep(2.0)

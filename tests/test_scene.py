@@ -714,3 +714,52 @@ def test_values_not_finite_in_f32_neither_leave_nor_are_published(collector, pro
     upper = b.bounds.points[0]
     assert (round(upper.x, 3), round(upper.y, 3), round(upper.z, 3)) == (0.275, 0.275, 0.15)
     assert node.poll() is None
+
+
+def test_spawned_vehicles_have_label_topics_up_to_their_bound(collector, processes, tmp_path):
+    """Spawned vehicles get collision, scene/odom, scene/rays and label up to
+    max_spawned_vehicle_topics; a label on a spawned vehicle's topic reaches
+    RflySim3D as the SDK's CopterMsg; one spawned beyond the bound is in the
+    scene without topics of its own, and a delete frees its place."""
+    from rflysim_bridge.msg import VehicleLabel
+    from std_msgs.msg import ColorRGBA
+
+    window, status_port = 18, 43218
+    rfly = FakeRflySim3D(window)
+    node = start_scene_node(processes, empty_config(tmp_path), window, status_port, "first_spawn_id:=3000",
+                            "max_spawned_vehicle_topics:=2")
+    n = collector.node
+    for name in ("a", "b", "c"):
+        assert call(n, SpawnEntity, "/spawn_entity", spawn_request(name)).result.result == Result.RESULT_OK
+
+    def topics_of(vid):
+        return {t for t, _ in n.get_topic_names_and_types() if t.startswith(f"/rflysim/uav{vid}/")}
+
+    want = {f"/rflysim/uav{{}}/{t}" for t in ("collision", "scene/odom", "scene/rays", "label")}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(topics_of(v) == {t.format(v) for t in want} for v in (3000, 3001)):
+        time.sleep(0.2)
+    assert topics_of(3000) == {t.format(3000) for t in want}, topics_of(3000)
+    assert topics_of(3001) == {t.format(3001) for t in want}, topics_of(3001)
+    assert topics_of(3002) == set(), "the third spawned vehicle has no topics of its own"
+    assert "uav3002 is spawned without topics of its own" in processes.output(node)
+
+    pub = n.create_publisher(VehicleLabel, "/rflysim/uav3001/label", RELIABLE)
+    label = VehicleLabel(kind=VehicleLabel.KIND_MESSAGE, text="hello", color=ColorRGBA(r=1.0, g=0.0, b=0.0, a=1.0),
+                         size=20.0, display_time=5.0, line=VehicleLabel.LINE_NEW)
+    got, deadline = [], time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        pub.publish(label)
+        got = [d for d in rfly.received(152, timeout=0.5)
+               if struct.unpack_from("<2i", d) == (1234567899, 3001)]
+    assert got, "the spawned vehicle's label reached RflySim3D as CopterMsg"
+    assert got[0][32:37] == b"hello"
+
+    # A delete frees a place: the next spawn has its topics.
+    assert call(n, DeleteEntity, "/delete_entity", DeleteEntity.Request(entity="a")).result.result == Result.RESULT_OK
+    assert call(n, SpawnEntity, "/spawn_entity", spawn_request("d")).result.result == Result.RESULT_OK
+    # (Its id is the lowest not in use from first_spawn_id on.)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(topics_of(v) == {t.format(v) for t in want} for v in (3000, 3003)):
+        time.sleep(0.2)
+    assert any(topics_of(v) == {t.format(v) for t in want} for v in (3000, 3003)), (topics_of(3000), topics_of(3003))

@@ -160,6 +160,12 @@ pub mod param {
         10..=100_000,
         "the scene: entities known at most (vehicles reported, objects asked for, vehicles spawned); a spawn beyond it is refused",
     );
+    pub const MAX_SPAWNED_VEHICLE_TOPICS: IntParam = IntParam::new(
+        "max_spawned_vehicle_topics",
+        100,
+        0..=10_000,
+        "the scene: spawned vehicles at most that have topics of their own (`collision`, `scene/odom`, `scene/rays`, `label`: four DDS endpoints each, see the scene's figures); one spawned beyond it is in the scene without them",
+    );
     pub const WORLD_NAME: StringParam = StringParam::new(
         "world_name",
         "",
@@ -189,6 +195,7 @@ pub mod param {
         STATUS_PORT,
         FIRST_SPAWN_ID,
         MAX_SCENE_ENTITIES,
+        MAX_SPAWNED_VEHICLE_TOPICS,
         TERRAIN_CLOUD_POINTS,
     ];
     pub const FLOATS: &[FloatParam] = &[DIAGNOSTICS_PERIOD, CMD_TIMEOUT, SCENE_TIMEOUT];
@@ -446,6 +453,7 @@ impl Settings {
                 first_spawn_id: param::FIRST_SPAWN_ID.read(node)?,
                 reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
                 max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
+                max_spawned_topics: param::MAX_SPAWNED_VEHICLE_TOPICS.read(node)?,
                 world: world_name(node)?,
                 map_dir: crate::scene::terrain::expand_home(&param::MAP_DIR.read(node)?),
                 terrain_cloud_points: param::TERRAIN_CLOUD_POINTS.read(node)?,

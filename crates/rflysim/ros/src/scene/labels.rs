@@ -33,14 +33,15 @@ pub fn label_of(id: u16, m: &LabelMsg) -> Result<CopterMsg, LabelError> {
     .message()
 }
 
-/// Subscribes `rflysim/uav<id>/label` on `node`, and sends each label on a task of its own.
-pub fn subscribe(node: &mut Node, core: &Arc<SceneCore>, id: u16) -> Result<(), String> {
+/// Subscribes `rflysim/uav<id>/label` on `node`, and sends each label on a task of its own (returned).
+pub fn subscribe(node: &mut Node, core: &Arc<SceneCore>, id: u16) -> Result<tokio::task::JoinHandle<()>, String> {
     let topic = format!("rflysim/uav{id}/label");
     let mut labels = node
         .subscribe::<LabelMsg>(&topic, ros_common::qos::commands())
         .map_err(|e| format!("scene: {topic}: {e}"))?;
+    let runtime = core.runtime.clone();
     let core = core.clone();
-    tokio::spawn(async move {
+    Ok(runtime.spawn(async move {
         while let Some(m) = labels.next().await {
             let sent = label_of(id, &m).map_err(|e| e.to_string()).and_then(|msg| {
                 core.send(&msg.encode(), Some(core.window))
@@ -55,8 +56,7 @@ pub fn subscribe(node: &mut Node, core: &Arc<SceneCore>, id: u16) -> Result<(), 
                 }
             }
         }
-    });
-    Ok(())
+    }))
 }
 
 #[cfg(test)]

@@ -116,6 +116,9 @@ pub struct SceneSettings {
     pub reply_timeout: Duration,
     /// Entities known at most (vehicles RflySim3D reports, objects asked for).
     pub max_entities: usize,
+    /// Spawned vehicles at most with topics of their own: each costs four
+    /// DDS endpoints, which every participant of the domain discovers.
+    pub max_spawned_topics: usize,
     /// The map RflySim3D started with, if known ("": unknown until `load_world`).
     pub world: String,
     /// RflySim's map files (`<world>.png`, `<world>.txt`).
@@ -173,6 +176,11 @@ pub struct SceneCore {
     /// publishers only with their node in hand, and the scene's own node is
     /// on its spinner thread: this one only publishes, so it is never spun.
     spawned_node: Mutex<Node>,
+    /// Per spawned vehicle with topics, the task taking its labels: ended
+    /// at its delete (r2r drops the subscription at its next message).
+    spawned_labels: Mutex<HashMap<u16, tokio::task::JoinHandle<()>>>,
+    /// The bridge's runtime: spawns need it from any thread.
+    runtime: tokio::runtime::Handle,
     qos: r2r::QosProfile,
     all_collisions: Mutex<Publisher<Collision>>,
     /// When a vehicle's crash data last came (the postback is on).
@@ -294,18 +302,36 @@ impl SceneCore {
         }
     }
 
-    /// Gives spawned vehicle `id` its collision, odometry and ray topics,
-    /// before RflySim3D can report it.
-    fn open_spawned_topics(&self, id: u16) -> Result<(), String> {
-        let outputs = vehicle_outputs(&mut self.spawned_node.lock().unwrap(), id, &self.qos)?;
+    /// Gives spawned vehicle `id` its collision, odometry, ray and label
+    /// topics, before RflySim3D can report it; beyond
+    /// `max_spawned_vehicle_topics` it has none (logged).
+    fn open_spawned_topics(self: &Arc<Self>, id: u16) -> Result<(), String> {
+        let mut spawned = self.spawned_labels.lock().unwrap();
+        if spawned.len() >= self.settings.max_spawned_topics {
+            self.warn(format_args!(
+                "uav{id} is spawned without topics of its own: {} spawned vehicles have theirs, as many as \
+                 max_spawned_vehicle_topics allows",
+                spawned.len()
+            ));
+            return Ok(());
+        }
+        let mut node = self.spawned_node.lock().unwrap();
+        let outputs = vehicle_outputs(&mut node, id, &self.qos)?;
+        let label = labels::subscribe(&mut node, self, id)?;
         self.outputs.lock().unwrap().insert(id, outputs);
+        spawned.insert(id, label);
         Ok(())
     }
 
     /// Removes the topics of spawned vehicles `ids` (deleted, or gone with a map).
     fn close_spawned_topics(&self, ids: &[u16]) {
+        // The order open_spawned_topics takes the two locks in.
+        let mut spawned = self.spawned_labels.lock().unwrap();
         let mut node = self.spawned_node.lock().unwrap();
         for id in ids {
+            if let Some(label) = spawned.remove(id) {
+                label.abort();
+            }
             let Some(out) = self.outputs.lock().unwrap().remove(id) else {
                 continue;
             };
@@ -524,6 +550,8 @@ pub fn start(
         dropped_log: Mutex::new(RateLimitedLog::new(Duration::from_secs(5))),
         outputs: Mutex::default(),
         spawned_node: Mutex::new(spawned_node),
+        spawned_labels: Mutex::default(),
+        runtime: tokio::runtime::Handle::current(),
         qos: qos.clone(),
         all_collisions: Mutex::new(
             node.create_publisher("rflysim/scene/collisions", qos.clone())
@@ -560,6 +588,11 @@ pub fn start(
         core.sim_host.describe(),
         core.terrain.dir().display()
     );
+    let (spinning, stop) = (core.clone(), shutdown.clone());
+    std::thread::Builder::new()
+        .name("spawned labels".into())
+        .spawn(move || spin_spawned_labels(spinning, stop))
+        .map_err(|e| format!("scene: a thread for spawned vehicles' labels: {e}"))?;
     Ok((SceneFeed { core }, bulk))
 }
 
@@ -569,8 +602,22 @@ pub fn start(
 fn vehicle_topics(node: &mut Node, core: &Arc<SceneCore>, id: u16, qos: &r2r::QosProfile) -> Result<(), String> {
     let outputs = vehicle_outputs(node, id, qos)?;
     core.outputs.lock().unwrap().insert(id, outputs);
-    labels::subscribe(node, core, id)
+    labels::subscribe(node, core, id).map(drop)
 }
+
+/// Takes the labels of spawned vehicles: their node is spun here, between
+/// spawns and deletes (which hold it only to make or drop endpoints), until the stop.
+fn spin_spawned_labels(core: Arc<SceneCore>, shutdown: watch::Receiver<bool>) {
+    while !*shutdown.borrow() {
+        if !core.spawned_labels.lock().unwrap().is_empty() {
+            core.spawned_node.lock().unwrap().spin_once(Duration::ZERO);
+        }
+        std::thread::sleep(SPAWNED_LABELS_EVERY);
+    }
+}
+
+/// How often the spawned vehicles' labels are taken: they change at human pace.
+const SPAWNED_LABELS_EVERY: Duration = Duration::from_millis(50);
 
 /// The published topics of vehicle `id`, on `node`.
 fn vehicle_outputs(node: &mut Node, id: u16, qos: &r2r::QosProfile) -> Result<VehicleOutputs, String> {
