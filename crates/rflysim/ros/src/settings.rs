@@ -164,7 +164,7 @@ pub mod param {
         "max_spawned_vehicle_topics",
         100,
         0..=10_000,
-        "the scene: spawned vehicles at most that have topics of their own (`collision`, `scene/odom`, `scene/rays`, `label`: four DDS endpoints each, see the scene's figures); one spawned beyond it is in the scene without them",
+        "the scene: spawned vehicles at most that have topics of their own (`collision`, `scene/odom`, `scene/rays`, `label`: four DDS endpoints each, which every participant discovers); one spawned beyond it is in the scene without them",
     );
     pub const WORLD_NAME: StringParam = StringParam::new(
         "world_name",

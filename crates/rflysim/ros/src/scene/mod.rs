@@ -588,7 +588,7 @@ pub fn start(
         core.sim_host.describe(),
         core.terrain.dir().display()
     );
-    let (spinning, stop) = (core.clone(), shutdown.clone());
+    let (spinning, stop) = (Arc::downgrade(&core), shutdown.clone());
     std::thread::Builder::new()
         .name("spawned labels".into())
         .spawn(move || spin_spawned_labels(spinning, stop))
@@ -607,11 +607,15 @@ fn vehicle_topics(node: &mut Node, core: &Arc<SceneCore>, id: u16, qos: &r2r::Qo
 
 /// Takes the labels of spawned vehicles: their node is spun here, between
 /// spawns and deletes (which hold it only to make or drop endpoints), until the stop.
-fn spin_spawned_labels(core: Arc<SceneCore>, shutdown: watch::Receiver<bool>) {
+/// It holds the core only while it spins: the process drops the core (and
+/// the node) at its stop, before the ROS context goes.
+fn spin_spawned_labels(core: std::sync::Weak<SceneCore>, shutdown: watch::Receiver<bool>) {
     while !*shutdown.borrow() {
+        let Some(core) = core.upgrade() else { return };
         if !core.spawned_labels.lock().unwrap().is_empty() {
             core.spawned_node.lock().unwrap().spin_once(Duration::ZERO);
         }
+        drop(core);
         std::thread::sleep(SPAWNED_LABELS_EVERY);
     }
 }

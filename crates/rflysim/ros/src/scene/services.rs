@@ -185,7 +185,7 @@ fn pose_parts(p: &Pose) -> ([f64; 3], [f64; 4]) {
     )
 }
 
-fn spawn(core: &SceneCore, r: SpawnEntity::Request) -> SpawnEntity::Response {
+fn spawn(core: &Arc<SceneCore>, r: SpawnEntity::Request) -> SpawnEntity::Response {
     let refuse = |code: u8, message: String| SpawnEntity::Response {
         result: failed(code, message),
         entity_name: String::new(),
