@@ -49,41 +49,21 @@ if ((${#missing[@]})); then
 fi
 
 # ------------------------------------------- AeroSim's Kafka-protocol broker
-# tansu, an Apache-Kafka-compatible broker in Rust, for the AeroSim tests, demo
-# and benchmark; built once into the cache.
-TANSU_VERSION=0.6.0
-# Unoptimised for the tests: it builds in 6 CPU-minutes (15 at opt-level 1),
-# and the AeroSim tests take as long with it. The AeroSim benchmark, whose
-# figures include the broker's CPU time, asks for it optimised
-# (RFLYSIM_BROKER_OPT_LEVEL=1): that one goes into a folder of its own.
-BROKER_OPT_LEVEL=${RFLYSIM_BROKER_OPT_LEVEL:-0}
-TANSU_ROOT="$CACHE/tansu"
-[ "$BROKER_OPT_LEVEL" = 0 ] || TANSU_ROOT="$CACHE/tansu-opt$BROKER_OPT_LEVEL"
-TANSU_BIN="$TANSU_ROOT/bin/tansu"
-# Not linted as scripts/test.sh's own crates are: no clippy as rustc's wrapper.
-build_broker=(env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS
-  CARGO_PROFILE_RELEASE_OPT_LEVEL="$BROKER_OPT_LEVEL" CARGO_PROFILE_RELEASE_DEBUG=false
-  cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$TANSU_ROOT")
-# RFLYSIM_BROKER_BUILD=background (scripts/test.sh) builds it at idle
-# priority beside the rest of the set-up and the project's own build and
-# tests, started here, before the ROS set-up, for the CPU time that leaves;
-# scripts/wait-broker.sh waits for it. =none leaves it for later (the RflySim
-# demo needs no broker); otherwise it is built in the foreground, last.
-build_broker_last=0
-if [ "${RFLYSIM_BROKER_BUILD:-}" != none ] && ! "$TANSU_BIN" --version 2>/dev/null | grep -q "$TANSU_VERSION"; then
-  if [ "${RFLYSIM_BROKER_BUILD:-}" != background ]; then
-    build_broker_last=1
-  elif ! { [ -f "$CACHE/tansu-build.pid" ] && kill -0 "$(cat "$CACHE/tansu-build.pid")" 2>/dev/null; }; then
-    log "building the Kafka-protocol broker tansu $TANSU_VERSION into $TANSU_ROOT in the background (once)"
-    # Its own target directory: the project's build must not wait on cargo's lock.
-    idle=(nice -n 19)
-    chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
-    # Its log's last line says how long it took and how much CPU time.
-    CARGO_TARGET_DIR="$CACHE/tansu-target" nohup "${idle[@]}" bash "$ROOT/scripts/timed.sh" "broker build" \
-      "${build_broker[@]}" >"$CACHE/tansu-build.log" 2>&1 &
-    echo $! >"$CACHE/tansu-build.pid"
-  fi
-fi
+# scripts/build-broker.sh builds it once into the cache. RFLYSIM_BROKER_BUILD=
+# background (scripts/test.sh) builds it at idle priority beside the rest of
+# the set-up and the project's own build and tests, started here, before the
+# ROS set-up, for the CPU time that leaves; scripts/wait-broker.sh waits for
+# it. =none leaves it for later (the RflySim demo needs no broker); otherwise
+# it is built in the foreground, last.
+TANSU_BIN=$(bash "$ROOT/scripts/build-broker.sh" bin)
+case "${RFLYSIM_BROKER_BUILD:-}" in
+none) build_broker_last=0 ;;
+background)
+  build_broker_last=0
+  bash "$ROOT/scripts/build-broker.sh" background
+  ;;
+*) build_broker_last=1 ;;
+esac
 
 # ---------------------------------------------------------------- ROS 2
 PY=${PYTHON:-python3}
@@ -277,10 +257,7 @@ cp -r "$ROOT/package.xml" "$ROOT/CMakeLists.txt" "$ROOT/msg" "$ROOT/srv" "$ROOT/
 build_interfaces rflysim_bridge "$own" -DRFLYSIM_BUILD_RUST=OFF
 finish_interfaces
 
-if [ $build_broker_last = 1 ]; then
-  log "building the Kafka-protocol broker tansu $TANSU_VERSION into $TANSU_ROOT (once)"
-  "${build_broker[@]}"
-fi
+[ $build_broker_last = 0 ] || bash "$ROOT/scripts/build-broker.sh"
 echo "export AEROSIM_BROKER_BIN=\"$TANSU_BIN\"" >>"$CACHE/env.sh"
 
 echo "export RFLYSIM_ENV_SOURCED=\"$CACHE\"" >>"$CACHE/env.sh"

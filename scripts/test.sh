@@ -224,7 +224,7 @@ colcon_shard() {
 # The AeroSim tests, on a host of their own: the Kafka link's cargo tests
 # (once the build directory is free), then the rclpy ones.
 aerosim_shard() {
-  bash scripts/wait-broker.sh
+  bash scripts/wait-broker.sh || return 1
   local rust=(cargo test --release --locked -p aerosim_link)
   # shellcheck disable=SC2206 # words
   rust+=($RFLYSIM_CARGO_ARGS)

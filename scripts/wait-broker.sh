@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Waits for the Kafka-protocol broker that scripts/setup.sh builds in the
-# background (RFLYSIM_BROKER_BUILD=background), then checks that the one
-# .cache/env.sh names (AEROSIM_BROKER_BIN) runs.
+# Waits for the Kafka-protocol broker that scripts/build-broker.sh builds in
+# the background, then checks that it runs. A background build that failed
+# (killed for memory on a loaded machine, say) is shown and tried once more,
+# here in the foreground.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RFLYSIM_CACHE:-$ROOT/.cache}
 pid_file="$CACHE/tansu-build.pid"
+bin=$(bash "$ROOT/scripts/build-broker.sh" bin)
 if [ -f "$pid_file" ]; then
   pid=$(cat "$pid_file")
   if kill -0 "$pid" 2>/dev/null; then
@@ -14,8 +16,12 @@ if [ -f "$pid_file" ]; then
   fi
   rm -f "$pid_file"
 fi
-if ! "${AEROSIM_BROKER_BIN:?source .cache/env.sh first}" --version >/dev/null 2>&1; then
-  tail -30 "$CACHE/tansu-build.log" 2>/dev/null || true
-  echo "[broker] the broker's build failed"
+"$bin" --version >/dev/null 2>&1 && exit 0
+echo "[broker] $bin does not run; the background build's log ends:"
+tail -30 "$CACHE/tansu-build.log" 2>/dev/null || true
+echo "[broker] building it again, in the foreground"
+bash "$ROOT/scripts/build-broker.sh" || true
+if ! "$bin" --version >/dev/null 2>&1; then
+  echo "[broker] the broker's build failed (log: $CACHE/tansu-build.log)"
   exit 1
 fi
