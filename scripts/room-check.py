@@ -15,10 +15,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates")
 
 
 def code_before_tests(path):
-    """The file's lines up to its first `#[cfg(test)]` (tests are counted apart)."""
+    """The file's lines up to its first top-level `#[cfg(test)]` (tests are counted apart)."""
     lines = open(path, encoding="utf-8").read().split("\n")
     for i, line in enumerate(lines):
-        if line.strip().startswith("#[cfg(test)]"):
+        if line.startswith("#[cfg(test)]"):  # a test module at the top level
             return lines[:i]
     return lines[:-1] if lines and lines[-1] == "" else lines
 
