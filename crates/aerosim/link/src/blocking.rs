@@ -21,6 +21,7 @@ use rskafka::protocol::messages::{
 use rskafka::protocol::primitives::{Int16, Int32, NullableString, TaggedFields};
 use rskafka::protocol::traits::ReadType;
 
+use crate::fetch_response::TOO_LARGE;
 use crate::LinkError;
 
 pub(crate) fn unreachable_broker(what: &str, e: impl std::fmt::Display) -> LinkError {
@@ -234,9 +235,6 @@ impl Read for Body<'_> {
 
 /// The longest one read waits before the deadline is looked at again.
 const READ_SLICE: Duration = Duration::from_millis(100);
-
-/// The reason of a response longer than the connection allows.
-pub const TOO_LARGE: &str = "response_too_large";
 
 impl BlockingConnection {
     /// Some bytes into `buf` (at least one) before `deadline`.

@@ -16,6 +16,9 @@ use rskafka::protocol::traits::ReadType;
 
 use crate::LinkError;
 
+/// The reason of a response longer than the connection allows.
+pub const TOO_LARGE: &str = "response_too_large";
+
 /// The bytes of a batch after its length field up to `lastOffsetDelta`'s
 /// end: partitionLeaderEpoch 4, magic 1, crc 4, attributes 2, lastOffsetDelta 4.
 const TO_LAST_OFFSET_DELTA: usize = 15;
@@ -165,7 +168,7 @@ fn read_batches(r: &mut impl Read, len: usize, keep: usize) -> Result<(Vec<Recor
         if n > keep {
             let head: [u8; TO_LAST_OFFSET_DELTA] = bytes(r)?;
             discard(r, n - TO_LAST_OFFSET_DELTA)?;
-            passed_over.push(passed(base_offset, &head, crate::blocking::TOO_LARGE));
+            passed_over.push(passed(base_offset, &head, TOO_LARGE));
             continue;
         }
         if kept + n > keep {
@@ -303,7 +306,7 @@ mod tests {
             [PassedOver {
                 first: 11,
                 last: 12,
-                why: crate::blocking::TOO_LARGE
+                why: TOO_LARGE
             }]
         );
     }

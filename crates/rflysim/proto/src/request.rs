@@ -1,7 +1,7 @@
 //! What the bridge sends to RflySim: `VisionSensorReq` in its three forms
 //! (RflySim's SDK: VisionCaptureApi.py's VisionSensorReq) and the CopterSim IMU request
 //! (RflySim's SDK: VisionCaptureApi.py's IMU request); text console commands are in
-//! [`crate::console`], re-exported here.
+//! [`crate::console`].
 //! Decoders are here too: the emulator reads what the bridge sends, and the
 //! bridge reads RflySim3D's 148-byte gimbal echo.
 
@@ -15,9 +15,6 @@ use crate::wire::{Fields, Writer};
 pub const REQUEST_CHECKSUM: u16 = 12345;
 /// The gimbal form's checksum in RflySim3D's echo and in the docs.
 pub const GIMBAL_ECHO_CHECKSUM: u16 = 12346;
-pub use crate::console::{
-    camera_data_command, console_command, decode_console_command, ConsoleRequest, CONSOLE_CHECKSUM,
-};
 pub use crate::ports::{imu_data_port, imu_request_port, REQUEST_BASE_PORT};
 
 /// The three layouts of `VisionSensorReq`.

@@ -14,16 +14,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use image_codec::{decode_png, encode, JpegDecoder};
 use rflysim_proto::config::{parse_config, AngleUnit};
-use rflysim_proto::console::{ClearScope, ConsoleCommand, SceneItem};
+use rflysim_proto::console::{
+    console_command, decode_console_command, ClearScope, ConsoleCommand, ConsoleRequest, SceneItem,
+};
 use rflysim_proto::gimbal::GimbalEcho;
 use rflysim_proto::header::{split_frame, HeaderKind};
 use rflysim_proto::image::raw_image;
 use rflysim_proto::label::{CopterMsg, LabelKind, MessageLine, VehicleLabel};
 use rflysim_proto::lidar::{self, decode_depth_cloud, decode_depth_cloud_region, decode_lidar, decode_lidar_region};
 use rflysim_proto::reassembly::{Reassembler, ReassemblerConfig};
-use rflysim_proto::request::{
-    console_command, decode_console_command, ConsoleRequest, ImuRequest, RequestForm, VisionSensorReq,
-};
+use rflysim_proto::request::{ImuRequest, RequestForm, VisionSensorReq};
 use rflysim_proto::scene::{
     CopterData, CopterSimCrash, CrashType, MultiVehicleUpdate, ObjectData, PlacedVehicle, Placement, PoseAndBox,
     PoseDatagram, SilIntFloat, SimpleVehicleUpdate, StatusDatagram, VehicleCrashData, VehicleUpdate,

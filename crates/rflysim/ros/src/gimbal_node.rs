@@ -21,8 +21,9 @@ use r2r::{Node, Publisher};
 use tokio::sync::watch;
 
 use rflysim_proto::config::SensorConfig;
+use rflysim_proto::console::{camera_data_command, console_command};
 use rflysim_proto::gimbal::{GimbalBitTable, GimbalEcho};
-use rflysim_proto::request::{camera_data_command, console_command, RequestForm};
+use rflysim_proto::request::RequestForm;
 use rflysim_proto::scene::StatusDatagram;
 
 use crate::gimbal::{ai_change, ctrl_change, status_from_echo, Ctrl, GimbalChange, GimbalCommandState};

@@ -9,11 +9,11 @@
 use std::net::UdpSocket;
 use std::sync::{Arc, Mutex};
 
-use rflysim_proto::console::{console_lines, SceneItem};
+use rflysim_proto::console::{console_lines, decode_console_command, ConsoleRequest, SceneItem};
 use rflysim_proto::error::DecodeError;
 use rflysim_proto::gimbal::stops_rates_only;
 use rflysim_proto::label::{CopterMsg, VehicleLabel};
-use rflysim_proto::request::{decode_console_command, ConsoleRequest, RequestForm, VisionSensorReq};
+use rflysim_proto::request::{RequestForm, VisionSensorReq};
 use rflysim_proto::scene::PoseDatagram;
 
 use crate::faults::NeutralDropper;
