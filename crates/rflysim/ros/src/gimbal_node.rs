@@ -343,7 +343,7 @@ pub fn start(
         &settings.link.sim_host,
         crate::requests::request_port(settings.link.window_id),
     );
-    let this_host = crate::coptersim::local_ip_towards(settings.link.sim_host.ip());
+    let this_host = ros_common::net::local_ip_towards(settings.link.sim_host.ip());
     let gimbals: Vec<&SensorConfig> = sensors.iter().filter(|c| c.is_gimbal()).collect();
     if gimbals.is_empty() {
         return Ok(Started {

@@ -64,7 +64,7 @@ pub async fn run_requests(
     loop {
         let sim_ip = sim_host.ip();
         if asked_of != Some(sim_ip) {
-            let this_host = crate::coptersim::local_ip_towards(sim_ip);
+            let this_host = ros_common::net::local_ip_towards(sim_ip);
             requests = sensors
                 .iter()
                 .map(|(cfg, _)| as_asked_of(cfg, sim_ip, this_host))

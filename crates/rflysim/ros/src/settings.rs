@@ -322,7 +322,27 @@ pub struct Settings {
     pub sensor: SensorSettings,
     pub copters: CopterSettings,
     pub gimbal: GimbalSettings,
-    pub scene: crate::scene::SceneSettings,
+    pub scene: SceneSettings,
+}
+
+/// The scene node's parameters.
+#[derive(Debug, Clone)]
+pub struct SceneSettings {
+    /// Spawned vehicles get CopterIDs from here up.
+    pub first_spawn_id: u16,
+    /// How long a call waits for RflySim3D's answer.
+    pub reply_timeout: Duration,
+    /// Entities known at most (vehicles RflySim3D reports, objects asked for).
+    pub max_entities: usize,
+    /// Spawned vehicles at most with topics of their own: each costs four
+    /// DDS endpoints, which every participant of the domain discovers.
+    pub max_spawned_topics: usize,
+    /// The map RflySim3D started with, if known ("": unknown until `load_world`).
+    pub world: String,
+    /// RflySim's map files (`<world>.png`, `<world>.txt`).
+    pub map_dir: PathBuf,
+    /// The most points of the terrain's cloud.
+    pub terrain_cloud_points: usize,
 }
 
 /// The former names of RflySim's parameters.
@@ -371,7 +391,7 @@ fn world_name(node: &Node) -> Result<String, String> {
     if world.is_empty() {
         return Ok(world);
     }
-    crate::scene::model::map_of(&world).map_err(|why| invalid(param::WORLD_NAME.name, why))
+    crate::maps::map_of(&world).map_err(|why| invalid(param::WORLD_NAME.name, why))
 }
 
 impl ConfigChoice {
@@ -449,13 +469,13 @@ impl Settings {
                 status_multicast: param::STATUS_MULTICAST.read(node)?,
                 cmd_timeout: Duration::from_secs_f64(param::CMD_TIMEOUT.read(node)?),
             },
-            scene: crate::scene::SceneSettings {
+            scene: SceneSettings {
                 first_spawn_id: param::FIRST_SPAWN_ID.read(node)?,
                 reply_timeout: Duration::from_secs_f64(param::SCENE_TIMEOUT.read(node)?),
                 max_entities: param::MAX_SCENE_ENTITIES.read(node)?,
                 max_spawned_topics: param::MAX_SPAWNED_VEHICLE_TOPICS.read(node)?,
                 world: world_name(node)?,
-                map_dir: crate::scene::terrain::expand_home(&param::MAP_DIR.read(node)?),
+                map_dir: crate::maps::expand_home(&param::MAP_DIR.read(node)?),
                 terrain_cloud_points: param::TERRAIN_CLOUD_POINTS.read(node)?,
             },
         })

@@ -241,7 +241,7 @@ fn available_worlds(core: &SceneCore, r: GetAvailableWorlds::Request) -> GetAvai
         if !worlds.iter().any(|w: &WorldResource| w.name == current) {
             worlds.push(WorldResource {
                 description: "RflySim3D map (the current one; no map files for it)".into(),
-                ..super::services::world_resource(&current)
+                ..super::world::world_resource(&current)
             });
         }
     }
@@ -260,7 +260,7 @@ fn available_worlds(core: &SceneCore, r: GetAvailableWorlds::Request) -> GetAvai
 
 /// Serves the three services.
 pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<bool>) -> Result<(), String> {
-    use super::services::serve_one;
+    use super::serving::serve_one;
     serve_one::<GetSpawnables::Service, _, _>(node, "get_spawnables", core, shutdown.clone(), |_, r| async move {
         spawnables(r)
     })?;

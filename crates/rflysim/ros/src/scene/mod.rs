@@ -25,7 +25,9 @@ mod catalog;
 mod labels;
 pub mod model;
 mod services;
+mod serving;
 pub mod terrain;
+mod world;
 
 use std::collections::HashMap;
 use std::net::{SocketAddr, SocketAddrV4};
@@ -49,6 +51,7 @@ use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{to_ros_time, wall_now};
 
 use crate::names;
+use crate::settings::SceneSettings;
 use crate::status_port::StatusHandler;
 use model::{NedPose, Observed, Scene, Unanswered};
 
@@ -105,26 +108,6 @@ impl std::fmt::Display for AskError {
             AskError::Busy(why) | AskError::Unsent(why) | AskError::Silent(why) => f.write_str(why),
         }
     }
-}
-
-/// The scene node's parameters.
-#[derive(Debug, Clone)]
-pub struct SceneSettings {
-    /// Spawned vehicles get CopterIDs from here up.
-    pub first_spawn_id: u16,
-    /// How long a call waits for RflySim3D's answer.
-    pub reply_timeout: Duration,
-    /// Entities known at most (vehicles RflySim3D reports, objects asked for).
-    pub max_entities: usize,
-    /// Spawned vehicles at most with topics of their own: each costs four
-    /// DDS endpoints, which every participant of the domain discovers.
-    pub max_spawned_topics: usize,
-    /// The map RflySim3D started with, if known ("": unknown until `load_world`).
-    pub world: String,
-    /// RflySim's map files (`<world>.png`, `<world>.txt`).
-    pub map_dir: std::path::PathBuf,
-    /// The most points of the terrain's cloud.
-    pub terrain_cloud_points: usize,
 }
 
 /// What a waiting call is waiting for.

@@ -16,8 +16,7 @@ pub const SCHEME: &str = "rflysim://";
 /// 5 / 6 hexacopter, 30 person, 50 car, 100 fixed wing, 150–152 targets;
 /// + 1000 × style).
 pub const VEHICLE_RESOURCE: &str = "rflysim://vehicle/";
-/// `rflysim://map/<name>`: a map of RflySim3D, by name.
-pub const MAP_RESOURCE: &str = "rflysim://map/";
+pub use crate::maps::{map_of, MAP_RESOURCE};
 /// A quadcopter, when a spawn names no type.
 pub const DEFAULT_VEHICLE_TYPE: i32 = 3;
 /// The longest name a spawned vehicle takes (it never goes on the wire:
@@ -140,23 +139,6 @@ pub fn vehicle_type_of(uri: &str, resource_string: &str) -> Result<i32, SpawnRef
     match rest.parse::<i32>() {
         Ok(t) if (1..=65_535).contains(&t) => Ok(t),
         _ => Err(SpawnRefusal::ResourceParseError(format!("uri {uri:?}"))),
-    }
-}
-
-/// The map a world resource names: `rflysim://map/<name>` or a bare name,
-/// one RflySim3D's console takes (`rflysim_proto::console::check_name`) and
-/// a file name (`rflysim_proto::terrain::check_map_name`): its terrain is
-/// read from `map_dir` and nowhere else.
-pub fn map_of(uri: &str) -> Result<String, String> {
-    let name = uri.strip_prefix(MAP_RESOURCE).unwrap_or(uri);
-    let checked = rflysim_proto::console::check_name(name)
-        .map_err(|why| why.to_string())
-        .and_then(|name| rflysim_proto::terrain::check_map_name(name).map_err(|why| why.to_string()));
-    match checked {
-        Ok(name) => Ok(name.to_string()),
-        Err(why) => Err(format!(
-            "{uri:?}: a map of RflySim3D by name, {MAP_RESOURCE}<name>; the name: {why}"
-        )),
     }
 }
 
@@ -571,23 +553,6 @@ mod tests {
         assert_eq!(map_of("rflysim://map/Grasslands").as_deref(), Ok("Grasslands"));
         assert_eq!(map_of("3Ddisplay").as_deref(), Ok("3Ddisplay"));
         assert!(map_of("").is_err() && map_of("a b").is_err() && map_of("rflysim://vehicle/3").is_err());
-    }
-
-    #[test]
-    fn a_map_is_named_by_a_file_name_not_a_path() {
-        for uri in [
-            "rflysim://map/../../../tmp/x",
-            "rflysim://map/..",
-            "rflysim://map/sub/Grasslands",
-            "rflysim://map/..\\Windows\\x",
-            "/etc/passwd",
-        ] {
-            let why = map_of(uri).unwrap_err();
-            assert!(
-                why.contains("not a file name") && why.contains(&format!("{uri:?}")),
-                "{why}"
-            );
-        }
     }
 
     #[test]

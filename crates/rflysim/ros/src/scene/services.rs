@@ -4,74 +4,24 @@
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use r2r::geometry_msgs::msg::{Point, Pose, Quaternion, Twist, Vector3};
 use r2r::rflysim_bridge::srv::Console;
-use r2r::simulation_interfaces::msg::{Bounds, EntityState, Result as SimResult, SimulatorFeatures, WorldResource};
+use r2r::simulation_interfaces::msg::{Bounds, EntityState, Result as SimResult, SimulatorFeatures};
 use r2r::simulation_interfaces::srv::{
     DeleteEntity, GetCurrentWorld, GetEntities, GetEntitiesStates, GetEntityBounds, GetEntityState,
     GetSimulatorFeatures, LoadWorld, SetEntityState, SpawnEntity,
 };
-use r2r::{Node, ServiceRequest, WrappedServiceTypeSupport};
+use r2r::Node;
 use tokio::sync::watch;
 
 use rflysim_proto::console::{ConsoleRequest, SceneItem};
 use ros_common::time::{to_ros_time, wall_now};
 
 use super::model::{self, Entity, Kind, NedPose, Origin, SpawnRefusal};
+use super::serving::{failed, ok, serve_one};
+use super::world::{load_world, world_resource};
 use super::{AskError, Awaited, Reply, SceneCore, WaitKind};
 use crate::names;
-
-fn ok() -> SimResult {
-    SimResult {
-        result: SimResult::RESULT_OK as u8,
-        error_message: String::new(),
-    }
-}
-
-fn failed(code: u8, message: impl Into<String>) -> SimResult {
-    SimResult {
-        result: code,
-        error_message: message.into(),
-    }
-}
-
-/// Serves `S` on `name`: each request answered by `answer` on a task of its own.
-pub(super) fn serve_one<S, F, Fut>(
-    node: &mut Node,
-    name: &str,
-    core: &Arc<SceneCore>,
-    mut shutdown: watch::Receiver<bool>,
-    answer: F,
-) -> Result<(), String>
-where
-    S: WrappedServiceTypeSupport + 'static,
-    S::Request: Send,
-    S::Response: Send,
-    F: Fn(Arc<SceneCore>, S::Request) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = S::Response> + Send + 'static,
-{
-    let mut requests = node
-        .create_service::<S>(name, r2r::QosProfile::default())
-        .map_err(|e| format!("scene: service {name}: {e}"))?;
-    let core = core.clone();
-    let answer = Arc::new(answer);
-    tokio::spawn(async move {
-        loop {
-            let request: ServiceRequest<S> = tokio::select! {
-                r = requests.next() => match r { Some(r) => r, None => return },
-                _ = shutdown.changed() => return,
-            };
-            let (core, answer) = (core.clone(), answer.clone());
-            tokio::spawn(async move {
-                let ServiceRequest { message, .. } = &request;
-                let response = answer(core, message.clone()).await;
-                let _ = request.respond(response);
-            });
-        }
-    });
-    Ok(())
-}
 
 /// Every service of the scene node.
 pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<bool>) -> Result<(), String> {
@@ -575,61 +525,6 @@ async fn bounds(core: &SceneCore, r: GetEntityBounds::Request) -> GetEntityBound
             result,
             ..Default::default()
         },
-    }
-}
-
-pub(super) fn world_resource(name: &str) -> WorldResource {
-    WorldResource {
-        name: name.to_string(),
-        world_resource: r2r::simulation_interfaces::msg::Resource {
-            uri: format!("{}{name}", model::MAP_RESOURCE),
-            resource_string: String::new(),
-        },
-        ..Default::default()
-    }
-}
-
-fn load_world(core: &SceneCore, r: LoadWorld::Request) -> LoadWorld::Response {
-    let refuse = |code: u8, message: String| LoadWorld::Response {
-        result: failed(code, message),
-        ..Default::default()
-    };
-    let resource = &r.world_resource;
-    if resource.uri.is_empty() {
-        return if resource.resource_string.is_empty() {
-            refuse(
-                LoadWorld::Response::NO_RESOURCE as u8,
-                "world_resource names nothing".into(),
-            )
-        } else {
-            refuse(
-                LoadWorld::Response::UNSUPPORTED_FORMAT as u8,
-                format!(
-                    "resource_string is not read: RflySim3D loads maps by name, uri {}<name>",
-                    model::MAP_RESOURCE
-                ),
-            )
-        };
-    }
-    let name = match model::map_of(&resource.uri) {
-        Ok(n) => n,
-        Err(why) => return refuse(LoadWorld::Response::UNSUPPORTED_FORMAT as u8, why),
-    };
-    if let Err(why) = core.console(&ConsoleRequest::ChangeMapByName(name.clone())) {
-        return refuse(SimResult::RESULT_OPERATION_FAILED as u8, why);
-    }
-    let forgotten = core.scene.lock().unwrap().forget_spawned();
-    core.close_spawned_topics(&forgotten);
-    let forgotten = forgotten.len();
-    core.unanswered.lock().unwrap().clear();
-    *core.world.lock().unwrap() = Some(name.clone());
-    r2r::log_info!(
-        &core.logger,
-        "scene: map {name} asked of RflySim3D (it does not acknowledge); {forgotten} spawned entities gone with the old one"
-    );
-    LoadWorld::Response {
-        result: ok(),
-        world: world_resource(&name),
     }
 }
 

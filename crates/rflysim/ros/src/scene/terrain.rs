@@ -19,6 +19,7 @@ use ros_common::time::{to_ros_time, wall_now};
 
 use super::model::NedPose;
 use super::SceneCore;
+pub use crate::maps::expand_home;
 use crate::names;
 
 /// The map of the current world, or why there is none.
@@ -41,16 +42,6 @@ impl std::fmt::Debug for Terrain {
         f.debug_struct("Terrain")
             .field("dir", &self.dir)
             .finish_non_exhaustive()
-    }
-}
-
-/// `path` with a leading `~` as the home folder.
-pub fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix('~'), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) if rest.is_empty() || rest.starts_with('/') => {
-            PathBuf::from(home).join(rest.trim_start_matches('/'))
-        }
-        _ => PathBuf::from(path),
     }
 }
 
@@ -169,7 +160,7 @@ impl SceneCore {
 
 /// Serves `rflysim/get_terrain_height`.
 pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<bool>) -> Result<(), String> {
-    super::services::serve_one::<GetTerrainHeight::Service, _, _>(
+    super::serving::serve_one::<GetTerrainHeight::Service, _, _>(
         node,
         "rflysim/get_terrain_height",
         core,
@@ -248,14 +239,5 @@ mod tests {
         assert_eq!(cloud.header.frame_id, names::WORLD_FRAME);
         let thin = terrain_cloud(&m, 2);
         assert_eq!((thin.height, thin.width, thin.data.len()), (1, 2, 24));
-    }
-
-    #[test]
-    fn a_leading_tilde_is_the_home_folder() {
-        let home = PathBuf::from(std::env::var_os("HOME").unwrap());
-        assert_eq!(expand_home("~/maps"), home.join("maps"));
-        assert_eq!(expand_home("~"), home);
-        assert_eq!(expand_home("/srv/maps"), PathBuf::from("/srv/maps"));
-        assert_eq!(expand_home("~other/maps"), PathBuf::from("~other/maps"));
     }
 }
