@@ -8,6 +8,7 @@ pub mod app;
 pub mod coptersim;
 pub mod gimbal;
 pub mod gimbal_node;
+pub mod gimbal_requests;
 pub mod maps;
 pub mod msgs;
 pub mod names;

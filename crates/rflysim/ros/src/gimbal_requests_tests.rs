@@ -7,12 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
 use super::*;
-use crate::gimbal::ctrl_type;
+use crate::gimbal::{ctrl_change, ctrl_type, Ctrl};
+use rflysim_proto::config::SensorConfig;
 use rflysim_proto::config::{parse_config, AngleUnit};
 use rflysim_proto::gimbal::slot;
 use rflysim_proto::gimbal::{stops_rates_only, PROTOCOL_BITS};
 use rflysim_proto::request::{VisionSensorReq, GIMBAL_ECHO_CHECKSUM};
 use ros_common::command::command_path;
+use ros_common::command::CommandInbox;
 
 const SEQ: u16 = 6;
 const TIMEOUT: Duration = Duration::from_millis(300);
