@@ -25,16 +25,11 @@ use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-/// The greeting's fixed parts: signature, version 3.0, mechanism NULL, as a client.
-const SIGNATURE: [u8; 10] = [0xFF, 0, 0, 0, 0, 0, 0, 0, 1, 0x7F];
-const GREETING_LEN: usize = 64;
-const MECHANISM_AT: usize = 12;
-const MECHANISM_NULL: &[u8] = b"NULL";
+use frames::{
+    frame, frame_header, hello, subscriptions, COMMAND, GREETING_LEN, MECHANISM_AT, MECHANISM_NULL, MORE, SIGNATURE,
+};
 
-/// Frame flags.
-const MORE: u8 = 0x01;
-const LONG: u8 = 0x02;
-const COMMAND: u8 = 0x04;
+mod frames;
 
 /// A frame at least this long is read straight into its own buffer, not
 /// through the reading buffer.
@@ -83,51 +78,6 @@ impl Part {
             at: 0,
         }
     }
-}
-
-/// The greeting and READY: what a SUB sends on connecting.
-fn hello() -> Vec<u8> {
-    let mut out = Vec::with_capacity(GREETING_LEN + 64);
-    out.extend_from_slice(&SIGNATURE);
-    out.extend_from_slice(&[3, 0]);
-    let mut mechanism = [0u8; 20];
-    mechanism[..MECHANISM_NULL.len()].copy_from_slice(MECHANISM_NULL);
-    out.extend_from_slice(&mechanism);
-    // as-server 0, then filler.
-    out.extend_from_slice(&[0u8; 32]);
-    let mut ready = vec![5];
-    ready.extend_from_slice(b"READY");
-    ready.push(11);
-    ready.extend_from_slice(b"Socket-Type");
-    ready.extend_from_slice(&3u32.to_be_bytes());
-    ready.extend_from_slice(b"SUB");
-    frame(&mut out, COMMAND, &ready);
-    out
-}
-
-/// The subscriptions, sent once the peer's READY is in: libzmq takes
-/// whatever arrives before it has sent its own READY for a handshake
-/// command, and drops a connection whose READY is followed by a message.
-fn subscriptions(prefixes: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    // ZMTP 3.0: a subscription is a message of 1 and the prefix.
-    for p in prefixes {
-        let mut body = vec![1];
-        body.extend_from_slice(p);
-        frame(&mut out, 0, &body);
-    }
-    out
-}
-
-fn frame(out: &mut Vec<u8>, flags: u8, body: &[u8]) {
-    match u8::try_from(body.len()) {
-        Ok(n) => out.extend_from_slice(&[flags, n]),
-        Err(_) => {
-            out.push(flags | LONG);
-            out.extend_from_slice(&(body.len() as u64).to_be_bytes());
-        }
-    }
-    out.extend_from_slice(body);
 }
 
 /// Where the handshake is.
@@ -586,17 +536,6 @@ fn command(c: &mut Connection, flags: u8, len: usize, header: usize) -> Result<b
         let _ = (&c.stream).write(&out);
     }
     Ok(true)
-}
-
-/// A frame's flags, length and header length, once the buffer holds its header.
-fn frame_header(input: &[u8]) -> Option<(u8, usize, usize)> {
-    let flags = *input.first()?;
-    if flags & LONG != 0 {
-        let size = u64::from_be_bytes(input.get(1..9)?.try_into().ok()?);
-        Some((flags, usize::try_from(size).unwrap_or(usize::MAX), 9))
-    } else {
-        Some((flags, usize::from(*input.get(1)?), 2))
-    }
 }
 
 /// A whole frame into its message; the message handed on after its last frame.
