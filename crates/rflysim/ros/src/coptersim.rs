@@ -18,10 +18,9 @@ use rflysim_proto::telemetry::{Heartbeat, ImuSample, TrueState};
 use crate::msgs;
 use crate::names;
 use crate::settings::{Settings, TfSource};
-use ros_common::deadline::Deadline;
 use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
-use ros_common::net::{FilteredUdp, SenderFilter, SenderGate};
+use ros_common::net::{BlockingUdp, FilteredUdp, Received, SenderFilter, SenderGate};
 use ros_common::sim_host::{SimEndpoint, SimHost};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{
@@ -30,6 +29,8 @@ use ros_common::time::{
 
 /// How long the IMU may stay silent before CopterSim is asked for it again.
 const IMU_SILENCE: Duration = Duration::from_secs(2);
+/// How often a silent IMU's reader looks whether a request is due.
+const REQUEST_CHECK: Duration = Duration::from_millis(250);
 
 pub use ros_common::net::local_ip_towards;
 
@@ -49,6 +50,8 @@ pub struct CopterBridge {
     logger: String,
     /// The latest true-state attitude (FRD in NED) and when it came.
     attitude: Arc<Mutex<Option<(Quat, Instant)>>>,
+    /// The IMU's frame id, made once: a sample costs microseconds.
+    base_frame: String,
     pub imu_stats: Arc<StreamStats>,
     pub state_stats: Arc<StreamStats>,
 }
@@ -80,6 +83,7 @@ impl CopterBridge {
             senders: s.link.senders.clone(),
             logger: node.logger().to_string(),
             attitude: Arc::new(Mutex::new(None)),
+            base_frame: names::base_frame(copter),
             imu_stats: Arc::new(StreamStats::default()),
             state_stats: Arc::new(StreamStats::default()),
         })
@@ -100,7 +104,7 @@ impl CopterBridge {
             .unwrap()
             .filter(|(_, at)| at.elapsed() < Duration::from_millis(500))
             .map(|(q, _)| q);
-        let header = ros_common::msgs::header(stamp, &names::base_frame(self.copter));
+        let header = ros_common::msgs::header(stamp, &self.base_frame);
         Ok((msgs::imu(sample, fresh, header, &self.cov), taken))
     }
 
@@ -123,15 +127,32 @@ impl CopterBridge {
         let _ = tokio::join!(imu, state);
     }
 
+    /// The IMU, read by a thread of its own blocked in `recv`: through
+    /// tokio's reactor each sample woke the runtime, a fifth of the
+    /// bridge's CPU at 1000 Hz (BENCHMARKS.md, `imu`).
     async fn run_imu(self, mut shutdown: watch::Receiver<bool>) {
         let port = imu_data_port(self.copter);
         let gate = SenderGate::new(self.senders.clone(), self.imu_stats.clone(), &self.logger);
         let bound = ros_common::net::udp_receiver(Ipv4Addr::UNSPECIFIED, port, 1 << 20)
-            .and_then(|(s, _)| FilteredUdp::new(s, gate));
-        let mut sock = match bound {
+            .and_then(|(s, _)| BlockingUdp::new(s, gate));
+        let sock = match bound {
             Ok(s) => s,
             Err(e) => return r2r::log_error!(&self.logger, "uav{}: cannot bind IMU port {port}: {e}", self.copter),
         };
+        let closer = sock.closer();
+        let mut receiving = tokio::task::spawn_blocking(move || self.receive_imu(sock, port));
+        tokio::select! {
+            _ = shutdown.changed() => {
+                closer.close();
+                let _ = receiving.await;
+            }
+            _ = &mut receiving => {}
+        }
+    }
+
+    /// Reads, stamps and publishes IMU samples until `sock` is closed; asks
+    /// CopterSim for them while none come.
+    fn receive_imu(self, mut sock: BlockingUdp, port: u16) {
         let request_to = SimEndpoint::new(&self.sim_host, imu_request_port(self.copter));
         // Made again when the host's name finds another address: this host's towards it may differ too.
         let imu_request = |sim_ip| ImuRequest::for_copter(self.copter, local_ip_towards(sim_ip), self.rate_hz).encode();
@@ -147,18 +168,19 @@ impl CopterBridge {
                 String::new()
             }
         );
-        let sender = ros_common::net::udp_sender()
-            .ok()
-            .and_then(|s| tokio::net::UdpSocket::from_std(s).ok());
+        let sender = ros_common::net::udp_sender().ok();
+        // While samples flow the wait never times out; while they do not, it
+        // wakes the loop often enough to ask again when a request is due.
+        if self.send_requests {
+            if let Err(e) = sock.set_timeout(Some(REQUEST_CHECK)) {
+                r2r::log_warn!(&self.logger, "uav{}: IMU socket: {e}", self.copter);
+            }
+        }
         let mut last_sample: Option<Instant> = None;
         let mut next_request = Instant::now();
         let mut warn = RateLimitedLog::new(Duration::from_secs(5));
         let mut imu_clock = StreamClock::new(format!("uav{} imu", self.copter), self.logger.clone());
-        let mut buf = [0u8; 1024];
-        // Wakes the loop when a request may be due, and only then: it used
-        // to wake every 250 ms whatever came. While samples flow it fires
-        // once per silence limit, finds the stream alive and re-arms.
-        let mut request_due = Deadline::new();
+        let mut buf = Vec::with_capacity(1024);
         loop {
             if self.send_requests
                 && last_sample.is_none_or(|t| t.elapsed() > IMU_SILENCE)
@@ -169,45 +191,40 @@ impl CopterBridge {
                     if *to.ip() != request.0 {
                         request = (*to.ip(), imu_request(*to.ip()));
                     }
-                    let _ = s.send_to(&request.1, to).await;
+                    let _ = s.send_to(&request.1, to);
                 }
                 next_request = Instant::now() + Duration::from_secs(1);
             }
-            if self.send_requests {
-                request_due.arm_if_unarmed(Some(
-                    last_sample.map_or(next_request, |t| next_request.max(t + IMU_SILENCE)),
-                ));
-            }
-            tokio::select! {
-                n = sock.recv(&mut buf) => {
-                    match ImuSample::decode(&buf[..n]) {
-                        Ok(sample) => {
-                            last_sample = Some(Instant::now());
-                            let (message, taken) = match self.imu_message(&sample, &mut imu_clock) {
-                                Ok(m) => m,
-                                Err(e) => {
-                                    self.imu_stats.drop_frame(e.reason());
-                                    warn.warn_dropped(&self.logger, format_args!("uav{} imu", self.copter), "sample", e);
-                                    continue;
-                                }
-                            };
-                            // Checked and counted either way; sent only to somebody.
-                            match publish_if_subscribed(&self.imu, || message) {
-                                Ok(()) => self.imu_stats.published(n),
-                                Err(_) => self.imu_stats.drop_frame("publish_failed"),
-                            }
-                            if let Some(c) = &self.clock {
-                                self.imu_stats.count_publish(c.advance(&taken), "clock_publish_failed");
-                            }
-                        }
+            buf.clear();
+            let n = match sock.recv_appended(&mut buf) {
+                Received::Datagram(n) => n,
+                Received::TimedOut => continue,
+                Received::Closed => return,
+            };
+            match ImuSample::decode(&buf[..n]) {
+                Ok(sample) => {
+                    last_sample = Some(Instant::now());
+                    let (message, taken) = match self.imu_message(&sample, &mut imu_clock) {
+                        Ok(m) => m,
                         Err(e) => {
                             self.imu_stats.drop_frame(e.reason());
-                            warn.warn_dropped(&self.logger, format_args!("uav{} imu", self.copter), "datagram", &e);
+                            warn.warn_dropped(&self.logger, format_args!("uav{} imu", self.copter), "sample", e);
+                            continue;
                         }
+                    };
+                    // Checked and counted either way; sent only to somebody.
+                    match publish_if_subscribed(&self.imu, || message) {
+                        Ok(()) => self.imu_stats.published(n),
+                        Err(_) => self.imu_stats.drop_frame("publish_failed"),
+                    }
+                    if let Some(c) = &self.clock {
+                        self.imu_stats.count_publish(c.advance(&taken), "clock_publish_failed");
                     }
                 }
-                _ = request_due.fired() => {}
-                _ = shutdown.changed() => break,
+                Err(e) => {
+                    self.imu_stats.drop_frame(e.reason());
+                    warn.warn_dropped(&self.logger, format_args!("uav{} imu", self.copter), "datagram", &e);
+                }
             }
         }
     }
