@@ -21,6 +21,7 @@ use crate::settings::{Settings, TfSource};
 use ros_common::demand::{publish_if_subscribed, subscribed};
 use ros_common::msgs::Covariances;
 use ros_common::net::{BlockingUdp, FilteredUdp, Received, SenderFilter, SenderGate};
+use ros_common::serialized::SerializedPublisher;
 use ros_common::sim_host::{SimEndpoint, SimHost};
 use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::{
@@ -37,7 +38,9 @@ pub use ros_common::net::local_ip_towards;
 /// One vehicle's IMU and true state.
 pub struct CopterBridge {
     pub copter: u16,
-    imu: Publisher<Imu>,
+    /// Serialized by the bridge itself, as the other bridges' IMUs: no C
+    /// message made and freed a sample (`ros_common::serialized`).
+    imu: SerializedPublisher<Imu>,
     state: Publisher<Odometry>,
     tf: Option<Publisher<r2r::tf2_msgs::msg::TFMessage>>,
     time: Arc<TimeBase>,
@@ -67,7 +70,7 @@ impl CopterBridge {
         let qos = &s.output.qos;
         Ok(Self {
             copter,
-            imu: node.create_publisher(&names::imu_topic(copter, s.copters.several()), qos.clone())?,
+            imu: SerializedPublisher::new(node, &names::imu_topic(copter, s.copters.several()), qos.clone())?,
             state: node.create_publisher(&names::state_odom_topic(copter), qos.clone())?,
             tf: if s.output.tf_source == TfSource::State {
                 Some(crate::tf::odometry_tf_publisher(node)?)
@@ -152,7 +155,7 @@ impl CopterBridge {
 
     /// Reads, stamps and publishes IMU samples until `sock` is closed; asks
     /// CopterSim for them while none come.
-    fn receive_imu(self, mut sock: BlockingUdp, port: u16) {
+    fn receive_imu(mut self, mut sock: BlockingUdp, port: u16) {
         let request_to = SimEndpoint::new(&self.sim_host, imu_request_port(self.copter));
         // Made again when the host's name finds another address: this host's towards it may differ too.
         let imu_request = |sim_ip| ImuRequest::for_copter(self.copter, local_ip_towards(sim_ip), self.rate_hz).encode();
@@ -213,7 +216,7 @@ impl CopterBridge {
                         }
                     };
                     // Checked and counted either way; sent only to somebody.
-                    match publish_if_subscribed(&self.imu, || message) {
+                    match self.imu.publish_if_subscribed(|| message) {
                         Ok(()) => self.imu_stats.published(n),
                         Err(_) => self.imu_stats.drop_frame("publish_failed"),
                     }
