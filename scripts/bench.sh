@@ -15,7 +15,8 @@
 #               three rounds in turn, each CPU ratio's median
 #   imu         CopterSim's IMU at 1000 Hz: emulator → bridge → r2r
 #               subscriber next to DDS alone and a receiving reference,
-#               five rounds in turn, each CPU ratio's median
+#               five rounds in turn, each CPU ratio's median; what the time
+#               base alone costs a sample
 #   4k          3840×2160 bgr8 raw over UDP at 30 Hz, from shared memory at
 #               30 and 60 Hz, and a 4K JPEG at 30 Hz, next to DDS alone and a
 #               receiving reference (needs net.core.rmem_max ≥ 25 MiB: raised
@@ -48,7 +49,7 @@ sections=()
 for a in "$@"; do
   case "$a" in
     --report) report=1 ;;
-    -h | --help) sed -n '2,41p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,42p' "$0"; exit 0 ;;
     *) [[ " ${ALL[*]} " == *" $a "* ]] || { echo "unknown section $a (sections: ${ALL[*]})"; exit 2; }
        sections+=("$a") ;;
   esac
@@ -98,6 +99,9 @@ section_imu() {
   FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
     RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES="@ 1000 Hz" \
     bench -p rflysim_ros --bench end_to_end
+  echo
+  echo "\$ cargo bench -p ros_common --bench time_base"
+  bench -p ros_common --bench time_base
 }
 
 section_4k() {
