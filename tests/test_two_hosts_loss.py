@@ -200,6 +200,13 @@ class KernelDrops:
         return {k: now[k] - self.start[k] for k in now}
 
 
+def kernel_dropped(run):
+    """Datagrams the kernel dropped on the way in a run (each costs at most its frame)."""
+    k = run["kernel"]
+    return (k["bridge_socket"] + k["relay_socket"] + k["sndbuf_errors_simulator_pc"] + k["input_queue_drops"]
+            + k["reassembly_failures_here"])
+
+
 def diagnostics_of(collector, diag, seq):
     """The values of sensor `seq`'s newest status."""
     for array in reversed(collector.messages(diag)):
@@ -308,8 +315,7 @@ def judge(run, case):
     published = int(diagnostics.get("frames_published", 0))
     counted = {k: int(diagnostics.get(f"dropped_{k}", 0)) for k in FRAME_LOSSES}
     kernel = run["kernel"]
-    by_kernel = (kernel["bridge_socket"] + kernel["relay_socket"] + kernel["sndbuf_errors_simulator_pc"]
-                 + kernel["input_queue_drops"] + kernel["reassembly_failures_here"])
+    by_kernel = kernel_dropped(run)
     report = (f"{case}: frames sent {len(sent)}, published {published}, received {len(got)}, "
               f"lost {len(not_published)} ({len(hit)} hit by the relay, {len(beyond)} beyond); "
               f"datagrams {run['relay']['received']}: dropped {len(touched['drop'])}, "
@@ -353,7 +359,16 @@ def test_reordered_and_duplicated_datagrams_never_stitch_or_repeat_a_frame(pc, r
     lost, counted = judge(run, f"{kind} 1080p60, 1 % of datagrams reordered, 1 % duplicated")
     if kind == RAW:
         assert crossing, "no frame's last datagram was held back: the crossing was not tested"
-        assert not lost, f"frames {sorted(lost)} lost to reordering (counted {counted})"
+        # Reordering loses none of a raw camera's frames. A machine too busy
+        # to keep up drops datagrams in the kernel (each costs at most its
+        # frame, and judge() holds every loss to them): then at most those,
+        # and a frame whose last datagram crossed the next one's still comes.
+        by_kernel = kernel_dropped(run)
+        if by_kernel == 0:
+            assert not lost, f"frames {sorted(lost)} lost to reordering (counted {counted})"
+        else:
+            assert len(lost) <= by_kernel, f"frames {sorted(lost)} lost, {by_kernel} datagrams to the kernel"
+            assert set(crossing) - lost, f"no frame whose last datagram crossed the next one's came: {crossing}"
     else:
         # A JPEG frame completed by a held-back datagram right before the next
         # one completes can be superseded: the only loss allowed.
