@@ -223,13 +223,15 @@ colcon_shard() {
 }
 # The AeroSim tests, on a host of their own: the Kafka link's cargo tests
 # (once the build directory is free), then the rclpy ones.
+# A job's function runs where `set -e` does not hold: each failure is kept.
 aerosim_shard() {
   bash scripts/wait-broker.sh || return 1
-  local rust=(cargo test --release --locked -p aerosim_link)
+  local rust=(cargo test --release --locked -p aerosim_link) rc=0
   # shellcheck disable=SC2206 # words
   rust+=($RFLYSIM_CARGO_ARGS)
-  if [ $own_hosts = 1 ]; then as_own_host 4 "${rust[@]}"; else "${rust[@]}"; fi
-  pytest_shard broker 5 -m "broker$not_slow" --ignore="${ALONE_BROKER[0]}" tests
+  if [ $own_hosts = 1 ]; then as_own_host 4 "${rust[@]}" || rc=1; else "${rust[@]}" || rc=1; fi
+  pytest_shard broker 5 -m "broker$not_slow" --ignore="${ALONE_BROKER[0]}" tests || rc=1
+  return $rc
 }
 wait_for_broker_build() {
   local pid

@@ -26,10 +26,9 @@ struct SlowLink {
 }
 
 impl SlowLink {
-    /// Listens on `listen` and forwards each connection to `127.0.0.1:target`.
-    fn start(listen: u16, target: u16) -> Self {
+    /// Takes the connections of `listener` and forwards each to `127.0.0.1:target`.
+    fn start(listener: TcpListener, target: u16) -> Self {
         let link = Self::default();
-        let listener = TcpListener::bind(("127.0.0.1", listen)).unwrap();
         let proxy = link.clone();
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
@@ -90,9 +89,13 @@ const TOPIC: &str = "aerosim.actor1.autopilot_command";
 /// A broker reached through a slow link only (it advertises the link's
 /// port); the link, and the address to give a writer.
 fn slow_broker() -> (Broker, SlowLink, String) {
-    let (port, proxied) = (free_port().unwrap(), free_port().unwrap());
+    // The link's port is held from here on: a port only looked up could be
+    // taken meanwhile by a connection's ephemeral end (the broker's start polls).
+    let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let proxied = listener.local_addr().unwrap().port();
+    let port = free_port().unwrap();
     let broker = Broker::start_advertising(port, proxied).expect("the broker (scripts/setup.sh builds it)");
-    let link = SlowLink::start(proxied, port);
+    let link = SlowLink::start(listener, port);
     (broker, link, format!("127.0.0.1:{proxied}"))
 }
 
