@@ -211,6 +211,12 @@ fn clock_status(id: &StatusId, r: &TimeBaseReport) -> DiagnosticStatus {
     }
 }
 
+/// Whether a time base left real time while its pace still reads 1 (within
+/// 1 %): the arrivals' delay moved, not the simulation's pace.
+fn delay_moved(r: &TimeBaseReport) -> bool {
+    !r.real_time && !r.paused() && r.pace.is_some_and(|p| (p - 1.0).abs() < 0.01)
+}
+
 /// The log line when a time base's stamps change mode (the pace left real
 /// time, or came back), once per change the diagnostics see.
 fn pace_line(id: &StatusId, r: &TimeBaseReport) -> String {
@@ -218,6 +224,14 @@ fn pace_line(id: &StatusId, r: &TimeBaseReport) -> String {
         format!(
             "{}: the simulation keeps real time again: stamps follow its sim time",
             id.name
+        )
+    } else if delay_moved(r) {
+        format!(
+            "{}: the samples' delay moved more than a simulation keeping real time allows, at pace {} \
+             (a loaded machine or network?): stamps are each sample's arrival on this machine's clock until \
+             it settles",
+            id.name,
+            r.pace_words()
         )
     } else {
         let pace = if r.paused() {
@@ -398,7 +412,8 @@ impl Reporter {
                 let line = pace_line(&c.id, &report);
                 // The logger names the node already.
                 let line = line.strip_prefix(&format!("{node}: ")).unwrap_or(&line);
-                if report.real_time {
+                // A delay that moved is this machine's or the network's, not the user's to act on.
+                if report.real_time || delay_moved(&report) {
                     r2r::log_info!(node, "{line}");
                 } else {
                     r2r::log_warn!(node, "{line}");
@@ -536,6 +551,18 @@ mod tests {
             }
         )
         .contains("simulation is paused"));
+        let jittery = TimeBaseReport {
+            real_time: false,
+            pace: Some(1.0004),
+            ..r
+        };
+        assert!(delay_moved(&jittery));
+        assert!(pace_line(&id, &jittery).contains("the samples' delay moved"));
+        assert!(!delay_moved(&TimeBaseReport {
+            real_time: false,
+            pace: Some(1.05),
+            ..r
+        }));
     }
 
     #[test]
