@@ -15,7 +15,7 @@
 #               three rounds in turn, each CPU ratio's median
 #   imu         CopterSim's IMU at 1000 Hz: emulator → bridge → r2r
 #               subscriber next to DDS alone and a receiving reference,
-#               five rounds in turn, each CPU ratio's median; what the time
+#               nine rounds in turn, each CPU ratio's median; what the time
 #               base alone costs a sample
 #   4k          3840×2160 bgr8 raw over UDP at 30 Hz, from shared memory at
 #               30 and 60 Hz, and a 4K JPEG at 30 Hz, next to DDS alone and a
@@ -92,12 +92,12 @@ section_rflysim() {
 }
 
 section_imu() {
-  # A sample costs microseconds: five 10-s rounds, so that the median is
+  # A sample costs microseconds: nine 10-s rounds, so that the median is
   # not one round's noise.
-  echo "\$ RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES=\"@ 1000 Hz\" cargo bench -p rflysim_ros --bench end_to_end"
+  echo "\$ RFLYSIM_BENCH_ROUNDS=9 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES=\"@ 1000 Hz\" cargo bench -p rflysim_ros --bench end_to_end"
   echo "  (every publisher on config/fastdds_large_data.xml, the bridge's shipped profile)"
   FASTRTPS_DEFAULT_PROFILES_FILE="$PROFILE" RFLYSIM_BENCH_PUBLISHER_ENV="FASTRTPS_DEFAULT_PROFILES_FILE=$PROFILE" \
-    RFLYSIM_BENCH_ROUNDS=5 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES="@ 1000 Hz" \
+    RFLYSIM_BENCH_ROUNDS=9 RFLYSIM_BENCH_SECONDS=10 RFLYSIM_BENCH_CASES="@ 1000 Hz" \
     bench -p rflysim_ros --bench end_to_end
   echo
   echo "\$ cargo bench -p ros_common --bench time_base"
