@@ -27,7 +27,7 @@ bin)
   echo "$TANSU_BIN"
   exit 0
   ;;
-foreground | background) ;;
+foreground | background | attempts) ;;
 *)
   echo "usage: $0 [background|bin]" >&2
   exit 2
@@ -42,16 +42,25 @@ build=(env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS CARGO_TARGET_DIR="$CACHE/ta
   CARGO_PROFILE_RELEASE_OPT_LEVEL="$OPT_LEVEL" CARGO_PROFILE_RELEASE_DEBUG=false
   cargo install --quiet --locked --features dynostore --version "=$TANSU_VERSION" tansu --root "$TANSU_ROOT")
 
+# Its download fails now and then (seen: the index's connection reset while
+# the set-up's other downloads ran): tried three times, a pause between.
+if [ "${1:-}" = attempts ]; then
+  for attempt in 1 2 3; do
+    "${build[@]}" && exit 0
+    [ $attempt = 3 ] || { log "attempt $attempt failed; again in 20 s"; sleep 20; }
+  done
+  exit 1
+fi
 if [ "${1:-}" = background ]; then
   if [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then exit 0; fi
   log "building the Kafka-protocol broker tansu $TANSU_VERSION into $TANSU_ROOT in the background (once)"
   idle=(nice -n 19)
   chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
   # Its log's last line says how long it took and how much CPU time.
-  nohup "${idle[@]}" bash "$ROOT/scripts/timed.sh" "broker build" "${build[@]}" >"$LOG" 2>&1 &
+  nohup "${idle[@]}" bash "$ROOT/scripts/timed.sh" "broker build" bash "$0" attempts >"$LOG" 2>&1 &
   echo $! >"$PID_FILE"
 else
   log "building the Kafka-protocol broker tansu $TANSU_VERSION into $TANSU_ROOT (once)"
-  bash "$ROOT/scripts/timed.sh" "broker build" "${build[@]}" 2>&1 | tee "$LOG"
+  bash "$ROOT/scripts/timed.sh" "broker build" bash "$0" attempts 2>&1 | tee "$LOG"
   exit "${PIPESTATUS[0]}"
 fi
