@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Waits for the Kafka-protocol broker that scripts/build-broker.sh builds in
 # the background, then checks that it runs. A background build that failed
-# (killed for memory on a loaded machine, say) is shown and tried once more,
-# here in the foreground.
+# (its downloads reset, say) is shown and tried once more, here.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${RFLYSIM_CACHE:-$ROOT/.cache}
@@ -20,7 +19,8 @@ fi
 echo "[broker] $bin does not run; the background build's log ends:"
 tail -30 "$CACHE/tansu-build.log" 2>/dev/null || true
 echo "[broker] building it again, in the foreground"
-bash "$ROOT/scripts/build-broker.sh" || true
+# Niced: the tests running beside it judge rates and delays.
+nice -n 19 bash "$ROOT/scripts/build-broker.sh" || true
 if ! "$bin" --version >/dev/null 2>&1; then
   echo "[broker] the broker's build failed (log: $CACHE/tansu-build.log)"
   exit 1
