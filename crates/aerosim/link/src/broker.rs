@@ -2,9 +2,11 @@
 //! with its in-memory store, on a port of our choice. It creates no topics
 //! by itself; [`crate::Link`] does.
 
+use std::collections::BTreeSet;
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Where the broker's executable is: `AEROSIM_BROKER_BIN`, else `tansu` on
@@ -13,11 +15,40 @@ pub fn broker_bin() -> PathBuf {
     std::env::var_os("AEROSIM_BROKER_BIN").map_or_else(|| PathBuf::from("tansu"), PathBuf::from)
 }
 
-/// A free TCP port on the loopback interface, now.
+/// A free TCP port on the loopback interface, now, and never one this
+/// process was given before (two brokers started at once must not share one).
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    loop {
+        let port = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))?
+            .local_addr()?
+            .port();
+        if GIVEN.lock().unwrap_or_else(|e| e.into_inner()).insert(port) {
+            return Ok(port);
+        }
+    }
+}
+
+/// Whether process `pid` holds the socket listening on TCP `port` (Linux:
+/// `/proc`). Connecting alone cannot tell our broker from another's.
+fn listens_on(pid: u32, port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return false;
+    };
+    let listening = format!(":{port:04X}");
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() > 9 && f[1].ends_with(&listening) && f[3] == "0A")
+        .map(|f| format!("socket:[{}]", f[9]))
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|target| inodes.iter().any(|i| target.as_os_str() == i.as_str()))
+    })
 }
 
 /// A running broker, stopped when dropped.
@@ -28,8 +59,8 @@ pub struct Broker {
 }
 
 impl Broker {
-    /// Starts the broker on `127.0.0.1:port` and waits until it accepts
-    /// connections (at most 10 s).
+    /// Starts the broker on `127.0.0.1:port` and waits until it listens
+    /// there itself (at most 10 s).
     pub fn start(port: u16) -> std::io::Result<Self> {
         Self::start_advertising(port, port)
     }
@@ -56,9 +87,13 @@ impl Broker {
         let mut broker = Self { child, port };
         let deadline = Instant::now() + Duration::from_secs(10);
         let addr = SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
-        while TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_err() {
+        while TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_err()
+            || !listens_on(broker.child.id(), port)
+        {
             if let Some(status) = broker.child.try_wait()? {
-                return Err(std::io::Error::other(format!("the broker exited at start: {status}")));
+                return Err(std::io::Error::other(format!(
+                    "the broker exited at start ({status}); is port {port} taken?"
+                )));
             }
             if Instant::now() > deadline {
                 return Err(std::io::Error::other("the broker did not listen within 10 s"));

@@ -44,6 +44,14 @@ async fn records_round_trip_from_the_end_and_from_the_start() {
     assert_eq!(all.len(), 21);
 }
 
+#[test]
+fn a_broker_never_takes_a_port_someone_else_listens_on_for_its_own() {
+    let other = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = other.local_addr().unwrap().port();
+    let e = Broker::start(port).expect_err("the port answers, but not from our broker");
+    assert!(e.to_string().contains("taken"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_and_a_writer_resume_after_the_broker_restarts_empty() {
     let port = free_port().unwrap();
