@@ -9,7 +9,9 @@ in every few rows, so a frame stitched from two is none of them). Every
 frame the bridge publishes must be exactly the frame its stamp was sent
 with, once. And:
 - a lost datagram costs exactly its own frame: the frames not published are
-  the frames the relay dropped a datagram of, each counted in /diagnostics;
+  the frames the relay dropped a datagram of, each counted in /diagnostics
+  (but for a whole frame the kernel dropped before the first frame or after
+  the last to arrive: nothing tells the bridge of those);
   any beyond those must be explained by the kernel's own drops (full
   receive buffers, input queues, fragments) or, for a JPEG camera, by a
   frame superseded by the next before its publishing thread took it (the
@@ -327,7 +329,13 @@ def judge(run, case):
         f"{len(beyond)} frames lost beyond the relay's drops (e.g. {beyond[:10]}), unexplained: {report}")
     # The subscriber kept up: every frame published arrived.
     assert published == len(got), f"the subscriber missed frames: {report}"
-    assert sum(counted.values()) == len(not_published), f"/diagnostics miscounts: {diagnostics}: {report}"
+    # A frame none of whose datagrams came is counted when a later frame's
+    # id skips it. Before the first frame that came and after the last, the
+    # bridge cannot know of one: those go uncounted only if the kernel
+    # dropped datagrams (the relay's drops are seeded, single datagrams).
+    unknowable = {f for f in not_published if got and (f < min(got) or f > max(got))} if by_kernel else set()
+    assert len(not_published) - len(unknowable) <= sum(counted.values()) <= len(not_published), (
+        f"/diagnostics miscounts: {diagnostics}; frames lost at the run's ends {sorted(unknowable)}: {report}")
     return not_published, counted
 
 
