@@ -142,16 +142,17 @@ source "$CACHE/env.sh"
 
 # ------------------------------------------- interface packages for the dev loop
 # Each is built with plain cmake into a prefix of its own, rebuilt only when
-# its inputs change. They need the ROS prefix, not each other: they build at
-# once (one package's code generators, single-threaded, beside another's
-# compiler), and go on the environment in the order they are named.
+# its inputs change; C and Python code only (scripts/rosidl-c-and-python.cmake).
+# They need the ROS prefix, not each other: they build at once (one package's
+# code generators, single-threaded, beside another's compiler), and go on the
+# environment in the order they are named.
 interface_names=()
 interface_builds=()
 build_interfaces() { # name source-dir extra-cmake-args...
   local name=$1 src=$2; shift 2
   local out="$CACHE/prefix-$name"
   local digest
-  local files=("$src/package.xml" "$src/CMakeLists.txt") f
+  local files=("$src/package.xml" "$src/CMakeLists.txt" "$ROOT/scripts/rosidl-c-and-python.cmake") f
   for f in "$src"/msg/*.msg "$src"/srv/*.srv "$src"/action/*.action; do
     [ -e "$f" ] && files+=("$f")
   done
@@ -162,6 +163,7 @@ build_interfaces() { # name source-dir extra-cmake-args...
     rm -rf "$out"
     {
       cmake -S "$src" -B "$out/build" -DCMAKE_INSTALL_PREFIX="$out" -DBUILD_TESTING=OFF \
+        -DCMAKE_PROJECT_INCLUDE="$ROOT/scripts/rosidl-c-and-python.cmake" \
         -DPython3_EXECUTABLE="$RFLYSIM_PYTHON" "$@" >"$CACHE/build-$name.log" 2>&1 &&
         cmake --build "$out/build" -j2 >>"$CACHE/build-$name.log" 2>&1 &&
         cmake --install "$out/build" >>"$CACHE/build-$name.log" 2>&1 &&
