@@ -16,6 +16,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Pose
 from nav_msgs.msg import Odometry
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Image
 from simulation_interfaces.msg import Bounds, EntityFilters, Result, SimulatorFeatures
 from simulation_interfaces.srv import (DeleteEntity, GetCurrentWorld, GetEntities, GetEntityBounds, GetEntityState,
@@ -383,6 +384,59 @@ def test_rflysim3d_silent_and_garbage_on_the_status_port(collector, processes, t
     assert o.header.frame_id == "rflysim/map" and o.child_frame_id == "rflysim/uav1/base_link"
     # Facing east (NED yaw 90°): ENU yaw 0; moving north at 1 m/s and east at 2: 2 forward, 1 to the left.
     assert abs(o.twist.twist.linear.x - 2.0) < 1e-6 and abs(o.twist.twist.linear.y - 1.0) < 1e-6
+    assert node.poll() is None
+
+
+def test_with_use_sim_time_what_rflysim3d_reports_is_stamped_on_clock(collector, processes, tmp_path):
+    """RflySim3D's reports and answers carry no time the bridge can use: they
+    are stamped on arrival, and with use_sim_time on /clock (here the test's,
+    far from the wall clock), never on the wall clock beside simulated time."""
+    window, status_port = 12, 43219
+    cfg = empty_config(tmp_path)
+    node = start_scene_node(processes, cfg, window, status_port, "use_sim_time:=true", "scene_timeout_s:=0.5")
+    n = collector.node
+    clock_pub = n.create_publisher(Clock, "/clock", RELIABLE)
+    odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
+    rays = collector.subscribe(RayDistances, "/rflysim/uav1/scene/rays", RELIABLE)
+    collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    to = ("127.0.0.1", status_port)
+    began = time.monotonic()
+    sim_start = 500.0
+
+    def tick():
+        """/clock at 500 s plus the time since the test began; that time, in seconds."""
+        t = sim_start + time.monotonic() - began
+        msg = Clock()
+        msg.clock.sec, msg.clock.nanosec = int(t), int((t % 1) * 1e9)
+        clock_pub.publish(msg)
+        return t
+
+    def stamp_s(header):
+        return header.stamp.sec + header.stamp.nanosec * 1e-9
+
+    # Until the node has /clock its stamps are zero, as any ROS node's: wait
+    # for a stamp on it.
+    deadline = time.monotonic() + 15
+    while not any(stamp_s(o.header) > sim_start for o in collector.messages(odom)):
+        assert time.monotonic() < deadline, f"no scene odometry stamped on /clock: {collector.messages(odom)[-1:]}"
+        assert node.poll() is None, "the scene node ended"
+        tick()
+        s.sendto(crash_data(0), to)
+        time.sleep(0.05)
+    before = tick()
+    s.sendto(crash_data(-2), to)
+    c = collector.wait_for(collisions, 1, timeout=5)[0]
+    s.sendto(crash_data(-2), to)  # the same crash: its pose fresh for the answer, no new collision
+    time.sleep(0.1)
+    r = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="uav1"))
+    after = tick()
+    assert r.result.result == Result.RESULT_OK, r.result.error_message
+    # The node's clock lags the test's by at most its last tick.
+    for what, header in (("collision", c.header), ("entity state", r.state.header),
+                         ("odometry", collector.messages(odom)[-1].header),
+                         ("rays", collector.messages(rays)[-1].header)):
+        assert before - 1.0 <= stamp_s(header) <= after, f"{what} stamped {stamp_s(header)}, /clock {before}..{after}"
     assert node.poll() is None
 
 

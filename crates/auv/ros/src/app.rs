@@ -14,12 +14,12 @@ use ros_common::diagnostics::{Simulator, StatusId};
 use ros_common::msgs::JpegFormatName;
 use ros_common::serialized::SerializedPublisher;
 use ros_common::stats::StreamStats;
+use ros_common::time::ArrivalStamps;
 
 use crate::images::{AuvCameras, AuvImages, Cameras};
 use crate::link;
 use crate::names;
 use crate::settings::Settings;
-use crate::stamps::Stamps;
 use crate::telemetry::{AuvTelemetry, TelemetrySettings};
 use crate::thrusters::{cmd_vel_loop, thrusters_loop, Thrusters};
 
@@ -45,11 +45,7 @@ fn run() -> Result<(), String> {
     let handle = bridge.handle();
     let _in_runtime = handle.enter();
     let stats: Vec<(u8, AuvStats)> = s.auv_ids.iter().map(|&id| (id, AuvStats::default())).collect();
-    let stamps = if s.use_sim_time {
-        Stamps::following_clock(&mut bridge.node)?
-    } else {
-        Stamps::default()
-    };
+    let stamps = ArrivalStamps::for_node(&mut bridge.node, s.use_sim_time)?;
     let tf = if s.publish_tf {
         bridge.static_tf(
             s.use_sim_time,
@@ -92,7 +88,12 @@ fn run() -> Result<(), String> {
 }
 
 /// Images: one receiving (and publishing) thread, one decoding thread per AUV.
-fn images(bridge: &mut BridgeProcess, s: &Settings, stats: &[(u8, AuvStats)], stamps: Stamps) -> Result<(), String> {
+fn images(
+    bridge: &mut BridgeProcess,
+    s: &Settings,
+    stats: &[(u8, AuvStats)],
+    stamps: ArrivalStamps,
+) -> Result<(), String> {
     let max_pixels = 8192 * 8192;
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
     let socket = crate::images::subscriber(
@@ -147,7 +148,7 @@ fn telemetry(
     s: &Settings,
     stats: &[(u8, AuvStats)],
     tf: Option<SerializedPublisher<TFMessage>>,
-    stamps: Stamps,
+    stamps: ArrivalStamps,
 ) -> Result<(), String> {
     let sensor_qos = ros_common::qos::sensor_publisher(s.qos_depth);
     let socket = crate::telemetry::subscriber(&s.sim_host, s.telemetry_port, &s.auv_ids, s.reconnect_interval);
@@ -179,7 +180,7 @@ fn thrusters(
     zmq_ctx: &zmq::Context,
     s: &Settings,
     stats: &[(u8, AuvStats)],
-    stamps: Stamps,
+    stamps: ArrivalStamps,
 ) -> Result<(), String> {
     let pushers = s
         .auv_ids

@@ -21,8 +21,8 @@ use ros_common::stats::{RateLimitedLog, StreamStats};
 use ros_common::time::wall_now;
 
 use crate::link::{self, first_byte, stopping, Part};
-use crate::stamps::Stamps;
 use crate::zmtp::Subscriber;
+use ros_common::time::ArrivalStamps;
 
 /// What the receiver hands to an AUV's publisher: the message, its arrival
 /// stamp, its place in the order of arrival and its arrival on the wall clock.
@@ -81,7 +81,7 @@ pub fn receive(
     mut socket: Subscriber,
     auvs: HashMap<u8, Arc<AuvCameras>>,
     limits: ImageLimits,
-    stamps: Stamps,
+    stamps: ArrivalStamps,
     logger: String,
     stop: StopSignal,
 ) {

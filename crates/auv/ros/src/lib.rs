@@ -8,7 +8,6 @@ pub mod images;
 pub mod link;
 pub mod names;
 pub mod settings;
-pub mod stamps;
 pub mod telemetry;
 pub mod thrusters;
 pub mod zmtp;

@@ -70,7 +70,7 @@ pub struct TelemetrySettings {
     pub convention: PoseConvention,
     pub world_frame_id: String,
     pub variances: Covariances,
-    pub stamps: crate::stamps::Stamps,
+    pub stamps: ros_common::time::ArrivalStamps,
 }
 
 /// The telemetry SUB of `ids` as the bridge reads it (a message is well under 1 KiB).

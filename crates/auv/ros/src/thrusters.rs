@@ -81,7 +81,7 @@ pub async fn thrusters_loop(
     mut stream: impl Stream<Item = r2r::rflysim_bridge::msg::ThrusterCommand> + Unpin,
     inbox: CommandInbox<ThrusterCommand>,
     (vehicle, id): (usize, u8),
-    stamps: crate::stamps::Stamps,
+    stamps: ros_common::time::ArrivalStamps,
     mut stop: StopSignal,
 ) {
     loop {

@@ -15,7 +15,7 @@ use crate::sensor::SensorPipeline;
 use crate::settings::{ConfigChoice, Settings};
 use ros_common::bridge::BridgeProcess;
 use ros_common::stats::StreamStats;
-use ros_common::time::{ClockPublisher, TimeBases};
+use ros_common::time::{ArrivalStamps, ClockPublisher, TimeBases};
 
 use crate::status_port::{StatusHandler, StatusInput};
 
@@ -260,11 +260,19 @@ impl Startup {
         self.from_sim.push(stats.clone());
         let stop = self.bridge.stop_signal();
         let mut command_stats = Vec::new();
+        // What RflySim3D answers carries no time: stamped on arrival, on
+        // `/clock` with use_sim_time (a scene or gimbal process has no
+        // simulator time of its own).
+        let stamps = ArrivalStamps::for_node(&mut self.bridge.node, self.settings.time.use_sim_time)?;
+        let clocks = crate::gimbal_node::GimbalClocks {
+            commands: self.time.clone(),
+            status: stamps.clone(),
+        };
         let started = crate::gimbal_node::start(
             &mut self.bridge.node,
             sensors,
             &self.settings,
-            self.time.clone(),
+            clocks,
             stats,
             |seq| {
                 let s = Arc::new(StreamStats::default());
@@ -295,7 +303,6 @@ impl Startup {
             self.bridge
                 .watch(bridge_diagnostics_id("scene", "scene"), stats.clone());
             self.from_sim.push(stats.clone());
-            let ids = self.settings.copters.ids.clone();
             // Bulk poses on a node of their own: its spinner wakes for them
             // alone, with no services to wait on, and sends them itself.
             let mut poses_node = self.bridge.create_node("rflysim_scene_poses")?;
@@ -305,7 +312,7 @@ impl Startup {
                 &mut poses_node,
                 spawned_node,
                 &self.settings,
-                &ids,
+                stamps,
                 stats,
                 stop.clone(),
             )?;

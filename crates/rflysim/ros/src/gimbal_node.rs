@@ -30,10 +30,11 @@ use crate::gimbal_requests::{EchoBook, GimbalCommand, GimbalLink, GimbalRequests
 use crate::names;
 use crate::settings::Settings;
 use crate::status_port::StatusHandler;
+use r2r::builtin_interfaces::msg::Time;
 use ros_common::command::{CommandInbox, CommandSender};
 use ros_common::sim_host::SimEndpoint;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::TimeBases;
+use ros_common::time::{ArrivalStamps, TimeBases};
 
 /// What `start` made: the gimbals' count and, when there are any, their
 /// command sender for the process to run, their side of the status port,
@@ -47,6 +48,14 @@ pub struct Started {
     pub settled: Option<watch::Receiver<bool>>,
 }
 
+/// The clocks of the gimbals' side: the one a command's stamp is judged
+/// against, and the stamps of a status (its arrival).
+#[derive(Debug, Clone)]
+pub struct GimbalClocks {
+    pub commands: Arc<TimeBases>,
+    pub status: ArrivalStamps,
+}
+
 /// Creates the subscriptions and publishers on `node` and spawns the command
 /// tasks. Echoes published are counted in `status_stats`, each gimbal's
 /// commands in `command_stats` (one per gimbal, by the name given).
@@ -54,7 +63,7 @@ pub fn start(
     node: &mut Node,
     sensors: &[SensorConfig],
     settings: &Settings,
-    time: Arc<TimeBases>,
+    clocks: GimbalClocks,
     status_stats: Arc<StreamStats>,
     mut command_stats: impl FnMut(u16) -> Arc<StreamStats>,
     shutdown: watch::Receiver<bool>,
@@ -139,7 +148,7 @@ pub fn start(
             state,
             bits: s.bits,
             inbox: inbox.clone(),
-            time: time.clone(),
+            time: clocks.commands.clone(),
         };
         tokio::spawn(command_loop(
             ctrl,
@@ -156,6 +165,7 @@ pub fn start(
         outputs: status_pubs,
         echoes,
         stats: status_stats,
+        stamps: clocks.status,
         sock,
         to,
         logger,
@@ -254,9 +264,8 @@ fn ai_to_change(state: &GimbalCommandState, msg: &CameraAICtrl, bits: &GimbalBit
     ai_change(state, msg.ctrl_id, &msg.pixel_pos, bits)
 }
 
-fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64) -> CameraStatus {
+fn camera_status(e: &GimbalEcho, cfg: &SensorConfig, zoom: f64, stamp: Time) -> CameraStatus {
     let st = status_from_echo(e, cfg);
-    let stamp = ros_common::time::to_ros_time(ros_common::time::wall_now());
     CameraStatus {
         header: ros_common::msgs::header(stamp, &names::optical_frame(cfg)),
         id: cfg.seq_id.min(255) as u8,
@@ -299,6 +308,7 @@ pub struct GimbalStatus {
     heard: HashMap<u16, bool>,
     echoes: Arc<EchoBook>,
     stats: Arc<StreamStats>,
+    stamps: ArrivalStamps,
     sock: Arc<std::net::UdpSocket>,
     to: SimEndpoint,
     logger: String,
@@ -318,7 +328,7 @@ impl StatusHandler for GimbalStatus {
         if let Some((publisher, cfg, state)) = self.outputs.get(&e.seq_id) {
             self.echoes.heard(e.seq_id, e);
             let zoom = state.lock().unwrap_or_else(|e| e.into_inner()).zoom;
-            match publisher.publish(&camera_status(e, cfg, zoom)) {
+            match publisher.publish(&camera_status(e, cfg, zoom, self.stamps.now())) {
                 Ok(()) => self.stats.published(GimbalEcho::LEN),
                 Err(_) => self.stats.drop_frame("publish_failed"),
             }

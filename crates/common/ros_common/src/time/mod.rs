@@ -16,7 +16,8 @@
 //! - [`epoch`]: the estimate of where sim time 0 lies on this machine's clock;
 //! - [`pace`]: how fast sim time runs, and whether it keeps real time;
 //! - [`stream`]: one stream's view of its base ([`StreamClock`]);
-//! - [`clock`]: `/clock` ([`ClockPublisher`]).
+//! - [`clock`]: `/clock` ([`ClockPublisher`]);
+//! - [`arrival`]: stamps for what carries no time ([`ArrivalStamps`]).
 //!
 //! The rules every stream follows:
 //! - a sample whose sim time leaves the base (more than [`JUMP`] behind the
@@ -38,6 +39,7 @@
 //!   while the base goes on (another simulator's clock) gets a base of its
 //!   own, with one warning.
 
+mod arrival;
 mod base;
 mod clock;
 mod epoch;
@@ -48,6 +50,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use r2r::builtin_interfaces::msg::Time;
 
+pub use arrival::ArrivalStamps;
 pub use base::{AnchorVerdict, TimeBase, TimeBaseReport, TimeBases, MAX_CLOCK_OFFSET_S};
 pub use clock::ClockPublisher;
 pub use stream::StreamClock;

@@ -47,7 +47,7 @@ use rflysim_proto::scene::{
 use ros_common::lifecycle::SpinnerTask;
 use ros_common::sim_host::SimHost;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{to_ros_time, wall_now};
+use ros_common::time::ArrivalStamps;
 
 use crate::names;
 use crate::settings::SceneSettings;
@@ -162,6 +162,8 @@ pub struct SceneCore {
     /// When a vehicle's crash data last came (the postback is on).
     last_postback: Mutex<Option<Instant>>,
     terrain: terrain::Terrain,
+    /// RflySim3D's answers and reports carry no time of their own.
+    stamps: ArrivalStamps,
 }
 
 impl std::fmt::Debug for SceneCore {
@@ -339,7 +341,7 @@ impl SceneCore {
             let before = crashes.insert(d.copter_id, d.crash).unwrap_or(CrashType::None);
             d.crash != CrashType::None && d.crash != before
         };
-        let stamp = to_ros_time(wall_now());
+        let stamp = self.stamps.now();
         let outputs = self.outputs.lock().unwrap();
         if started {
             let c = collision(d, stamp.clone());
@@ -451,10 +453,11 @@ pub fn start(
     poses_node: &mut Node,
     spawned_node: Node,
     settings: &crate::settings::Settings,
-    vehicles: &[u16],
+    stamps: ArrivalStamps,
     stats: Arc<StreamStats>,
     shutdown: watch::Receiver<bool>,
 ) -> Result<(SceneFeed, SpinnerTask), String> {
+    let vehicles = &settings.copters.ids;
     let scene_settings = settings.scene.clone();
     let logger = node.logger().to_string();
     let qos = settings.output.qos.clone();
@@ -488,6 +491,7 @@ pub fn start(
             settings.scene.map_dir.clone(),
             settings.scene.terrain_cloud_points,
         )?,
+        stamps,
     });
     for &id in vehicles {
         vehicle_topics(node, &core, id, &qos)?;

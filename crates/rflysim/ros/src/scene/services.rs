@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use r2r::builtin_interfaces::msg::Time;
 use r2r::geometry_msgs::msg::{Point, Pose, Quaternion, Twist, Vector3};
 use r2r::rflysim_bridge::srv::Console;
 use r2r::simulation_interfaces::msg::{Bounds, EntityState, Result as SimResult, SimulatorFeatures};
@@ -15,7 +16,6 @@ use r2r::Node;
 use tokio::sync::watch;
 
 use rflysim_proto::console::{ConsoleRequest, SceneItem};
-use ros_common::time::{to_ros_time, wall_now};
 
 use super::model::{self, Entity, Kind, NedPose, Origin, SpawnRefusal};
 use super::serving::{failed, ok, serve_one};
@@ -361,11 +361,11 @@ async fn look_up(core: &SceneCore, name: &str, listing: bool) -> Result<(Reply, 
     }
 }
 
-fn entity_state(pose: &NedPose, velocity: Option<[f64; 3]>) -> EntityState {
+fn entity_state(pose: &NedPose, velocity: Option<[f64; 3]>, stamp: Time) -> EntityState {
     let (position, q) = model::enu_pose(pose);
     let v = velocity.map(frames::ned_to_enu).unwrap_or_default();
     EntityState {
-        header: ros_common::msgs::header(to_ros_time(wall_now()), names::WORLD_FRAME),
+        header: ros_common::msgs::header(stamp, names::WORLD_FRAME),
         pose: Pose {
             position: Point {
                 x: position[0],
@@ -398,12 +398,12 @@ async fn state_of(core: &SceneCore, name: &str, listing: bool) -> Result<EntityS
     let seen = core.scene.lock().unwrap().get(name).and_then(|e| e.observed);
     if let Some(seen) = seen {
         if seen.at.elapsed() < super::POSTBACK_FRESH && seen.velocity.is_some() {
-            return Ok(entity_state(&seen.pose, seen.velocity));
+            return Ok(entity_state(&seen.pose, seen.velocity, core.stamps.now()));
         }
     }
     let (reply, known) = look_up(core, name, listing).await?;
     let velocity = known.and_then(|e| e.observed).and_then(|o| o.velocity);
-    Ok(entity_state(&super::ned_pose_of(&reply), velocity))
+    Ok(entity_state(&super::ned_pose_of(&reply), velocity, core.stamps.now()))
 }
 
 async fn entities_states(core: &SceneCore, r: GetEntitiesStates::Request) -> GetEntitiesStates::Response {

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use r2r::builtin_interfaces::msg::Time;
 use r2r::rflysim_bridge::srv::GetTerrainHeight;
 use r2r::sensor_msgs::msg::PointCloud2;
 use r2r::{Node, Publisher};
@@ -15,7 +16,6 @@ use tokio::sync::watch;
 
 use rflysim_proto::scene::{Placement, SimpleVehicleUpdate};
 use rflysim_proto::terrain::HeightMap;
-use ros_common::time::{to_ros_time, wall_now};
 
 use super::model::NedPose;
 use super::SceneCore;
@@ -80,7 +80,7 @@ pub fn load_blocking(core: &SceneCore, world: &str) {
     let map = HeightMap::load(&t.dir, world).map(Arc::new).map_err(|e| e.to_string());
     match &map {
         Ok(m) => {
-            let cloud = terrain_cloud(m, t.max_points);
+            let cloud = terrain_cloud(m, t.max_points, core.stamps.now());
             let sent = t.cloud.lock().unwrap().publish(&cloud);
             core.stats.count_publish(sent, "publish_failed");
             r2r::log_info!(
@@ -187,7 +187,7 @@ pub fn serve(node: &mut Node, core: &Arc<SceneCore>, shutdown: watch::Receiver<b
 /// The map as an organized cloud in the ENU world frame: one point (x, y, z
 /// float32) per grid point, every `stride`-th row and column so that at
 /// most `max_points` remain.
-fn terrain_cloud(map: &HeightMap, max_points: usize) -> PointCloud2 {
+fn terrain_cloud(map: &HeightMap, max_points: usize, stamp: Time) -> PointCloud2 {
     let (rows, cols) = (map.rows(), map.columns());
     let mut stride = 1;
     while rows.div_ceil(stride) * cols.div_ceil(stride) > max_points.max(1) {
@@ -204,7 +204,7 @@ fn terrain_cloud(map: &HeightMap, max_points: usize) -> PointCloud2 {
     }
     let field = ros_common::msgs::float32_field;
     PointCloud2 {
-        header: ros_common::msgs::header(to_ros_time(wall_now()), names::WORLD_FRAME),
+        header: ros_common::msgs::header(stamp, names::WORLD_FRAME),
         height: height as u32,
         width: width as u32,
         fields: vec![field("x", 0), field("y", 4), field("z", 8)],
@@ -226,7 +226,7 @@ mod tests {
         // 3 columns along north (x 0..2 m), 2 rows along east (y 0..1 m).
         let c = Calibration::parse("200,100,300,0,0,0,200,100,300").unwrap();
         let m = HeightMap::new(&[32768, 32868, 32968, 32768, 32868, 33068], 2, 3, c).unwrap();
-        let cloud = terrain_cloud(&m, 100);
+        let cloud = terrain_cloud(&m, 100, Time::default());
         assert_eq!((cloud.height, cloud.width, cloud.row_step), (2, 3, 36));
         let point = |i: usize| -> Vec<f32> {
             (0..3)
@@ -237,7 +237,7 @@ mod tests {
         assert_eq!(point(5), [1.0, 2.0, 3.0]);
         assert_eq!(point(1), [0.0, 1.0, 1.0]);
         assert_eq!(cloud.header.frame_id, names::WORLD_FRAME);
-        let thin = terrain_cloud(&m, 2);
+        let thin = terrain_cloud(&m, 2, Time::default());
         assert_eq!((thin.height, thin.width, thin.data.len()), (1, 2, 24));
     }
 }
