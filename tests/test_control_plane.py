@@ -12,6 +12,7 @@ import pytest
 from conftest import dropped_count, executable
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
 from rflysim_bridge.msg import CameraAICtrl, CameraCtrl, CameraStatus
@@ -139,6 +140,46 @@ def rate_command(yaw_rate=1500, pitch_rate=1000):
 
 def is_stop(r):
     return r["bitmask"] == 1 << 6 and r["other"][2] == 0.0 and r["other"][3] == 0.0
+
+
+def test_with_use_sim_time_a_stamped_command_is_judged_on_clock(collector, processes, tmp_path):
+    """The gimbal node has no simulator time of its own: with use_sim_time a
+    command's stamp is judged against /clock (here the test's, far from the
+    wall clock). One stamped now goes out; one older than cmd_timeout_s is
+    refused as stale."""
+    rfly = FakeRflySim3D(window_id=8)
+    node = start_gimbal_node(processes, gimbal_config(tmp_path), 8, 43110,
+                             extra=["-p", "use_sim_time:=true", "-p", "cmd_timeout_s:=0.5"])
+    clock_pub = collector.node.create_publisher(Clock, "/clock", RELIABLE)
+    ctrl = collector.node.create_publisher(CameraCtrl, "/rflysim/sensor6/camera/ctrl", RELIABLE)
+    wait_matched(ctrl)
+    began = time.monotonic()
+
+    def stamped(age_s, fov):
+        """A field-of-view command stamped `age_s` before /clock, after /clock ticks."""
+        t = 500.0 + time.monotonic() - began
+        clock = Clock()
+        clock.clock.sec, clock.clock.nanosec = int(t), int((t % 1) * 1e9)
+        clock_pub.publish(clock)
+        m = CameraCtrl(ctrl_type=0x2, fov=fov)
+        s = t - age_s
+        m.header.stamp.sec, m.header.stamp.nanosec = int(s), int((s % 1) * 1e9)
+        return m
+
+    # Until the node has /clock, a stamped command cannot be judged: sent again.
+    deadline, got = time.monotonic() + 15, []
+    while not got:
+        assert time.monotonic() < deadline, f"no stamped command went out: {processes.output(node)[-2000:]}"
+        assert node.poll() is None, "the gimbal node ended"
+        ctrl.publish(stamped(0.0, 3000))
+        got = rfly.requests(timeout=0.2)
+    assert got[0]["fov"] == 30.0
+    rfly.requests(timeout=0.3, want=100)  # the repeats
+    ctrl.publish(stamped(5.0, 4000))
+    assert rfly.requests(timeout=1.0) == [], "a command 5 s older than /clock went out"
+    ctrl.publish(stamped(0.0, 5000))
+    got = rfly.requests(timeout=3.0)
+    assert got and got[0]["fov"] == 50.0
 
 
 def test_a_silent_gimbal_controller_stops_the_gimbal(collector, processes, tmp_path):

@@ -260,19 +260,15 @@ impl Startup {
         self.from_sim.push(stats.clone());
         let stop = self.bridge.stop_signal();
         let mut command_stats = Vec::new();
-        // What RflySim3D answers carries no time: stamped on arrival, on
-        // `/clock` with use_sim_time (a scene or gimbal process has no
-        // simulator time of its own).
-        let stamps = ArrivalStamps::for_node(&mut self.bridge.node, self.settings.time.use_sim_time)?;
-        let clocks = crate::gimbal_node::GimbalClocks {
-            commands: self.time.clone(),
-            status: stamps.clone(),
-        };
+        // A scene or gimbal process has no simulator time of its own: what
+        // RflySim3D answers is stamped on arrival, and a command judged
+        // against now, on `/clock` with use_sim_time.
+        let clock = ArrivalStamps::for_node(&mut self.bridge.node, self.settings.time.use_sim_time)?;
         let started = crate::gimbal_node::start(
             &mut self.bridge.node,
             sensors,
             &self.settings,
-            clocks,
+            clock.clone(),
             stats,
             |seq| {
                 let s = Arc::new(StreamStats::default());
@@ -312,7 +308,7 @@ impl Startup {
                 &mut poses_node,
                 spawned_node,
                 &self.settings,
-                stamps,
+                clock,
                 stats,
                 stop.clone(),
             )?;

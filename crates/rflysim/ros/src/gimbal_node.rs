@@ -34,7 +34,7 @@ use r2r::builtin_interfaces::msg::Time;
 use ros_common::command::{CommandInbox, CommandSender};
 use ros_common::sim_host::SimEndpoint;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::{ArrivalStamps, TimeBases};
+use ros_common::time::ArrivalStamps;
 
 /// What `start` made: the gimbals' count and, when there are any, their
 /// command sender for the process to run, their side of the status port,
@@ -48,22 +48,16 @@ pub struct Started {
     pub settled: Option<watch::Receiver<bool>>,
 }
 
-/// The clocks of the gimbals' side: the one a command's stamp is judged
-/// against, and the stamps of a status (its arrival).
-#[derive(Debug, Clone)]
-pub struct GimbalClocks {
-    pub commands: Arc<TimeBases>,
-    pub status: ArrivalStamps,
-}
-
 /// Creates the subscriptions and publishers on `node` and spawns the command
 /// tasks. Echoes published are counted in `status_stats`, each gimbal's
 /// commands in `command_stats` (one per gimbal, by the name given).
+/// `clock` is the node's: a status is stamped on it, and a command's stamp
+/// judged against it (the wall clock, or `/clock` with use_sim_time).
 pub fn start(
     node: &mut Node,
     sensors: &[SensorConfig],
     settings: &Settings,
-    clocks: GimbalClocks,
+    clock: ArrivalStamps,
     status_stats: Arc<StreamStats>,
     mut command_stats: impl FnMut(u16) -> Arc<StreamStats>,
     shutdown: watch::Receiver<bool>,
@@ -148,7 +142,7 @@ pub fn start(
             state,
             bits: s.bits,
             inbox: inbox.clone(),
-            time: clocks.commands.clone(),
+            clock: clock.clone(),
         };
         tokio::spawn(command_loop(
             ctrl,
@@ -165,7 +159,7 @@ pub fn start(
         outputs: status_pubs,
         echoes,
         stats: status_stats,
-        stamps: clocks.status,
+        stamps: clock,
         sock,
         to,
         logger,
@@ -191,7 +185,7 @@ struct CommandLink {
     state: Arc<Mutex<GimbalCommandState>>,
     bits: GimbalBitTable,
     inbox: CommandInbox<GimbalCommand>,
-    time: Arc<TimeBases>,
+    clock: ArrivalStamps,
 }
 
 /// A message's header stamp, in seconds.
@@ -235,7 +229,7 @@ async fn command_loop<T: Stamped>(
                     link.index,
                     GimbalCommand::Change(change),
                     msg.stamp_s(),
-                    link.time.now_seconds(),
+                    link.clock.now_s(),
                     moving,
                 );
             }
