@@ -432,11 +432,12 @@ def test_with_use_sim_time_what_rflysim3d_reports_is_stamped_on_clock(collector,
     r = call(n, GetEntityState, "/get_entity_state", GetEntityState.Request(entity="uav1"))
     after = tick()
     assert r.result.result == Result.RESULT_OK, r.result.error_message
-    # The node's clock lags the test's by at most its last tick.
+    # The node's clock is the last tick it has (a loaded machine delivers
+    # it late); the wall clock is 1.8e9 s away.
     for what, header in (("collision", c.header), ("entity state", r.state.header),
                          ("odometry", collector.messages(odom)[-1].header),
                          ("rays", collector.messages(rays)[-1].header)):
-        assert before - 1.0 <= stamp_s(header) <= after, f"{what} stamped {stamp_s(header)}, /clock {before}..{after}"
+        assert before - 5.0 <= stamp_s(header) <= after, f"{what} stamped {stamp_s(header)}, /clock {before}..{after}"
     assert node.poll() is None
 
 
