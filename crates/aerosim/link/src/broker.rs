@@ -65,6 +65,25 @@ impl Broker {
         Self::start_advertising(port, port)
     }
 
+    /// Starts the broker on a free port. A port looked up free can be taken
+    /// before the broker binds it (seen: by another test's socket bound to
+    /// port 0): then another is tried.
+    pub fn start_on_free_port() -> std::io::Result<Self> {
+        Self::start_on_free_port_advertising(None)
+    }
+
+    /// The same, telling clients to connect to `advertised_port` (a proxy's).
+    pub fn start_on_free_port_advertising(advertised_port: Option<u16>) -> std::io::Result<Self> {
+        let mut tries = 0;
+        loop {
+            let port = free_port()?;
+            match Self::start_advertising(port, advertised_port.unwrap_or(port)) {
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 4 => tries += 1,
+                started => return started,
+            }
+        }
+    }
+
     /// The same, telling clients to connect to `advertised_port` (a proxy's)
     /// for everything after their first request.
     pub fn start_advertising(port: u16, advertised_port: u16) -> std::io::Result<Self> {
@@ -91,9 +110,21 @@ impl Broker {
             || !listens_on(broker.child.id(), port)
         {
             if let Some(status) = broker.child.try_wait()? {
-                return Err(std::io::Error::other(format!(
-                    "the broker exited at start ({status}); is port {port} taken?"
-                )));
+                let taken = TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_ok();
+                let kind = if taken {
+                    std::io::ErrorKind::AddrInUse
+                } else {
+                    std::io::ErrorKind::Other
+                };
+                let why = if taken {
+                    ": something else listens on its port"
+                } else {
+                    ""
+                };
+                return Err(std::io::Error::new(
+                    kind,
+                    format!("the broker on port {port} exited at start ({status}){why}"),
+                ));
             }
             if Instant::now() > deadline {
                 return Err(std::io::Error::other("the broker did not listen within 10 s"));

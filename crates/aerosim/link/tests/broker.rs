@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use aerosim_link::broker::{free_port, Broker};
+use aerosim_link::broker::Broker;
 use aerosim_link::{now_ms, Closer, Fetched, Link, Reader, StartFrom, TopicsReader};
 
 const WAIT: Duration = Duration::from_millis(5);
@@ -22,7 +22,7 @@ async fn read_until(reader: &mut Reader, want: usize, within: Duration) -> Vec<F
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn records_round_trip_from_the_end_and_from_the_start() {
-    let broker = Broker::start(free_port().unwrap()).expect("the broker (scripts/setup.sh builds it)");
+    let broker = Broker::start_on_free_port().expect("the broker (scripts/setup.sh builds it)");
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writer = link.writer("aerosim.actor1.vehicle_state");
     let first = writer.send(b"before".to_vec(), now_ms()).await.expect("first send");
@@ -49,13 +49,13 @@ fn a_broker_never_takes_a_port_someone_else_listens_on_for_its_own() {
     let other = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let port = other.local_addr().unwrap().port();
     let e = Broker::start(port).expect_err("the port answers, but not from our broker");
-    assert!(e.to_string().contains("taken"), "{e}");
+    assert_eq!(e.kind(), std::io::ErrorKind::AddrInUse, "{e}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_and_a_writer_resume_after_the_broker_restarts_empty() {
-    let port = free_port().unwrap();
-    let mut broker = Broker::start(port).unwrap();
+    let mut broker = Broker::start_on_free_port().unwrap();
+    let port = broker.port;
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writer = link.writer("aerosim.clock");
     let mut reader = link.reader("aerosim.clock", StartFrom::Latest, WAIT, 1 << 20);
@@ -149,7 +149,7 @@ const TOPICS: [&str; 3] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_topics_in_one_request_each_record_once_in_order() {
-    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let broker = Broker::start_on_free_port().unwrap();
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
     // Before the reader: what it must not read (it starts at the end).
@@ -188,8 +188,8 @@ async fn several_topics_in_one_request_each_record_once_in_order() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_topics_resume_after_the_broker_restarts_empty() {
-    let port = free_port().unwrap();
-    let mut broker = Broker::start(port).unwrap();
+    let mut broker = Broker::start_on_free_port().unwrap();
+    let port = broker.port;
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
     let mut reader = OffRuntime::new(
@@ -239,7 +239,7 @@ async fn several_topics_resume_after_the_broker_restarts_empty() {
 /// records after it, and every other topic, are read as if nothing happened.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_record_is_skipped_and_stops_nothing() {
-    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let broker = Broker::start_on_free_port().unwrap();
     let writing = Link::new(&broker.bootstrap(), "link-test-writer", 8 << 20);
     let writers: Vec<_> = TOPICS.iter().map(|t| writing.writer(t)).collect();
     let reading = Link::new(&broker.bootstrap(), "link-test", 64 << 10);
@@ -283,7 +283,7 @@ async fn an_oversized_record_is_skipped_and_stops_nothing() {
 /// From the earliest offset: a backlog written before the reader, then what comes after it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn several_topics_from_the_earliest_offset() {
-    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let broker = Broker::start_on_free_port().unwrap();
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writers: Vec<_> = TOPICS.iter().map(|t| link.writer(t)).collect();
     for i in 0..20u8 {
@@ -317,7 +317,7 @@ async fn several_topics_from_the_earliest_offset() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_reader_polls_rarely_and_waits_short_again_once_records_come() {
     let (short, ceiling) = (Duration::from_millis(2), Duration::from_millis(400));
-    let broker = Broker::start(free_port().unwrap()).unwrap();
+    let broker = Broker::start_on_free_port().unwrap();
     let link = Link::new(&broker.bootstrap(), "link-test", 8 << 20);
     let writer = link.writer(TOPICS[1]);
     writer.warm().await.unwrap();

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use aerosim_link::broker::{free_port, Broker};
+use aerosim_link::broker::Broker;
 use aerosim_link::{now_ms, Link, Reader, StartFrom};
 
 /// The bytes that mark the chunk to hold up, and by how much.
@@ -93,9 +93,9 @@ fn slow_broker() -> (Broker, SlowLink, String) {
     // taken meanwhile by a connection's ephemeral end (the broker's start polls).
     let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
     let proxied = listener.local_addr().unwrap().port();
-    let port = free_port().unwrap();
-    let broker = Broker::start_advertising(port, proxied).expect("the broker (scripts/setup.sh builds it)");
-    let link = SlowLink::start(listener, port);
+    let broker =
+        Broker::start_on_free_port_advertising(Some(proxied)).expect("the broker (scripts/setup.sh builds it)");
+    let link = SlowLink::start(listener, broker.port);
     (broker, link, format!("127.0.0.1:{proxied}"))
 }
 

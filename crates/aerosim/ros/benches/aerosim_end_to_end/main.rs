@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use aerosim_link::broker::{free_port, Broker};
+use aerosim_link::broker::Broker;
 use bench_support::{
     cores, cpu_seconds, loadavg_line, release_bin_dir, start_python_reference, wall, BenchRole, SendLog, StoppedOnDrop,
     StreamResult, Subscriptions,
@@ -348,8 +348,7 @@ const IDLE_FIXED: &str = "idle aerosim_bridge, fixed wait";
 /// CPU milliseconds a second of the bridge and of the broker with no record
 /// flowing (no emulator): what the fetches cost on their own.
 fn idle_cpu(index: usize, fixed_wait: bool) -> (f64, f64) {
-    let broker =
-        Broker::start(free_port().unwrap()).expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
+    let broker = Broker::start_on_free_port().expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
     let namespace = format!("/aerosim_bench{index}");
     let bridge = start_republisher(
         Republisher::Bridge { fixed_wait },
@@ -462,8 +461,8 @@ fn main() {
                 // A broker of its own for each case: tansu's in-memory log keeps every
                 // record, and its CPU per record grows with it (40 % → 96 % over three
                 // rounds on one broker).
-                let broker = Broker::start(free_port().unwrap())
-                    .expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
+                let broker =
+                    Broker::start_on_free_port().expect("the broker (AEROSIM_BROKER_BIN; scripts/setup.sh builds it)");
                 results.push(run_case(&ctx, round * 10 + i, name, r, &broker));
             }
         }
