@@ -40,11 +40,6 @@ impl ArrivalStamps {
         })
     }
 
-    /// Whether the stamps follow `/clock`.
-    pub fn follows_clock(&self) -> bool {
-        self.ros_clock.is_some()
-    }
-
     /// Now on the stamps' clock, in seconds; `None` before `/clock` has said.
     pub fn now_s(&self) -> Option<f64> {
         let Some(clock) = &self.ros_clock else {
