@@ -12,6 +12,10 @@ use super::{
     STAMP_SOURCE,
 };
 
+/// How far after the stream's last stamp a sample goes that the moved
+/// mapping would stamp before it (well above an f64's step at Unix times).
+const AFTER_LAST_S: f64 = 1e-6;
+
 /// At most one log line per this many seconds about samples off the base.
 const OUTLIER_LOG_PERIOD_S: f64 = 10.0;
 
@@ -80,16 +84,21 @@ impl StreamClock {
     /// Refuses a sample whose sim time goes back within its run (the only
     /// sample dropped for its time), and keeps stamps from going back when
     /// the mapping moved (a better epoch, a change of pace): such a sample
-    /// takes the stream's last stamp.
+    /// is stamped just after the stream's last.
     fn ordered(&mut self, mut taken: Accepted, sim: Option<f64>) -> Result<Accepted, StampRefusal> {
+        let mut same_sample_time = false;
         if let (Some(sim), Some((last_sim, generation))) = (sim, self.last_sim) {
             if taken.generation == generation && sim < last_sim {
                 return Err(StampRefusal::OutOfOrder(sim));
             }
+            same_sample_time = taken.generation == generation && sim == last_sim;
         }
         if let Some((last, clock_generation)) = self.last {
-            if taken.clock_generation == clock_generation && taken.seconds < last {
-                taken.seconds = last;
+            let behind = taken.seconds < last || (taken.seconds == last && !same_sample_time);
+            if taken.clock_generation == clock_generation && behind {
+                // Never the last stamp again: tf2 and message_filters take two
+                // samples with one stamp for one.
+                taken.seconds = last + AFTER_LAST_S;
             }
         }
         if let Some(sim) = sim {
@@ -200,6 +209,28 @@ mod tests {
         let after = imu.stamp_at(&tb, 0.05, 1.05).unwrap();
         assert_eq!((after.seconds, after.clock_generation), (0.05, 1));
         assert_eq!(cam.stamp_at(&tb, 0.06, 1.06).unwrap().seconds, 0.06);
+    }
+
+    /// A sample the moved mapping would stamp at or before the last one
+    /// goes just after it; a sample repeating the last sim time keeps its stamp.
+    #[test]
+    fn a_moved_mapping_never_repeats_a_stamp() {
+        let tb = TimeBase::new(false);
+        let mut s = StreamClock::new("imu", "test");
+        let first = s.stamp_at(&tb, 10.0, 1000.0).unwrap().seconds;
+        assert_eq!(
+            s.stamp_at(&tb, 10.0, 1000.1).unwrap().seconds,
+            first,
+            "the same sample time"
+        );
+        let behind = s.arrival_at(&tb, first - 0.5).unwrap().seconds;
+        assert_eq!(behind, first + AFTER_LAST_S);
+        let again = s.arrival_at(&tb, first - 0.4).unwrap();
+        assert_eq!(again.seconds, behind + AFTER_LAST_S);
+        assert_ne!(
+            super::super::to_ros_time(behind),
+            super::super::to_ros_time(again.seconds)
+        );
     }
 
     #[test]
