@@ -54,12 +54,14 @@ def test_bad_sim_times_are_dropped_and_change_no_other_stamp(collector, processe
     assert sc.bridge.poll() is None
 
 
-def _imu_rates_and_stamps(collector, keys, seconds):
-    """Messages per key that arrived within `seconds`, and each message's (arrival, stamp)."""
-    before = {k: len(collector.messages(k)) for k in keys}
-    t0 = time.time()
-    time.sleep(seconds)
-    return {k: collector.messages(k)[before[k]:] for k in keys}, t0
+def _stamped_within(collector, keys, seconds, grace=2.0):
+    """Per key, the messages stamped within `seconds` after its newest one at
+    the start, once each had `grace` s more to arrive: a loaded machine's
+    late delivery is no drop, a sample missing from the span is."""
+    starts = {k: stamp_seconds(collector.messages(k)[-1].header) for k in keys}
+    time.sleep(seconds + grace)
+    return {k: [m for m in collector.messages(k) if starts[k] < stamp_seconds(m.header) <= starts[k] + seconds]
+            for k in keys}
 
 
 def _never_backwards(messages, label):
@@ -81,13 +83,13 @@ def test_a_swarm_on_staggered_clocks_keeps_every_vehicle(collector, processes, t
     for k in keys:
         collector.wait_for(k, 50, timeout=30)
     collector.wait_for(camera, 5)
-    got, _ = _imu_rates_and_stamps(collector, keys + [camera], 4.0)
+    got = _stamped_within(collector, keys + [camera], 4.0)
     now = time.time()
     for k in keys:
-        assert len(got[k]) >= 0.85 * 800, f"{k}: {len(got[k])} of 800 samples in 4 s"
-    assert len(got[camera]) >= 0.85 * 80, f"camera: {len(got[camera])} of 80 frames in 4 s"
+        assert len(got[k]) >= 800 - 1, f"{k}: {len(got[k])} of 800 samples stamped in 4 s (one may round out)"
+    assert len(got[camera]) >= 0.85 * 80, f"camera: {len(got[camera])} of 80 frames stamped in 4 s"
     for k in keys + [camera]:
-        stamps = _never_backwards(got[k], k)
+        stamps = _never_backwards(collector.messages(k), k)
         assert -0.5 < now - stamps[-1] < 1.0, f"{k}: the last stamp is {now - stamps[-1]:.3f} s from the wall clock"
     assert "stamp_outlier" not in sc.bridge_output()
 
@@ -102,13 +104,15 @@ def test_under_sim_time_a_swarm_shares_one_clock(collector, processes, tmp_path)
     clock = collector.subscribe(Clock, "/clock")
     for k in keys:
         collector.wait_for(k, 50, timeout=30)
-    got, _ = _imu_rates_and_stamps(collector, keys + [clock], 3.0)
+    ticked = len(collector.messages(clock))
+    got = _stamped_within(collector, keys, 3.0)
+    latest = {k: collector.messages(k)[-1] for k in keys}
     for k in keys:
-        assert len(got[k]) >= 0.85 * 600, f"{k}: {len(got[k])} of 600 samples in 3 s"
-        _never_backwards(got[k], k)
-    last1, last2 = (stamp_seconds(got[k][-1].header) for k in keys)
+        assert len(got[k]) >= 600 - 1, f"{k}: {len(got[k])} of 600 samples stamped in 3 s (one may round out)"
+        _never_backwards(collector.messages(k), k)
+    last1, last2 = (stamp_seconds(latest[k].header) for k in keys)
     assert abs(last1 - last2) < 0.3, f"vehicle 1 at {last1:.3f} s, vehicle 2 at {last2:.3f} s"
-    ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in got[clock]]
+    ticks = [m.clock.sec + m.clock.nanosec * 1e-9 for m in collector.messages(clock)[ticked:]]
     assert ticks and all(b >= a for a, b in zip(ticks, ticks[1:]))
     assert abs(ticks[-1] - last1) < 0.5, f"/clock at {ticks[-1]:.3f}, vehicle 1 at {last1:.3f}"
     assert sc.bridge.poll() is None

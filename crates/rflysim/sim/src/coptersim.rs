@@ -17,6 +17,9 @@ use crate::send_log::SendLog;
 use crate::shared::Running;
 use crate::transport::{multicast_out_towards, send_all, udp_sender};
 
+/// How late the IMU may fall behind and still send every sample it owes.
+const IMU_CATCH_UP: Duration = Duration::from_secs(1);
+
 /// One CopterSim: answers IMU requests with a 200 Hz (or requested) IMU
 /// stream, and sends true state and heartbeats.
 pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running) {
@@ -101,7 +104,9 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
                     l.sent(format_args!("imu{id}"), t);
                 }
                 next_imu += period;
-                if next_imu + period * 10 < now {
+                // A stall the length of a CPU quota's period (100 ms) owes every
+                // sample; only one longer than that gives up what it missed.
+                if next_imu + IMU_CATCH_UP < now {
                     next_imu = now;
                 }
             }
