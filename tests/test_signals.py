@@ -131,3 +131,25 @@ def test_ctrl_c_under_launch_is_one_stop_not_a_kill(name):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXECUTABLES if n.endswith(("bridge", "_node"))))
+def test_ctrl_c_during_the_start_up_is_a_clean_stop_after_it(name):
+    """A bridge's first log line comes while it still makes its nodes: a
+    SIGINT then ends it cleanly once they are made, exit 0, its Fast DDS
+    segments removed (the default action would kill it and leave them)."""
+    before = fastdds_segments()
+    proc = start_with_pipes(name)
+    try:
+        first = proc.stderr.readline()
+        assert first, f"{name} logged nothing at its start"
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+        assert proc.returncode == 0, f"{name}: exit {proc.returncode}; its log: {(first + err).decode(errors='replace')[-3000:]}"
+        assert b"shutting down" in err
+        left = {s for s in fastdds_segments() - before if not in_use(s)}
+        assert not left, f"{name} left its shared-memory segments: {sorted(left)}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -55,6 +55,9 @@ impl BridgeProcess {
     /// `namespace` (when `__ns` does not say otherwise), the runtime and the
     /// stop signal. Freed frame buffers are kept for the next frame.
     pub fn start(name: &str, namespace: &str) -> Result<Self, String> {
+        // From the first moment: a Ctrl-C during the start-up is a clean stop
+        // after it, not a kill that leaves the DDS shared memory behind.
+        process_support::stop_signal::catch_stop_signals().map_err(|e| format!("catching SIGINT/SIGTERM: {e}"))?;
         crate::memory::keep_frame_buffers();
         let (ctx, dds_profile) = crate::dds::context()?;
         let node = Node::create(ctx.clone(), name, namespace).map_err(|e| e.to_string())?;

@@ -47,49 +47,6 @@ pub fn stop_channel() -> (watch::Sender<bool>, StopSignal) {
     watch::channel(false)
 }
 
-/// Resolves at the first SIGINT or SIGTERM (caught by
-/// `process_support::stop_signal`, the one signal path of every executable).
-pub async fn signalled() {
-    if process_support::stop_signal::catch_stop_signals().is_err() {
-        // Without the handler a signal ends the process, as before any.
-        return std::future::pending().await;
-    }
-    let Some(fd) = process_support::stop_signal::stop_wake_fd().and_then(WakeFd::duplicate) else {
-        return std::future::pending().await;
-    };
-    // SAFETY: WakeFd owns its descriptor, open until the AsyncFd drops it.
-    let registered = unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE) };
-    let Ok(wake) = registered else {
-        return std::future::pending().await;
-    };
-    while process_support::stop_signal::stop_requested().is_none() {
-        match wake.readable().await {
-            // Readable for good once a signal came; otherwise a spurious wake-up.
-            Ok(mut ready) if process_support::stop_signal::stop_requested().is_none() => ready.clear_ready(),
-            Ok(_) => {}
-            Err(_) => return std::future::pending().await,
-        }
-    }
-}
-
-/// A waiter's own copy of the stop pipe's read end: each registration with
-/// the runtime needs a descriptor of its own.
-struct WakeFd(std::os::fd::OwnedFd);
-
-impl WakeFd {
-    fn duplicate(fd: std::os::fd::RawFd) -> Option<Self> {
-        // SAFETY: fd is the stop pipe's read end, open for the process's life.
-        let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-        borrowed.try_clone_to_owned().ok().map(WakeFd)
-    }
-}
-
-impl std::os::fd::AsRawFd for WakeFd {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.0.as_raw_fd()
-    }
-}
-
 /// A flag set at the first SIGINT or SIGTERM, for a program that loops on
 /// its own thread with no runtime (test fixtures, benchmark references).
 /// Killed by either signal instead, a ROS 2 process leaves its Fast DDS
@@ -230,8 +187,9 @@ pub fn run_until_signalled(
                 })
         })
         .collect();
+    // A plain wait on the signal pipe: it needs no worker of the runtime free.
     if wait_for_signal {
-        runtime.block_on(signalled());
+        process_support::stop_signal::wait_for_stop(None);
     }
     r2r::log_info!(logger, "shutting down");
     // Ctrl-C under `ros2 launch` comes twice at once; one more after the
