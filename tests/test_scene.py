@@ -112,6 +112,14 @@ def scene_drops(collector, diag, reason):
     return None
 
 
+def subscribe_vehicle_scene(collector, vehicle_id):
+    """A vehicle's collision, scene odometry and scan-line topics, in that order."""
+    base = f"/rflysim/uav{vehicle_id}"
+    return (collector.subscribe(Collision, f"{base}/collision", RELIABLE),
+            collector.subscribe(Odometry, f"{base}/scene/odom", RELIABLE),
+            collector.subscribe(RayDistances, f"{base}/scene/rays", RELIABLE))
+
+
 def pose(x, y, z, yaw=0.0):
     p = Pose()
     p.position.x, p.position.y, p.position.z = x, y, z
@@ -396,9 +404,7 @@ def test_with_use_sim_time_what_rflysim3d_reports_is_stamped_on_clock(collector,
     node = start_scene_node(processes, cfg, window, status_port, "use_sim_time:=true", "scene_timeout_s:=0.5")
     n = collector.node
     clock_pub = n.create_publisher(Clock, "/clock", RELIABLE)
-    odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
-    rays = collector.subscribe(RayDistances, "/rflysim/uav1/scene/rays", RELIABLE)
-    collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
+    collisions, odom, rays = subscribe_vehicle_scene(collector, 1)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     to = ("127.0.0.1", status_port)
     began = time.monotonic()
@@ -475,9 +481,7 @@ def test_spawned_vehicles_have_their_topics_from_spawn_to_delete_without_a_confi
     r = call(n, SpawnEntity, "/spawn_entity", spawn_request("guest", at=(3.0, 4.0, 5.0)))
     assert r.result.result == Result.RESULT_OK, r.result.error_message
     wait_for_topics(n, 1000, all_topics)
-    collisions = collector.subscribe(Collision, "/rflysim/uav1000/collision", RELIABLE)
-    odom = collector.subscribe(Odometry, "/rflysim/uav1000/scene/odom", RELIABLE)
-    rays = collector.subscribe(RayDistances, "/rflysim/uav1000/scene/rays", RELIABLE)
+    collisions, odom, rays = subscribe_vehicle_scene(collector, 1000)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     to = ("127.0.0.1", status_port)
     deadline = time.monotonic() + 10
@@ -714,9 +718,7 @@ def test_values_not_finite_in_f32_neither_leave_nor_are_published(collector, pro
     assert [[i for i in m[1:101] if i] for m in swarms] == [[7]], "the message with 1e39 sent nothing"
     assert all(math.isfinite(v) for v in swarms[0][201:801])
 
-    collisions = collector.subscribe(Collision, "/rflysim/uav1/collision", RELIABLE)
-    odom = collector.subscribe(Odometry, "/rflysim/uav1/scene/odom", RELIABLE)
-    rays = collector.subscribe(RayDistances, "/rflysim/uav1/scene/rays", RELIABLE)
+    collisions, odom, rays = subscribe_vehicle_scene(collector, 1)
     diag = collector.subscribe(DiagnosticArray, "/diagnostics", RELIABLE)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     to = ("127.0.0.1", status_port)
