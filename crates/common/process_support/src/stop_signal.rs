@@ -1,9 +1,9 @@
 //! SIGINT / SIGTERM, caught one way for every executable: a sigaction
 //! handler that records the signal and makes a pipe readable. Blocking jobs
 //! (the emulators, the MAVROS launcher and keeper) poll [`stop_requested`]
-//! or run under [`run_until_signal`]; async code (the bridges, through
-//! `ros_common::lifecycle`) waits on [`stop_wake_fd`]; a thread can block in
-//! [`wait_for_stop`]. The job is then waited for, so that it can clean up
+//! or run under [`run_until_signal`]; a thread (a bridge's main thread,
+//! through `ros_common::lifecycle`) blocks in [`wait_for_stop`] on that pipe.
+//! The job is then waited for, so that it can clean up
 //! (unlink its shared memory, send its neutral commands, print its counts)
 //! before the process exits.
 
@@ -55,7 +55,7 @@ pub fn install_handler(signals: &[libc::c_int], handler: extern "C" fn(libc::c_i
 }
 
 /// Makes SIGINT and SIGTERM request a stop ([`stop_requested`],
-/// [`stop_wake_fd`]) instead of ending the process. Idempotent.
+/// [`wait_for_stop`]) instead of ending the process. Idempotent.
 pub fn catch_stop_signals() -> std::io::Result<()> {
     if WAKE_READ.get().is_none() {
         let mut fds = [0 as libc::c_int; 2];
@@ -83,9 +83,8 @@ pub fn catch_stop_signals() -> std::io::Result<()> {
 }
 
 /// A descriptor that becomes readable at the first stop signal and stays so
-/// (for async waiting: wait for readability, never read). `None` before
-/// [`catch_stop_signals`].
-pub fn stop_wake_fd() -> Option<libc::c_int> {
+/// (wait for readability, never read). `None` before [`catch_stop_signals`].
+fn stop_wake_fd() -> Option<libc::c_int> {
     WAKE_READ.get().copied()
 }
 

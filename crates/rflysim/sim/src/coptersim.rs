@@ -104,8 +104,8 @@ pub(crate) fn coptersim_loop(id: u16, sock: UdpSocket, o: Options, run: Running)
                     l.sent(format_args!("imu{id}"), t);
                 }
                 next_imu += period;
-                // A stall the length of a CPU quota's period (100 ms) owes every
-                // sample; only one longer than that gives up what it missed.
+                // A stall (a CPU quota's period alone is 100 ms) owes every
+                // sample; one longer than IMU_CATCH_UP gives up what it missed.
                 if next_imu + IMU_CATCH_UP < now {
                     next_imu = now;
                 }
