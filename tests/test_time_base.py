@@ -85,11 +85,12 @@ def _stamped_within(collector, keys, seconds, grace=2.0):
     return got, _kernel_udp_drops() - kernel_drops
 
 
-def _all_but_kernel_drops(got, expected, kernel_drops, span):
+def _all_but_kernel_drops(key, got, expected, kernel_drops, span):
     """Every sample of the span, but one at its edge and those the kernel dropped."""
     missing = expected - len(got)
     assert missing <= 1 + kernel_drops, (
-        f"{len(got)} of {expected} samples stamped in {span} s; the kernel dropped {kernel_drops} datagram(s)")
+        f"{key}: {len(got)} of {expected} samples stamped in {span} s; "
+        f"the kernel dropped {kernel_drops} datagram(s)")
 
 
 def _never_backwards(messages, label):
@@ -114,7 +115,7 @@ def test_a_swarm_on_staggered_clocks_keeps_every_vehicle(collector, processes, t
     got, kernel_drops = _stamped_within(collector, keys + [camera], 4.0)
     now = time.time()
     for k in keys:
-        _all_but_kernel_drops(got[k], 800, kernel_drops, 4)
+        _all_but_kernel_drops(k, got[k], 800, kernel_drops, 4)
     assert len(got[camera]) >= 0.85 * 80, f"camera: {len(got[camera])} of 80 frames stamped in 4 s"
     for k in keys + [camera]:
         stamps = _never_backwards(collector.messages(k), k)
@@ -136,7 +137,7 @@ def test_under_sim_time_a_swarm_shares_one_clock(collector, processes, tmp_path)
     got, kernel_drops = _stamped_within(collector, keys, 3.0)
     latest = {k: collector.messages(k)[-1] for k in keys}
     for k in keys:
-        _all_but_kernel_drops(got[k], 600, kernel_drops, 3)
+        _all_but_kernel_drops(k, got[k], 600, kernel_drops, 3)
         _never_backwards(collector.messages(k), k)
     last1, last2 = (stamp_seconds(latest[k].header) for k in keys)
     assert abs(last1 - last2) < 0.3, f"vehicle 1 at {last1:.3f} s, vehicle 2 at {last2:.3f} s"
