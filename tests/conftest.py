@@ -57,6 +57,13 @@ def call(node, srv_type, name, request, timeout=10.0):
     return answer(service_client(node, srv_type, name), name, request, timeout)
 
 
+def ros_time(seconds):
+    """`builtin_interfaces/Time` of `seconds` (a header's stamp, a /clock tick)."""
+    from builtin_interfaces.msg import Time
+
+    return Time(sec=int(seconds), nanosec=int((seconds % 1) * 1e9))
+
+
 def dropped_count(collector, diagnostics, status_part, reason, want, timeout=10.0):
     """The `dropped_<reason>` count of the /diagnostics status whose name holds
     `status_part` (subscribed as `diagnostics`), once it is `want` or when

@@ -9,7 +9,7 @@ import struct
 import time
 
 import pytest
-from conftest import dropped_count, executable
+from conftest import dropped_count, executable, ros_time
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -158,12 +158,9 @@ def test_with_use_sim_time_a_stamped_command_is_judged_on_clock(collector, proce
     def stamped(age_s, fov):
         """A field-of-view command stamped `age_s` before /clock, after /clock ticks."""
         t = 500.0 + time.monotonic() - began
-        clock = Clock()
-        clock.clock.sec, clock.clock.nanosec = int(t), int((t % 1) * 1e9)
-        clock_pub.publish(clock)
+        clock_pub.publish(Clock(clock=ros_time(t)))
         m = CameraCtrl(ctrl_type=0x2, fov=fov)
-        s = t - age_s
-        m.header.stamp.sec, m.header.stamp.nanosec = int(s), int((s % 1) * 1e9)
+        m.header.stamp = ros_time(t - age_s)
         return m
 
     # Until the node has /clock, a stamped command cannot be judged: sent again.

@@ -11,7 +11,7 @@ import socket
 import time
 
 import pytest
-from conftest import executable
+from conftest import executable, ros_time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry
@@ -226,8 +226,7 @@ def test_silence_and_the_stop_leave_the_drone_on_the_neutral_command(collector, 
 
     # A stamp from the future is refused; one from now goes out.
     ahead = AttitudeThrust(thrust=0.3)
-    now = time.time() + 5
-    ahead.header.stamp.sec, ahead.header.stamp.nanosec = int(now), int(now % 1 * 1e9)
+    ahead.header.stamp = ros_time(time.time() + 5)
     cmd.publish(ahead)
     cmd.publish(AttitudeThrust(thrust=0.2))
     sim.wait_command(3, timeout=3.0)

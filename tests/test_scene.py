@@ -11,7 +11,7 @@ import struct
 import time
 
 import pytest
-from conftest import answer, call, executable, service_client
+from conftest import answer, call, executable, ros_time, service_client
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import Pose
 from nav_msgs.msg import Odometry
@@ -24,7 +24,7 @@ from simulation_interfaces.srv import (DeleteEntity, GetCurrentWorld, GetEntitie
 
 from rflysim_bridge.msg import Collision, RayDistances, ScenePoses
 from rflysim_bridge.srv import Console
-from rflysim_scenario import Scenario, sensor
+from rflysim_scenario import Scenario, sensor, stamp_seconds
 
 RELIABLE = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE)
 H = math.sqrt(0.5)
@@ -413,18 +413,13 @@ def test_with_use_sim_time_what_rflysim3d_reports_is_stamped_on_clock(collector,
     def tick():
         """/clock at 500 s plus the time since the test began; that time, in seconds."""
         t = sim_start + time.monotonic() - began
-        msg = Clock()
-        msg.clock.sec, msg.clock.nanosec = int(t), int((t % 1) * 1e9)
-        clock_pub.publish(msg)
+        clock_pub.publish(Clock(clock=ros_time(t)))
         return t
-
-    def stamp_s(header):
-        return header.stamp.sec + header.stamp.nanosec * 1e-9
 
     # Until the node has /clock its stamps are zero, as any ROS node's: wait
     # for a stamp on it.
     deadline = time.monotonic() + 15
-    while not any(stamp_s(o.header) > sim_start for o in collector.messages(odom)):
+    while not any(stamp_seconds(o.header) > sim_start for o in collector.messages(odom)):
         assert time.monotonic() < deadline, f"no scene odometry stamped on /clock: {collector.messages(odom)[-1:]}"
         assert node.poll() is None, "the scene node ended"
         tick()
@@ -443,7 +438,7 @@ def test_with_use_sim_time_what_rflysim3d_reports_is_stamped_on_clock(collector,
     for what, header in (("collision", c.header), ("entity state", r.state.header),
                          ("odometry", collector.messages(odom)[-1].header),
                          ("rays", collector.messages(rays)[-1].header)):
-        assert before - 5.0 <= stamp_s(header) <= after, f"{what} stamped {stamp_s(header)}, /clock {before}..{after}"
+        assert before - 5.0 <= stamp_seconds(header) <= after, f"{what} stamped {stamp_seconds(header)}, /clock {before}..{after}"
     assert node.poll() is None
 
 

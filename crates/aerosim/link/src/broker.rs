@@ -111,15 +111,10 @@ impl Broker {
         {
             if let Some(status) = broker.child.try_wait()? {
                 let taken = TcpStream::connect_timeout(&addr.into(), Duration::from_millis(100)).is_ok();
-                let kind = if taken {
-                    std::io::ErrorKind::AddrInUse
+                let (kind, why) = if taken {
+                    (std::io::ErrorKind::AddrInUse, ": something else listens on its port")
                 } else {
-                    std::io::ErrorKind::Other
-                };
-                let why = if taken {
-                    ": something else listens on its port"
-                } else {
-                    ""
+                    (std::io::ErrorKind::Other, "")
                 };
                 return Err(std::io::Error::new(
                     kind,

@@ -18,11 +18,10 @@ use ros_common::latest::Latest;
 use ros_common::lifecycle::StopSignal;
 use ros_common::msgs::header;
 use ros_common::stats::{RateLimitedLog, StreamStats};
-use ros_common::time::wall_now;
+use ros_common::time::{wall_now, ArrivalStamps};
 
 use crate::link::{self, first_byte, stopping, Part};
 use crate::zmtp::Subscriber;
-use ros_common::time::ArrivalStamps;
 
 /// What the receiver hands to an AUV's publisher: the message, its arrival
 /// stamp, its place in the order of arrival and its arrival on the wall clock.

@@ -137,10 +137,11 @@ pub fn run_until_signalled(
     wait_for_signal: bool,
 ) {
     let _guard = runtime.enter();
-    // Parameter services (`ros2 param`). Under use_sim_time r2r also
-    // subscribes the node to /clock for its ROS clock, which no bridge reads
-    // (stamps come from the time base, and the bridge publishes /clock): that
-    // subscription would only wake it once per tick, so it is dropped.
+    // Parameter services (`ros2 param`). Under use_sim_time the handler
+    // would also subscribe the node to /clock for its ROS clock, which only a
+    // node stamping on arrival reads, and that one subscribed itself
+    // (`ArrivalStamps::for_node`); elsewhere stamps come from the time base
+    // and the subscription would only wake the node once per tick.
     for SpunNode { node, .. } in &mut nodes {
         let use_sim_time = set_use_sim_time(node, false);
         if let Ok((handler, _events)) = node.make_parameter_handler() {
